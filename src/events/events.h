@@ -1,0 +1,61 @@
+/*
+ * events: the event log of one repetition (JSONL, one object a line).
+ *
+ * Writer: every line goes out in one write(2) on an O_APPEND descriptor, so several processes
+ * may append to one file without interleaving. The writer stamps t (ms since epoch), seq
+ * (this writer's counter, or the caller's if the event already has one), run and src, redacts
+ * secrets (values of fields and headers named like keys, tokens, authorization, cookies) and
+ * cuts a line over EVENTS_LINE_MAX with a marker. Reader: streaming, bounded memory; skips and
+ * counts malformed lines; never loads the whole file. Kinds and fields: docs/events.md.
+ */
+#ifndef FAULTLINE_EVENTS_EVENTS_H
+#define FAULTLINE_EVENTS_EVENTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "util/err.h"
+
+#define EVENTS_LINE_MAX (64 * 1024)
+
+struct events_writer;
+
+/* Opens (creating) path for appending. run and src are stamped on every event. Caller frees
+ * with events_close. NULL with e set on failure. */
+struct events_writer *events_open(const char *path, const char *run, const char *src,
+                                  struct err *e);
+/* Stamps, redacts and appends ev (borrowed; the writer adds t/seq/run/src to a copy, the
+ * caller's object is not modified). 0 or ERR_IO. */
+int events_append(struct events_writer *w, json_t *ev);
+/* Convenience: builds {"kind": kind, ...fields} (fields borrowed, may be NULL) and appends. */
+int events_emit(struct events_writer *w, const char *kind, json_t *fields);
+/* The seq the next event will get. */
+uint64_t events_next_seq(const struct events_writer *w);
+void events_close(struct events_writer *w);
+
+/* Replaces, in place, the values of secret-named keys anywhere in ev with "[REDACTED]".
+ * Returns the number of values redacted. */
+int events_redact(json_t *ev);
+/* 1 when a field or header name is secret-like (api key, token, authorization, cookie...). */
+int events_is_secret_name(const char *name);
+
+struct events_reader;
+
+/* Opens path for streaming. NULL with e set on failure. Caller frees with events_reader_free. */
+struct events_reader *events_reader_open(const char *path, struct err *e);
+/* Next raw line (without the newline), borrowed until the next call. 1 got one, 0 at end,
+ * ERR_IO on a read error. Lines longer than EVENTS_LINE_MAX are skipped and counted as
+ * malformed. */
+int events_next_line(struct events_reader *r, const char **line, size_t *len);
+/* Next well-formed event (a JSON object): 1 with *ev a new reference (caller decrefs), 0 at
+ * end, ERR_IO on a read error. Malformed lines are skipped and counted. */
+int events_next(struct events_reader *r, json_t **ev);
+/* Malformed lines skipped so far. */
+size_t events_reader_malformed(const struct events_reader *r);
+/* Counts a line the caller rejected (e.g. parsed but not an object) as malformed. */
+void events_reader_count_malformed(struct events_reader *r);
+void events_reader_free(struct events_reader *r);
+
+#endif

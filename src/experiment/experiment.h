@@ -1,0 +1,103 @@
+/*
+ * experiment: parse, validate and normalise an experiment file (YAML) into struct experiment.
+ *
+ * The normal form is hashed (SHA-256 of its canonical JSON) so that a run, a plan and a report
+ * can name exactly which experiment produced them. See docs/experiment-format.md.
+ */
+#ifndef FAULTLINE_EXPERIMENT_EXPERIMENT_H
+#define FAULTLINE_EXPERIMENT_EXPERIMENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "experiment/catalog.h"
+#include "util/err.h"
+
+/* Where a value stood in its file, for FILE:LINE:COL messages (1-based; 0 when unknown). */
+struct experiment_mark {
+    int line, col;
+};
+
+struct experiment_match {
+    char *tool, *host, *model, *server; /* NULL when absent; a leading '*' matches by suffix */
+};
+
+struct experiment_fault {
+    const struct catalog_fault *def;
+    struct experiment_match match;
+    json_t *when;         /* NULL, or {"path": "$.a.b", "equals"|"contains"|"matches": ...} */
+    long after_calls;     /* skip this many matching calls first (>= 0) */
+    long times;           /* inject at most this many times; -1 = every match */
+    double probability;   /* 0..1, 1 when absent */
+    json_t *options;      /* object: every option of def, defaults filled in */
+    struct experiment_mark mark;
+};
+
+struct experiment_probe {
+    char *id;
+    double weight;        /* > 0 */
+    double value;         /* for probes that take one */
+    int has_value;
+    struct experiment_mark mark;
+};
+
+struct experiment_abort {
+    int destructive_attempt;    /* 1 when listed */
+    double cost_usd_above;      /* mandatory, > 0 */
+    double wall_clock_s_above;  /* 0 when absent */
+};
+
+struct experiment {
+    char *path;                 /* the file it came from */
+    char *name, *description, *agent, *verify;
+    int repeat;                 /* 1..20 */
+    uint64_t seed;              /* 0 when absent */
+    int has_seed;
+    struct experiment_fault *faults;
+    size_t nfaults;
+    struct experiment_probe *probes;
+    size_t nprobes;
+    struct experiment_abort abort;
+    char *sandbox_image;        /* NULL when absent */
+    char *sandbox;              /* "native" or "oci"; NULL = default */
+    json_t *model;              /* NULL, "anthropic", "openai", a URL string, or {"mock": path} */
+    json_t *mcp_servers;        /* NULL or as written (normalised to JSON) */
+    json_t *world;              /* NULL or as written */
+    char **env;                 /* names passed into the sandbox; nenv of them */
+    size_t nenv;
+    char hash[65];              /* SHA-256 hex of experiment_to_json's canonical dump */
+};
+
+/* One diagnostic (error or warning) with its position; validate prints them all. */
+struct experiment_diag {
+    int is_warning;
+    struct experiment_mark mark;
+    char msg[256];
+};
+
+struct experiment_diags {
+    struct experiment_diag *v;
+    size_t n, alloc;
+    size_t nerrors;
+};
+
+/*
+ * Parses and validates path. Returns a new experiment (caller frees with experiment_free) when
+ * there were no errors; NULL otherwise. Every error and warning found in the one pass is
+ * appended to diags (caller releases with experiment_diags_release). e gets ERR_IO when the
+ * file cannot be read at all (then diags may be empty).
+ */
+struct experiment *experiment_load(const char *path, struct experiment_diags *diags,
+                                   struct err *e);
+/* Same, from a buffer; name is used in messages. */
+struct experiment *experiment_parse(const char *name, const char *text, size_t len,
+                                    struct experiment_diags *diags, struct err *e);
+void experiment_free(struct experiment *x);
+void experiment_diags_release(struct experiment_diags *d);
+
+/* Canonical JSON of the normal form (new reference). */
+json_t *experiment_to_json(const struct experiment *x);
+
+#endif

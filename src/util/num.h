@@ -1,0 +1,16 @@
+/*
+ * num: checked number parsing (the one strtoll/strtod wrapper; atoi is banned).
+ */
+#ifndef FAULTLINE_UTIL_NUM_H
+#define FAULTLINE_UTIL_NUM_H
+
+#include <stdint.h>
+
+/* Parses all of s as a base-10 integer in [min, max]. 0, ERR_PARSE or ERR_LIMIT. */
+int num_parse_ll(const char *s, long long min, long long max, long long *out);
+/* Parses all of s as a finite double in [min, max]. 0, ERR_PARSE or ERR_LIMIT. */
+int num_parse_double(const char *s, double min, double max, double *out);
+/* Parses all of s as an unsigned 64-bit integer, decimal or 0x-hex. 0 or ERR_PARSE. */
+int num_parse_u64(const char *s, uint64_t *out);
+
+#endif

@@ -1,0 +1,74 @@
+# tests/e2e/lib.sh: sourced by every end-to-end test (git's t/test-lib.sh, much smaller).
+#
+#   . "$(dirname "$0")/lib.sh"
+#   test_expect "what it checks" 'shell commands that must succeed'
+#   ...
+#   test_done
+#
+# Each test script gets a fresh temp dir ($TMP, removed at exit), $FAULTLINE (the binary under
+# test; built one if unset), helpers for daemons on 127.0.0.1 with a free port, waits with a
+# timeout, and cleanup that kills only the PIDs it started. test_done prints
+# "N passed, N failed" and exits non-zero on any failure.
+set -u
+: "${FAULTLINE_ROOT:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+: "${FAULTLINE:=$FAULTLINE_ROOT/faultline}"
+export FAULTLINE FAULTLINE_ROOT
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/faultline-e2e.XXXXXX")
+EXAMPLES="$FAULTLINE_ROOT/examples"
+_passed=0 _failed=0 _pids=()
+
+_cleanup() {
+    local p
+    for p in "${_pids[@]}"; do
+        kill "$p" 2>/dev/null
+    done
+    for p in "${_pids[@]}"; do
+        wait "$p" 2>/dev/null
+    done
+    rm -rf "$TMP"
+}
+trap _cleanup EXIT
+
+# test_expect DESCRIPTION COMMANDS: runs COMMANDS in a subshell with `set -e`, in $TMP.
+test_expect() {
+    local desc=$1 body=$2 out
+    if out=$(cd "$TMP" && bash -ec "$body" 2>&1); then
+        _passed=$((_passed + 1)); echo "ok - $desc"
+    else
+        _failed=$((_failed + 1)); echo "FAIL - $desc"; printf '%s\n' "$out" | sed 's/^/    /' | tail -n 30
+    fi
+}
+
+test_done() {
+    echo "$_passed passed, $_failed failed"
+    [ "$_failed" -eq 0 ]
+    exit $?
+}
+
+# free_port: prints a TCP port on 127.0.0.1 that was free a moment ago.
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# start_bg CMD...: starts a daemon, records its PID for cleanup, sets $LAST_PID.
+start_bg() {
+    "$@" &
+    LAST_PID=$!
+    _pids+=("$LAST_PID")
+}
+
+# wait_for SECONDS COMMAND...: retries COMMAND every 50 ms until it succeeds or time runs out.
+wait_for() {
+    local secs=$1; shift
+    local end=$((SECONDS + secs))
+    until "$@" >/dev/null 2>&1; do
+        [ "$SECONDS" -lt "$end" ] || return 1
+        sleep 0.05
+    done
+}
+
+# wait_file SECONDS FILE: waits until FILE exists and is not empty.
+wait_file() { wait_for "$1" test -s "$2"; }
+
+export TMP EXAMPLES
+export -f free_port wait_for wait_file

