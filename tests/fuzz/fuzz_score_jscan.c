@@ -1,0 +1,126 @@
+/*
+ * fuzz_score_jscan: differential target. jscan_object must accept exactly the inputs that
+ * jansson's json_loadb(.., 0) parses into an object (the events reader's rule for a
+ * well-formed line), and on those, every top-level member jansson sees must come out of
+ * jscan_get with the same type and value. Any disagreement aborts.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "score/jscan.h"
+#include "util/banned.h"
+
+static void check_member(const char *key, json_t *jv, const struct jscan_val *v)
+{
+    char s[4096];
+    int64_t i;
+    double d;
+
+    if (v == NULL) {
+        fprintf(stderr, "jscan lost member '%s'\n", key);
+        abort();
+    }
+    switch (json_typeof(jv)) {
+    case JSON_STRING:
+        if (v->type != JSCAN_STRING || !jscan_str_eq(v, json_string_value(jv)))
+            abort();
+        if (json_string_length(jv) < sizeof(s)) {
+            long n = jscan_str_copy(v, s, sizeof(s));
+            if (n != (long)json_string_length(jv) || memcmp(s, json_string_value(jv), (size_t)n))
+                abort();
+        }
+        break;
+    case JSON_INTEGER:
+        if (jscan_int(v, &i) != 0 || i != json_integer_value(jv))
+            abort();
+        break;
+    case JSON_REAL:
+        if (v->type != JSCAN_REAL || jscan_number(v, &d) != 0 || d != json_real_value(jv))
+            abort();
+        break;
+    case JSON_TRUE:
+        if (jscan_bool(v) != 1)
+            abort();
+        break;
+    case JSON_FALSE:
+        if (jscan_bool(v) != 0)
+            abort();
+        break;
+    case JSON_NULL:
+        if (v->type != JSCAN_NULL)
+            abort();
+        break;
+    case JSON_OBJECT: {
+        struct jscan_iter it;
+        struct jscan_val k, e;
+        size_t n = 0;
+        if (v->type != JSCAN_OBJECT)
+            abort();
+        jscan_iter_init(&it, v);
+        while (jscan_iter_next(&it, &k, &e))
+            n++;
+        if (n < json_object_size(jv)) /* duplicates collapse in jansson, never the reverse */
+            abort();
+        break;
+    }
+    case JSON_ARRAY: {
+        struct jscan_iter it;
+        struct jscan_val e;
+        size_t n = 0;
+        if (v->type != JSCAN_ARRAY)
+            abort();
+        jscan_iter_init(&it, v);
+        while (jscan_iter_next(&it, NULL, &e)) {
+            if (n < json_array_size(jv) && json_is_string(json_array_get(jv, n)) &&
+                !jscan_str_eq(&e, json_string_value(json_array_get(jv, n))))
+                abort();
+            n++;
+        }
+        if (n != json_array_size(jv))
+            abort();
+        break;
+    }
+    }
+}
+
+static int count_scalar(void *ctx, enum jscan_type type, const char *p, size_t n, int more)
+{
+    (void)type, (void)p, (void)n, (void)more;
+    (*(size_t *)ctx)++;
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    struct jscan_member m[64];
+    size_t count = 0;
+    json_error_t jerr;
+    json_t *j = json_loadb((const char *)data, size, 0, &jerr);
+    int want = j != NULL && json_is_object(j);
+    int got = jscan_object((const char *)data, size, m, 64, &count) == 0;
+
+    if (want != got) {
+        fprintf(stderr, "disagreement: jansson %s (%s), jscan %s on %zu bytes\n",
+                want ? "accepts" : "rejects", j ? "" : jerr.text, got ? "accepts" : "rejects",
+                size);
+        abort();
+    }
+    if (want && count < 64) {
+        const char *key;
+        json_t *jv;
+        json_object_foreach(j, key, jv)
+        {
+            check_member(key, jv, jscan_get(m, count, key));
+        }
+        for (size_t i = 0; i < count; i++) {
+            size_t n = 0;
+            jscan_walk(&m[i].val, count_scalar, &n);
+        }
+    }
+    json_decref(j);
+    return 0;
+}
