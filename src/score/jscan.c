@@ -106,7 +106,7 @@ static int scan_utf8(struct scan *s)
 }
 
 /* A string at s->p (the opening quote). Sets *escaped when a backslash occurs. */
-static int scan_string(struct scan *s, int *escaped)
+static int scan_string(struct scan *s, int *escaped, int is_key)
 {
     const unsigned char *p = s->p + 1, *end = s->end;
 
@@ -143,7 +143,7 @@ static int scan_string(struct scan *s, int *escaped)
             if (end - p < 6)
                 return -1;
             long u = hex4(p + 2);
-            if (u <= 0) /* not hex, or \u0000: jansson rejects NUL without JSON_ALLOW_NUL */
+            if (u < 0 || (u == 0 && is_key)) /* jansson never takes a NUL in a key */
                 return -1;
             p += 6;
             if (u >= 0xDC00 && u <= 0xDFFF)
@@ -263,10 +263,9 @@ static int scan_literal(struct scan *s, const char *word, size_t n)
     return 0;
 }
 
-static int scan_value(struct scan *s, struct jscan_val *out, struct jscan_member *m, size_t max,
-                      size_t *count);
+static int scan_value(struct scan *s, struct jscan_val *out, struct jscan_obj *o);
 
-static int scan_members(struct scan *s, struct jscan_member *m, size_t max, size_t *count)
+static int scan_members(struct scan *s, struct jscan_obj *o)
 {
     s->p++; /* '{' */
     skip_ws(s);
@@ -280,7 +279,7 @@ static int scan_members(struct scan *s, struct jscan_member *m, size_t max, size
             return -1;
         key.type = JSCAN_STRING;
         key.p = (const char *)s->p + 1;
-        if (scan_string(s, &key.escaped) < 0)
+        if (scan_string(s, &key.escaped, 1) < 0)
             return -1;
         key.n = (size_t)((const char *)s->p - 1 - key.p);
         skip_ws(s);
@@ -288,12 +287,15 @@ static int scan_members(struct scan *s, struct jscan_member *m, size_t max, size
             return -1;
         s->p++;
         skip_ws(s);
-        if (scan_value(s, &val, NULL, 0, NULL) < 0)
+        if (scan_value(s, &val, NULL) < 0)
             return -1;
-        if (count && *count < max) {
-            m[*count].key = key;
-            m[*count].val = val;
-            (*count)++;
+        if (o != NULL) {
+            if (o->count < JSCAN_MEMBERS) {
+                o->m[o->count].key = key;
+                o->m[o->count].val = val;
+                o->count++;
+            }
+            o->total++;
         }
         skip_ws(s);
         if (s->p >= s->end)
@@ -321,7 +323,7 @@ static int scan_elements(struct scan *s)
     }
     for (;;) {
         struct jscan_val val;
-        if (scan_value(s, &val, NULL, 0, NULL) < 0)
+        if (scan_value(s, &val, NULL) < 0)
             return -1;
         skip_ws(s);
         if (s->p >= s->end)
@@ -339,10 +341,9 @@ static int scan_elements(struct scan *s)
     }
 }
 
-/* One value at s->p (whitespace already skipped). m/max/count collect the members when the
- * value is the top-level object. */
-static int scan_value(struct scan *s, struct jscan_val *out, struct jscan_member *m, size_t max,
-                      size_t *count)
+/* One value at s->p (whitespace already skipped). o collects the members when the value is
+ * the top-level object (NULL otherwise). */
+static int scan_value(struct scan *s, struct jscan_val *out, struct jscan_obj *o)
 {
     const unsigned char *start = s->p;
     int rc;
@@ -353,7 +354,7 @@ static int scan_value(struct scan *s, struct jscan_val *out, struct jscan_member
     switch (*s->p) {
     case '{':
         out->type = JSCAN_OBJECT;
-        rc = scan_members(s, m, max, count);
+        rc = scan_members(s, o);
         break;
     case '[':
         out->type = JSCAN_ARRAY;
@@ -361,7 +362,7 @@ static int scan_value(struct scan *s, struct jscan_val *out, struct jscan_member
         break;
     case '"':
         out->type = JSCAN_STRING;
-        rc = scan_string(s, &out->escaped);
+        rc = scan_string(s, &out->escaped, 0);
         if (rc == 0) {
             out->p = (const char *)start + 1;
             out->n = (size_t)(s->p - start - 2);
@@ -398,24 +399,22 @@ static int scan_value(struct scan *s, struct jscan_val *out, struct jscan_member
     return 0;
 }
 
-int jscan_object(const char *p, size_t n, struct jscan_member *m, size_t max, size_t *count)
+int jscan_object(struct jscan_obj *o, const char *p, size_t n)
 {
     struct scan s = {(const unsigned char *)p, (const unsigned char *)p + n, 0};
     struct jscan_val top;
-    size_t got = 0;
 
-    if (count)
-        *count = 0;
+    o->count = o->total = 0;
     skip_ws(&s);
     if (s.p >= s.end || *s.p != '{')
         return ERR_PARSE;
-    if (scan_value(&s, &top, m, max, &got) < 0)
+    if (scan_value(&s, &top, o) < 0)
         return ERR_PARSE;
     skip_ws(&s);
     if (s.p != s.end)
         return ERR_PARSE;
-    if (count)
-        *count = got;
+    o->p = top.p;
+    o->n = top.n;
     return 0;
 }
 
@@ -547,13 +546,6 @@ int jscan_str_eq(const struct jscan_val *v, const char *s)
     }
 }
 
-const struct jscan_val *jscan_get(const struct jscan_member *m, size_t count, const char *key)
-{
-    for (size_t i = count; i-- > 0;)
-        if (jscan_str_eq(&m[i].key, key))
-            return &m[i].val;
-    return NULL;
-}
 
 int jscan_number(const struct jscan_val *v, double *out)
 {
@@ -726,6 +718,54 @@ int jscan_iter_next(struct jscan_iter *it, struct jscan_val *key, struct jscan_v
     }
     it->p = read_value(it->p, it->end, val);
     return 1;
+}
+
+int jscan_object_of(struct jscan_obj *o, const struct jscan_val *v)
+{
+    struct jscan_iter it;
+    struct jscan_member mb;
+
+    o->count = o->total = 0;
+    o->p = NULL;
+    o->n = 0;
+    if (v == NULL || v->type != JSCAN_OBJECT)
+        return -1;
+    o->p = v->p;
+    o->n = v->n;
+    jscan_iter_init(&it, v);
+    while (jscan_iter_next(&it, &mb.key, &mb.val)) {
+        if (o->count < JSCAN_MEMBERS)
+            o->m[o->count++] = mb;
+        o->total++;
+    }
+    return 0;
+}
+
+int jscan_get(const struct jscan_obj *o, const char *key, struct jscan_val *out)
+{
+    out->type = JSCAN_NONE;
+    out->escaped = 0;
+    out->p = NULL;
+    out->n = 0;
+    if (o->total > o->count) {
+        /* Members past the stored ones: walk the whole text, keeping the last match. */
+        struct jscan_val obj = {JSCAN_OBJECT, 0, o->p, o->n}, k, v;
+        struct jscan_iter it;
+        int found = 0;
+        jscan_iter_init(&it, &obj);
+        while (jscan_iter_next(&it, &k, &v))
+            if (jscan_str_eq(&k, key)) {
+                *out = v;
+                found = 1;
+            }
+        return found;
+    }
+    for (size_t i = o->count; i-- > 0;)
+        if (jscan_str_eq(&o->m[i].key, key)) {
+            *out = o->m[i].val;
+            return 1;
+        }
+    return 0;
 }
 
 void jscan_walk(const struct jscan_val *v, jscan_scalar_fn fn, void *ctx)

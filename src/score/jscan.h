@@ -9,10 +9,11 @@
  *
  * Acceptance is exactly jansson's json_loadb(line, len, 0) followed by "is an object": the
  * same whitespace (space, tab, CR, LF), strict numbers (no leading zeros, integers that fit in
- * int64, reals that do not overflow a double), strict escapes (\u0000 and lone or broken
- * surrogates rejected), strict UTF-8 (no overlong forms, surrogates or code points past
- * U+10FFFF), nesting of at most JSCAN_MAX_DEPTH values, and duplicate keys allowed (the last
- * one wins, as in jansson). tests/fuzz/fuzz_score_jscan.c checks the two agree on any input, so
+ * int64, reals that do not overflow a double), strict escapes (lone or broken surrogates
+ * rejected; \u0000 only outside keys, as with JSON_ALLOW_NUL), strict UTF-8 (no overlong
+ * forms, surrogates or code points past U+10FFFF), nesting of at most JSCAN_MAX_DEPTH values, and duplicate keys allowed (the last
+ * one wins, as in jansson), and one jansson quirk (a NUL byte right after a number or a word is
+ * ignored). tests/fuzz/fuzz_score_jscan.c checks the two agree on any input, so
  * the count of malformed lines is the same whichever reader counts them.
  */
 #ifndef FAULTLINE_SCORE_JSCAN_H
@@ -51,17 +52,34 @@ struct jscan_member {
     struct jscan_val val;
 };
 
-/*
- * Validates p[0..n) as exactly one JSON object, optional whitespace around it. Stores the first
- * max top-level members, in order, in m (m may be NULL when max is 0) and sets *count to the
- * number of members stored. Returns 0, or ERR_PARSE when the text is not a valid object (m is
- * then unspecified). Slices point into p: valid while p is.
- */
-int jscan_object(const char *p, size_t n, struct jscan_member *m, size_t max, size_t *count);
+/* Members kept in a struct jscan_obj; an object with more is still handled (jscan_get then
+ * walks the text for the rest). */
+#define JSCAN_MEMBERS 40
 
-/* The value of the last member named key among m[0..count) (jansson's "last duplicate wins"),
- * or NULL. Keys written with escapes are compared decoded. */
-const struct jscan_val *jscan_get(const struct jscan_member *m, size_t count, const char *key);
+/* An object and its top-level members, as slices of its text. */
+struct jscan_obj {
+    const char *p; /* the object's text, '{' to '}' */
+    size_t n;
+    size_t count; /* members stored in m[] */
+    size_t total; /* members in the object (> count when some were not stored) */
+    struct jscan_member m[JSCAN_MEMBERS];
+};
+
+/*
+ * Validates p[0..n) as exactly one JSON object, optional whitespace around it, and fills o
+ * with its top-level members. Returns 0, or ERR_PARSE when the text is not a valid object (o
+ * is then unspecified). Slices point into p: valid while p is. Acceptance is json_loadb with
+ * JSON_ALLOW_NUL (the events reader's flags): \u0000 is allowed in string values, not in keys.
+ */
+int jscan_object(struct jscan_obj *o, const char *p, size_t n);
+/* Fills o with the members of v, an object value that came out of jscan (no revalidation).
+ * Returns 0, or -1 when v is not an object. */
+int jscan_object_of(struct jscan_obj *o, const struct jscan_val *v);
+
+/* The value of the last member named key (jansson's "last duplicate wins") into *out: 1 when
+ * found, 0 when absent (out->type is then JSCAN_NONE). Keys written with escapes are compared
+ * decoded. */
+int jscan_get(const struct jscan_obj *o, const char *key, struct jscan_val *out);
 
 /* 1 when v is a string equal to s (decoded), else 0. */
 int jscan_str_eq(const struct jscan_val *v, const char *s);

@@ -1,6 +1,6 @@
 /*
  * fuzz_score_jscan: differential target. jscan_object must accept exactly the inputs that
- * jansson's json_loadb(.., 0) parses into an object (the events reader's rule for a
+ * jansson's json_loadb(.., JSON_ALLOW_NUL) parses into an object (the events reader's rule for a
  * well-formed line), and on those, every top-level member jansson sees must come out of
  * jscan_get with the same type and value. Any disagreement aborts.
  */
@@ -26,7 +26,10 @@ static void check_member(const char *key, json_t *jv, const struct jscan_val *v)
     }
     switch (json_typeof(jv)) {
     case JSON_STRING:
-        if (v->type != JSCAN_STRING || !jscan_str_eq(v, json_string_value(jv)))
+        if (v->type != JSCAN_STRING)
+            abort();
+        if (!memchr(json_string_value(jv), 0, json_string_length(jv)) &&
+            !jscan_str_eq(v, json_string_value(jv)))
             abort();
         if (json_string_length(jv) < sizeof(s)) {
             long n = jscan_str_copy(v, s, sizeof(s));
@@ -75,8 +78,9 @@ static void check_member(const char *key, json_t *jv, const struct jscan_val *v)
             abort();
         jscan_iter_init(&it, v);
         while (jscan_iter_next(&it, NULL, &e)) {
-            if (n < json_array_size(jv) && json_is_string(json_array_get(jv, n)) &&
-                !jscan_str_eq(&e, json_string_value(json_array_get(jv, n))))
+            json_t *x = json_array_get(jv, n);
+            if (x && json_is_string(x) && !memchr(json_string_value(x), 0, json_string_length(x)) &&
+                !jscan_str_eq(&e, json_string_value(x)))
                 abort();
             n++;
         }
@@ -96,12 +100,11 @@ static int count_scalar(void *ctx, enum jscan_type type, const char *p, size_t n
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    struct jscan_member m[64];
-    size_t count = 0;
+    static struct jscan_obj o;
     json_error_t jerr;
-    json_t *j = json_loadb((const char *)data, size, 0, &jerr);
+    json_t *j = json_loadb((const char *)data, size, JSON_ALLOW_NUL, &jerr);
     int want = j != NULL && json_is_object(j);
-    int got = jscan_object((const char *)data, size, m, 64, &count) == 0;
+    int got = jscan_object(&o, (const char *)data, size) == 0;
 
     if (want != got) {
         fprintf(stderr, "disagreement: jansson %s (%s), jscan %s on %zu bytes\n",
@@ -109,16 +112,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 size);
         abort();
     }
-    if (want && count < 64) {
+    if (want) {
         const char *key;
         json_t *jv;
+        struct jscan_obj *copy = malloc(sizeof(*copy));
+        struct jscan_val top = {JSCAN_OBJECT, 0, o.p, o.n};
         json_object_foreach(j, key, jv)
         {
-            check_member(key, jv, jscan_get(m, count, key));
+            struct jscan_val v;
+            check_member(key, jv, jscan_get(&o, key, &v) ? &v : NULL);
         }
-        for (size_t i = 0; i < count; i++) {
+        /* the same members through the no-revalidation path */
+        if (jscan_object_of(copy, &top) != 0 || copy->total != o.total)
+            abort();
+        json_object_foreach(j, key, jv)
+        {
+            struct jscan_val v;
+            check_member(key, jv, jscan_get(copy, key, &v) ? &v : NULL);
+        }
+        free(copy);
+        for (size_t i = 0; i < o.count; i++) {
             size_t n = 0;
-            jscan_walk(&m[i].val, count_scalar, &n);
+            jscan_walk(&o.m[i].val, count_scalar, &n);
         }
     }
     json_decref(j);
