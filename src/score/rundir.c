@@ -430,6 +430,7 @@ static void load_rep(const struct rundir *r, struct rundir_rep *rep)
             err_set(&e, ERR_INVALID, "verify.json: exit_code: expected an integer or null");
         } else {
             rep->verify_known = 1;
+            snprintf(rep->verify_file, sizeof(rep->verify_file), "verify.json");
             rep->verify_has_exit = json_is_integer(x);
             rep->verify_exit = rep->verify_has_exit ? (long)json_integer_value(x) : -1;
             get_bool(j, "skipped", 0, &rep->verify_skipped, "verify.json", &e);
@@ -446,6 +447,7 @@ static void load_rep(const struct rundir *r, struct rundir_rep *rep)
                     buf_truncate(&b, b.len - 1);
                 if (num_parse_ll(b.data, -1000000, 1000000, &v) == 0) {
                     rep->verify_known = rep->verify_has_exit = 1;
+                    snprintf(rep->verify_file, sizeof(rep->verify_file), "verify_exit");
                     rep->verify_exit = (long)v;
                 } else {
                     err_set(&e, ERR_PARSE, "verify_exit: '%s' is not an exit code", b.data);

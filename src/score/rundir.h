@@ -105,6 +105,7 @@ struct rundir_rep {
     int verify_skipped;
     int verify_has_exit;
     long verify_exit;
+    char verify_file[16]; /* "verify.json" or "verify_exit" when verify_known */
     /* rep.json */
     enum rundir_status status;
     char error[256];
