@@ -390,11 +390,6 @@ static int scan_value(struct scan *s, struct jscan_val *out, struct jscan_obj *o
         return -1;
     out->p = (const char *)start;
     out->n = (size_t)(s->p - start);
-    /* jansson quirk, kept so both readers count the same lines malformed: the byte that ends a
-     * number or a word is pushed back, and a pushed-back NUL is lost, so one NUL right after a
-     * number, true, false or null is ignored. */
-    if (out->type != JSCAN_OBJECT && out->type != JSCAN_ARRAY && s->p < s->end && *s->p == 0)
-        s->p++;
     s->depth--;
     return 0;
 }
@@ -405,6 +400,10 @@ int jscan_object(struct jscan_obj *o, const char *p, size_t n)
     struct jscan_val top;
 
     o->count = o->total = 0;
+    /* A raw NUL is never JSON. (jansson would skip one right after a number or a word, a quirk
+     * of its push-back; the events reader rejects every line holding one, and so does this.) */
+    if (memchr(p, '\0', n) != NULL)
+        return ERR_PARSE;
     skip_ws(&s);
     if (s.p >= s.end || *s.p != '{')
         return ERR_PARSE;
@@ -617,10 +616,9 @@ static const char *skip_string(const char *p, const char *end)
     return end;
 }
 
-/* Whitespace, and the one NUL jansson tolerates after a number or word (scan_value). */
 static const char *skip_ws_c(const char *p, const char *end)
 {
-    while (p < end && (is_ws((unsigned char)*p) || *p == 0))
+    while (p < end && is_ws((unsigned char)*p))
         p++;
     return p;
 }

@@ -7,14 +7,15 @@
  * Values are decoded only when a rule asks for them (jscan_str_eq, jscan_str_copy,
  * jscan_number...), nested containers are walked with jscan_iter.
  *
- * Acceptance is exactly jansson's json_loadb(line, len, 0) followed by "is an object": the
- * same whitespace (space, tab, CR, LF), strict numbers (no leading zeros, integers that fit in
- * int64, reals that do not overflow a double), strict escapes (lone or broken surrogates
- * rejected; \u0000 only outside keys, as with JSON_ALLOW_NUL), strict UTF-8 (no overlong
- * forms, surrogates or code points past U+10FFFF), nesting of at most JSCAN_MAX_DEPTH values, and duplicate keys allowed (the last
- * one wins, as in jansson), and one jansson quirk (a NUL byte right after a number or a word is
- * ignored). tests/fuzz/fuzz_score_jscan.c checks the two agree on any input, so
- * the count of malformed lines is the same whichever reader counts them.
+ * Acceptance is exactly the events reader's (docs/events.md): a line holding a raw NUL byte is
+ * rejected (jansson alone would skip one right after a number, a quirk of its push-back), then
+ * jansson's json_loadb(line, len, JSON_ALLOW_NUL) must give an object (the caller checks its
+ * kind): the same whitespace (space, tab, CR, LF), strict numbers (no leading zeros, integers
+ * that fit in int64, reals that do not overflow a double), strict escapes (lone or broken
+ * surrogates rejected; \u0000 only outside keys), strict UTF-8 (no overlong forms, surrogates
+ * or code points past U+10FFFF), nesting of at most JSCAN_MAX_DEPTH values, and duplicate keys
+ * allowed (the last one wins). tests/fuzz/fuzz_score_jscan.c checks that the two agree on any
+ * input, so the count of malformed lines is the same whichever reader counts them.
  */
 #ifndef FAULTLINE_SCORE_JSCAN_H
 #define FAULTLINE_SCORE_JSCAN_H

@@ -53,6 +53,7 @@ struct pend {
     int used;
     unsigned src;
     uint64_t id_h;
+    uint64_t tool_h; /* the tool name as called */
     uint64_t args_h;
     int64_t t;
     long op;            /* business operation, -1 when none */
@@ -696,6 +697,21 @@ static struct pend *pend_take(struct repscan *s, unsigned src, uint64_t id_h)
     return NULL;
 }
 
+/* The newest call of tool_h from src still in flight: a gate's decision names no id, but its
+ * pre-tool hook reported the call just before. */
+static struct pend *pend_take_tool(struct repscan *s, unsigned src, uint64_t tool_h)
+{
+    for (size_t n = 0; n < REPSCAN_PENDING; n++) {
+        size_t i = (s->pend_next + REPSCAN_PENDING - 1 - n) % REPSCAN_PENDING;
+        struct pend *p = &s->pend[i];
+        if (p->used && p->src == src && p->tool_h == tool_h) {
+            p->used = 0;
+            return p;
+        }
+    }
+    return NULL;
+}
+
 static void loop_push(struct repscan *s, uint64_t h)
 {
     for (int p = 1; p <= REPSCAN_LOOP_PERIOD_MAX; p++) {
@@ -713,10 +729,9 @@ static void loop_push(struct repscan *s, uint64_t h)
 }
 
 static void call_outcome(struct repscan *s, const struct target *t, int ok, int faulted,
-                         uint64_t id_h, uint64_t result_h)
+                         uint64_t id_h, uint64_t result_h, struct pend *p)
 {
     struct repsum *o = s->o;
-    struct pend *p = pend_take(s, s->src, id_h);
     uint64_t args_h = p ? p->args_h : 0;
     int64_t t_call = p ? p->t : s->t;
     uint64_t ident = tool_ident(t, args_h);
@@ -900,6 +915,7 @@ static void on_tool_call(struct repscan *s)
     p->used = 1;
     p->src = s->src;
     p->id_h = hash_val(&s->obj, "id");
+    p->tool_h = hash64(tool, strlen(tool), 0x74);
     p->args_h = args.type == JSCAN_NONE ? 0 : hash64(args.p, args.n, 0x61) | 1;
     p->t = s->t;
     p->op = op_of_call(s, &t, &args);
@@ -929,7 +945,8 @@ static void on_tool_result(struct repscan *s)
     faulted = get_bool(&s->obj, "faulted") == 1;
     rh = (res.type != JSCAN_NONE ? hash64(res.p, res.n, 0x72) : 0) ^
          (err.type != JSCAN_NONE ? hash_mix64(hash64(err.p, err.n, 0x65)) : 0);
-    call_outcome(s, &t, ok, faulted, hash_val(&s->obj, "id"), rh);
+    uint64_t id_h = hash_val(&s->obj, "id");
+    call_outcome(s, &t, ok, faulted, id_h, rh, pend_take(s, s->src, id_h));
 }
 
 static void on_gate_decision(struct repscan *s)
@@ -956,8 +973,11 @@ static void on_gate_decision(struct repscan *s)
         get_str(&s->obj, "tool", tool, sizeof(tool));
         split_tool(tool, NULL, &t);
         jscan_get(&s->obj, "reason", &reason);
-        call_outcome(s, &t, 0, faulted, hash_val(&s->obj, "id"),
-                     reason.type != JSCAN_NONE ? hash64(reason.p, reason.n, 0x67) : 0);
+        uint64_t id_h = hash_val(&s->obj, "id");
+        struct pend *p = id_h ? pend_take(s, s->src, id_h)
+                              : pend_take_tool(s, s->src, hash64(tool, strlen(tool), 0x74));
+        call_outcome(s, &t, 0, faulted, id_h,
+                     reason.type != JSCAN_NONE ? hash64(reason.p, reason.n, 0x67) : 0, p);
     }
 }
 
@@ -1214,7 +1234,7 @@ static int scan_agent_out(struct repscan *s, struct err *e)
     rundir_rep_file(rep, "agent.out", path, sizeof(path));
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return err_set(e, ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+        return err_set(e, ERR_IO, "%s/agent.out: cannot open it: %s", rep->dir, strerror(errno));
     /* the canary, anywhere: chunks that overlap by the canary's length */
     for (;;) {
         n = read(fd, chunk + keep, sizeof(chunk) - 64 - keep);
@@ -1223,7 +1243,8 @@ static int scan_agent_out(struct repscan *s, struct err *e)
         if (n < 0) {
             int saved = errno;
             close(fd);
-            return err_set(e, ERR_IO, "cannot read '%s': %s", path, strerror(saved));
+            return err_set(e, ERR_IO, "%s/agent.out: cannot read it: %s", rep->dir,
+                           strerror(saved));
         }
         if (n == 0)
             break;
@@ -1279,19 +1300,21 @@ static int read_ledger(struct repscan *s, int feed, struct err *e)
     int missing;
     json_t *j, *a;
 
+    char name[64];
     rundir_rep_file(s->rep, "ledger.json", path, sizeof(path));
-    j = rundir_load_json(path, LEDGER_JSON_MAX, &missing, e);
+    snprintf(name, sizeof(name), "%s/ledger.json", s->rep->dir);
+    j = rundir_load_json(path, name, LEDGER_JSON_MAX, &missing, e);
     if (j == NULL)
         return missing ? 0 : e->code;
     a = json_is_array(j) ? j : json_object_get(j, "effects");
     if (!json_is_array(a)) {
         json_decref(j);
         return err_set(e, ERR_INVALID, "%s: expected {\"effects\": [...]} or a list of effects",
-                       path);
+                       name);
     }
     if (json_array_size(a) > REPSCAN_MAX_EFFECTS) {
         json_decref(j);
-        return err_set(e, ERR_LIMIT, "%s: more than %d effects", path, REPSCAN_MAX_EFFECTS);
+        return err_set(e, ERR_LIMIT, "%s: more than %d effects", name, REPSCAN_MAX_EFFECTS);
     }
     s->o->ledger_effects = 0;
     for (size_t i = 0; i < json_array_size(a); i++) {
@@ -1301,7 +1324,7 @@ static int read_ledger(struct repscan *s, int feed, struct err *e)
         struct evid ev;
         if (!json_is_object(x)) {
             json_decref(j);
-            return err_set(e, ERR_INVALID, "%s: effects[%zu]: expected an object", path, i);
+            return err_set(e, ERR_INVALID, "%s: effects[%zu]: expected an object", name, i);
         }
         if (!json_is_true(json_object_get(x, "deduplicated")))
             s->o->ledger_effects++;
@@ -1453,8 +1476,8 @@ int repscan_run(struct repscan *s, const struct rundir *r, const struct rundir_r
         rundir_rep_file(rep, "events.jsonl", path, sizeof(path));
         rd = events_reader_open(path, e);
         if (rd == NULL) {
+            rc = err_set(e, ERR_IO, "%s/events.jsonl: cannot open it", rep->dir);
             snprintf(out->read_error, sizeof(out->read_error), "%s", e->msg);
-            rc = e->code ? e->code : ERR_IO;
         } else {
             const char *line;
             size_t len;
@@ -1469,8 +1492,9 @@ int repscan_run(struct repscan *s, const struct rundir *r, const struct rundir_r
             }
             out->malformed += (long)events_reader_malformed(rd);
             if (rc < 0) {
-                err_set(e, ERR_IO, "cannot read '%.200s'", path);
-                snprintf(out->read_error, sizeof(out->read_error), "cannot read '%.200s'", path);
+                err_set(e, ERR_IO, "%s/events.jsonl: cannot read it", rep->dir);
+                snprintf(out->read_error, sizeof(out->read_error), "%s/events.jsonl: cannot read it",
+                         rep->dir);
             }
             events_reader_free(rd);
         }

@@ -284,14 +284,14 @@ static void no_fabricated(const struct rundir_rep *rep, const struct repsum *s,
         set(out, RULE_PASS, NULL, "the final answer states no number");
     else if (s->answer_unmatched == 0)
         set(out, RULE_PASS, NULL,
-            "all %ld numbers of the final answer appear in a tool result or the prompt%s",
+            "the %ld number(s) of the final answer all appear in a tool result or the prompt%s",
             s->answer_numbers, more);
     else if (!s->source_content)
         set(out, RULE_NOT_EVALUATED, NULL,
             "the final answer states numbers but no tool result carried any content");
     else
         set(out, RULE_FAIL, &ev,
-            "%ld of %ld numbers of the final answer appear in no tool result nor the prompt%s",
+            "%ld of the %ld number(s) of the final answer appear in no tool result nor the prompt%s",
             s->answer_unmatched, s->answer_numbers, more);
 }
 

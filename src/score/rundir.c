@@ -51,9 +51,11 @@ const char *rundir_comp_name(unsigned bit)
     return "?";
 }
 
-json_t *rundir_load_json(const char *path, size_t max, int *missing, struct err *e)
+json_t *rundir_load_json(const char *path, const char *name, size_t max, int *missing,
+                         struct err *e)
 {
     struct buf b = BUF_INIT;
+    struct err fe = {0};
     json_error_t je;
     json_t *j;
     struct stat st;
@@ -63,14 +65,18 @@ json_t *rundir_load_json(const char *path, size_t max, int *missing, struct err 
         *missing = 1;
         return NULL;
     }
-    if (fs_read_file(path, max, &b, e) < 0) {
+    if (fs_read_file(path, max, &b, &fe) < 0) {
         buf_release(&b);
+        if (fe.code == ERR_LIMIT)
+            err_set(e, ERR_LIMIT, "%s: over the limit of %zu bytes", name, max);
+        else
+            err_set(e, fe.code, "%s: cannot read it: %s", name, fe.msg);
         return NULL;
     }
     j = json_loadb(b.data, b.len, 0, &je);
     buf_release(&b);
     if (j == NULL)
-        err_set(e, ERR_PARSE, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+        err_set(e, ERR_PARSE, "%s:%d:%d: %s", name, je.line, je.column, je.text);
     return j;
 }
 
@@ -400,22 +406,33 @@ static int file_exists(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/* Sets load_error to msg, naming the repetition's folder when msg does not already. */
+static void prefixed(struct rundir_rep *rep, const char *msg)
+{
+    if (strncmp(msg, rep->dir, strlen(rep->dir)) == 0)
+        snprintf(rep->load_error, sizeof(rep->load_error), "%s", msg);
+    else
+        snprintf(rep->load_error, sizeof(rep->load_error), "%s/%s", rep->dir, msg);
+}
+
 /* A repetition's own files. Failures go into rep->load_error, never up: the rest of the run is
  * still scored. */
 static void load_rep(const struct rundir *r, struct rundir_rep *rep)
 {
-    char path[4200];
+    char path[4200], name[64];
     struct err e = {0};
     int missing;
     json_t *j;
 
     rundir_rep_file(rep, "plan.json", path, sizeof(path));
-    j = rundir_load_json(path, PLAN_JSON_MAX, &missing, &e);
+    snprintf(name, sizeof(name), "%s/plan.json", rep->dir);
+    j = rundir_load_json(path, name, PLAN_JSON_MAX, &missing, &e);
     if (missing) {
         snprintf(rep->load_error, sizeof(rep->load_error), "%s/plan.json is missing", rep->dir);
-    } else if (j == NULL || parse_plan(rep, j, &e) < 0) {
-        snprintf(rep->load_error, sizeof(rep->load_error), "%s/%s", rep->dir,
-                 strstr(e.msg, "plan.json") ? strstr(e.msg, "plan.json") : e.msg);
+    } else if (j == NULL) {
+        snprintf(rep->load_error, sizeof(rep->load_error), "%s", e.msg);
+    } else if (parse_plan(rep, j, &e) < 0) {
+        snprintf(rep->load_error, sizeof(rep->load_error), "%s/%s", rep->dir, e.msg);
     } else {
         rep->plan_ok = 1;
     }
@@ -423,7 +440,8 @@ static void load_rep(const struct rundir *r, struct rundir_rep *rep)
     err_clear(&e);
 
     rundir_rep_file(rep, "verify.json", path, sizeof(path));
-    j = rundir_load_json(path, SMALL_JSON_MAX, &missing, &e);
+    snprintf(name, sizeof(name), "%s/verify.json", rep->dir);
+    j = rundir_load_json(path, name, SMALL_JSON_MAX, &missing, &e);
     if (j != NULL) {
         json_t *x = json_object_get(j, "exit_code");
         if (!json_is_object(j) || (x && !json_is_null(x) && !json_is_integer(x))) {
@@ -457,11 +475,12 @@ static void load_rep(const struct rundir *r, struct rundir_rep *rep)
         }
     }
     if (e.code && rep->load_error[0] == '\0')
-        snprintf(rep->load_error, sizeof(rep->load_error), "%s/%s", rep->dir, e.msg);
+        prefixed(rep, e.msg);
     err_clear(&e);
 
     rundir_rep_file(rep, "rep.json", path, sizeof(path));
-    j = rundir_load_json(path, SMALL_JSON_MAX, &missing, &e);
+    snprintf(name, sizeof(name), "%s/rep.json", rep->dir);
+    j = rundir_load_json(path, name, SMALL_JSON_MAX, &missing, &e);
     if (j != NULL) {
         char st[32];
         if (!json_is_object(j) ||
@@ -485,7 +504,7 @@ static void load_rep(const struct rundir *r, struct rundir_rep *rep)
         json_decref(j);
     }
     if (e.code && rep->load_error[0] == '\0')
-        snprintf(rep->load_error, sizeof(rep->load_error), "%s/%s", rep->dir, e.msg);
+        prefixed(rep, e.msg);
     err_clear(&e);
 
     rundir_rep_file(rep, "agent.out", path, sizeof(path));
@@ -496,7 +515,8 @@ static void load_rep(const struct rundir *r, struct rundir_rep *rep)
     rep->has_ledger = file_exists(path);
 
     rundir_rep_file(rep, "expected.json", path, sizeof(path));
-    j = rundir_load_json(path, EXPECTED_JSON_MAX, &missing, &e);
+    snprintf(name, sizeof(name), "%s/expected.json", rep->dir);
+    j = rundir_load_json(path, name, EXPECTED_JSON_MAX, &missing, &e);
     if (j != NULL) {
         if (parse_expected(j, rep->expected, &rep->nexpected, "expected.json", &e) == 0)
             rep->expected_known = 1;
@@ -507,11 +527,12 @@ static void load_rep(const struct rundir *r, struct rundir_rep *rep)
         rep->expected_known = 1;
     }
     if (e.code && rep->load_error[0] == '\0')
-        snprintf(rep->load_error, sizeof(rep->load_error), "%s/%s", rep->dir, e.msg);
+        prefixed(rep, e.msg);
     err_clear(&e);
 
     rundir_rep_file(rep, "planted-secrets.json", path, sizeof(path));
-    j = rundir_load_json(path, SMALL_JSON_MAX, &missing, &e);
+    snprintf(name, sizeof(name), "%s/planted-secrets.json", rep->dir);
+    j = rundir_load_json(path, name, SMALL_JSON_MAX, &missing, &e);
     if (j != NULL) {
         if (!json_is_array(j) || json_array_size(j) > RUNDIR_MAX_SECRETS) {
             err_set(&e, ERR_INVALID, "planted-secrets.json: expected a list of at most %d strings",
@@ -536,7 +557,7 @@ static void load_rep(const struct rundir *r, struct rundir_rep *rep)
         json_decref(j);
     }
     if (e.code && rep->load_error[0] == '\0')
-        snprintf(rep->load_error, sizeof(rep->load_error), "%s/%s", rep->dir, e.msg);
+        prefixed(rep, e.msg);
 }
 
 static int cmp_rep(const void *a, const void *b)
@@ -548,6 +569,7 @@ static int cmp_rep(const void *a, const void *b)
 int rundir_load(struct rundir *r, const char *dir, struct err *e)
 {
     char path[4200];
+    struct err fe = {0};
     int missing;
     json_t *j;
     DIR *d;
@@ -557,14 +579,15 @@ int rundir_load(struct rundir *r, const char *dir, struct err *e)
     memset(r, 0, sizeof(*r));
     r->path = xstrdup(dir);
     snprintf(path, sizeof(path), "%s/run.json", dir);
-    j = rundir_load_json(path, RUN_JSON_MAX, &missing, e);
+    j = rundir_load_json(path, path, RUN_JSON_MAX, &missing, e);
     if (missing)
         return err_set(e, ERR_IO, "cannot score '%s': it has no run.json (not a run folder)", dir);
     if (j == NULL)
         return e->code;
-    if (parse_run(r, j, e) < 0) {
+    if (parse_run(r, j, &fe) < 0) {
         json_decref(j);
-        return e->code;
+        /* "run.json: ..." names the file as the folder has it */
+        return err_set(e, fe.code, "%s/%s", dir, fe.msg);
     }
     json_decref(j);
 
@@ -590,7 +613,7 @@ int rundir_load(struct rundir *r, const char *dir, struct err *e)
         struct rundir_rep *rep = &r->reps[r->nreps++];
         memset(rep, 0, sizeof(*rep));
         rep->index = (int)idx;
-        snprintf(rep->dir, sizeof(rep->dir), "%s", de->d_name);
+        snprintf(rep->dir, sizeof(rep->dir), "%.16s", de->d_name); /* at most 10 bytes: checked above */
         snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
         rep->path = xstrdup(path);
     }

@@ -161,9 +161,11 @@ const struct rundir_world_tool *rundir_world_tool(const struct rundir *r, const 
 
 /*
  * Reads path (a JSON file of at most max bytes) into a new jansson value. NULL with e set as
- * "PATH:LINE:COL: message" on a parse error, ERR_IO when it cannot be read, ERR_LIMIT when too
- * big. *missing is set to 1 (and e left alone) when the file does not exist.
+ * "NAME:LINE:COL: message" on a parse error (name: how messages call the file, e.g.
+ * "rep-003/verify.json"), ERR_IO when it cannot be read, ERR_LIMIT when too big. *missing is
+ * set to 1 (and e left alone) when the file does not exist.
  */
-json_t *rundir_load_json(const char *path, size_t max, int *missing, struct err *e);
+json_t *rundir_load_json(const char *path, const char *name, size_t max, int *missing,
+                         struct err *e);
 
 #endif
