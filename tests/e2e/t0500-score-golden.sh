@@ -20,7 +20,9 @@ cases_dir="$FAULTLINE_ROOT/tests/data/score"
 export cases_dir
 
 run_case() { # CASE OUTDIR: runs the scorer on one case, leaving stdout, stderr, exit in OUTDIR
-    (cd "$cases_dir/$1" && "$FAULTLINE" score run --json >"$2/stdout" 2>"$2/stderr"; echo $? >"$2/exit")
+    local rc=0
+    (cd "$cases_dir/$1" && "$FAULTLINE" score run --json >"$2/stdout" 2>"$2/stderr") || rc=$?
+    echo "$rc" >"$2/exit"
 }
 export -f run_case
 
