@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "experiment/catalog.h"
+#include "util/buf.h"
 #include "util/err.h"
 
 /* Where a value stood in its file, for FILE:LINE:COL messages (1-based; 0 when unknown). */
@@ -81,10 +82,17 @@ struct experiment_diags {
     struct experiment_diag *v;
     size_t n, alloc;
     size_t nerrors;
+    size_t dropped; /* diagnostics past EXPERIMENT_DIAGS_MAX, counted but not kept */
 };
 
+#define EXPERIMENT_FILE_MAX ((size_t)1 << 20) /* bytes of an experiment file */
+#define EXPERIMENT_DIAGS_MAX 200              /* diagnostics kept per file */
+/* json_dumps flags of the canonical form that experiment->hash is computed over. */
+#define EXPERIMENT_JSON_FLAGS (JSON_SORT_KEYS | JSON_COMPACT | JSON_REAL_PRECISION(15))
+
 /*
- * Parses and validates path. Returns a new experiment (caller frees with experiment_free) when
+ * Parses and validates path (at most EXPERIMENT_FILE_MAX bytes: a larger file is one error
+ * diagnostic, not an ERR_IO). Returns a new experiment (caller frees with experiment_free) when
  * there were no errors; NULL otherwise. Every error and warning found in the one pass is
  * appended to diags (caller releases with experiment_diags_release). e gets ERR_IO when the
  * file cannot be read at all (then diags may be empty).
@@ -97,7 +105,13 @@ struct experiment *experiment_parse(const char *name, const char *text, size_t l
 void experiment_free(struct experiment *x);
 void experiment_diags_release(struct experiment_diags *d);
 
-/* Canonical JSON of the normal form (new reference). */
+/* Canonical JSON of the normal form (new reference): every key with its default filled in,
+ * without path and hash. experiment->hash is SHA-256 of json_dumps(this, EXPERIMENT_JSON_FLAGS).
+ * See docs/experiment-format.md for its shape. */
 json_t *experiment_to_json(const struct experiment *x);
+
+/* Appends d's diagnostics to out, one a line, as "FILE:LINE:COL: error: message" (or
+ * "warning:"), sorted by position, then a line for any dropped ones. */
+void experiment_diags_format(const struct experiment_diags *d, const char *file, struct buf *out);
 
 #endif
