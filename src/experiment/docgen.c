@@ -287,7 +287,7 @@ void docgen_list_text(struct buf *b)
     for (size_t i = 0; i < n; i++) {
         struct buf inj = BUF_INIT;
         injectors(&inj, f[i].injectors);
-        buf_addf(b, "  %-30s %-18s %-9s %s\n", f[i].id, inj.data,
+        buf_addf(b, "  %-30s %-18s %-10s %s\n", f[i].id, inj.data,
                  catalog_safety_name(f[i].safety), f[i].effect);
         buf_release(&inj);
         if (f[i].requires_host)

@@ -310,8 +310,12 @@ static int want(struct vctx *v, const struct ynode *n, enum ynode_type t, const 
         return 0;
     if (t == YNODE_REAL && n->type == YNODE_INT)
         return 0;
-    err_at(v, n, "%s: expected %s %s, found %s", path, t == YNODE_INT ? "an" : "a",
-           t == YNODE_REAL ? "number" : ynode_type_name(t), FOUND(n));
+    err_at(v, n, "%s: expected %s %s, found %s%s", path, t == YNODE_INT ? "an" : "a",
+           t == YNODE_REAL ? "number" : ynode_type_name(t), FOUND(n),
+           (t == YNODE_STR && (n->type == YNODE_BOOL || n->type == YNODE_INT ||
+                               n->type == YNODE_REAL || (n->type == YNODE_NULL && *n->str)))
+               ? " (quote it to make it a string)"
+               : "");
     return -1;
 }
 

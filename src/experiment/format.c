@@ -16,7 +16,7 @@ static const char *const v_sandbox[] = {"native", "oci", NULL};
 #define ENV_RE "^[A-Za-z_][A-Za-z0-9_]*$"
 #define SERVER_RE "^[A-Za-z0-9_-]+$"
 #define MATCH_RE "^[*]?[^*]*$"
-#define PATH_RE "^[$]([.][A-Za-z0-9_-]+|[[][0-9]+[]])*$"
+#define PATH_RE "^\\$(\\.[A-Za-z0-9_-]+|\\[[0-9]+\\])*$"
 
 static const struct format_key k_experiment[] = {
     {"name", FORMAT_STRING, 1, 1, 64, 0, NAME_RE,

@@ -337,8 +337,9 @@ static json_t *abort_schema(const struct format_key *k)
                                   c->value_min_exclusive, c->met_when);
         json_object_set_new(props, c->id, vs);
         if (c->required)
-            json_array_append_new(all_of, json_pack("{s:{s:s,s:[s]}}", "contains", "type",
-                                                    "object", "required", c->id));
+            json_array_append_new(all_of,
+                                  json_pack("{s:{s:s,s:{s:{}},s:[s]}}", "contains", "type",
+                                            "object", "properties", c->id, "required", c->id));
     }
     json_t *s = json_pack("{s:s,s:{s:[{s:o},{s:s,s:i,s:i,s:o,s:b}]}}", "type", "array", "items",
                           "anyOf", "enum", bare, "type", "object", "minProperties", 1,

@@ -588,7 +588,7 @@ static int parser_error(struct builder *b, yaml_parser_t *p, const char *text, s
     col = (int)p->problem_mark.column + 1;
     if (char_at(text, len, line, col) == '\t')
         return fail(b, ERR_PARSE, line, col,
-                    "yaml: %s: a tab character (YAML indents with spaces only)", what);
+                    "yaml: %s: a tab character (YAML indents with spaces, never tabs)", what);
     if (p->context)
         return fail(b, ERR_PARSE, line, col, "yaml: %s %s (line %d, column %d)", what,
                     p->context, (int)p->context_mark.line + 1, (int)p->context_mark.column + 1);
