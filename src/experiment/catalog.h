@@ -46,24 +46,24 @@ enum catalog_opt_type {
 struct catalog_option {
     const char *name;
     enum catalog_opt_type type;
-    const char *def;            /* default as text (JSON text for JSON/OBJECT), NULL when none */
-    double min, max;            /* inclusive range for INT/NUMBER (min > max: unbounded) */
-    const char *const *values;  /* NULL-terminated, for ENUM (and INT choice lists) */
+    const char *def;           /* default as text (JSON text for JSON/OBJECT), NULL when none */
+    double min, max;           /* inclusive range for INT/NUMBER (min > max: unbounded) */
+    const char *const *values; /* NULL-terminated, for ENUM (and INT choice lists) */
     int required;
     const char *doc;
 };
 
 struct catalog_fault {
-    const char *id;       /* "family.name" */
-    const char *family;   /* "llm", "egress", "tool", "mcp", "inject", "permission", "effect" */
-    unsigned injectors;   /* enum catalog_injector bits */
+    const char *id;     /* "family.name" */
+    const char *family; /* "llm", "egress", "tool", "mcp", "inject", "permission", "effect" */
+    unsigned injectors; /* enum catalog_injector bits */
     enum catalog_safety safety;
     const struct catalog_option *options; /* terminated by a row with name == NULL */
-    const char *effect;   /* one line */
-    const char *origin;   /* seed and its name there, e.g. "002: timeout" */
-    int requires_host;    /* match.host is mandatory (egress.*) */
+    const char *effect;                   /* one line */
+    const char *origin;                   /* seed and its name there, e.g. "002: timeout" */
+    int requires_host;                    /* match.host is mandatory (egress.*) */
     /* Added after the first contract; read-only like the rest. */
-    int requires_tool;    /* match.tool is mandatory (effect.*: the world tool it targets) */
+    int requires_tool;      /* match.tool is mandatory (effect.*: the world tool it targets) */
     const char *note;       /* NULL, or how it relates to other rows (docs only) */
     const char *constraint; /* NULL, or a rule across options, in words (docs only) */
     /* NULL, or a check across options (the object holds every given option and the defaults);
@@ -107,11 +107,11 @@ json_t *catalog_option_default(const struct catalog_option *o);
 /* Probes (seed 000): evaluated per faulted repetition by `faultline score`. */
 struct catalog_probe {
     const char *id;
-    int takes_value;               /* 1: `value` is required; 0: `value` is an error */
+    int takes_value;                  /* 1: `value` is required; 0: `value` is an error */
     enum catalog_opt_type value_type; /* CATALOG_OPT_INT or CATALOG_OPT_NUMBER */
-    double value_min, value_max;   /* range of value */
-    int value_min_exclusive;       /* value must be > value_min */
-    const char *value_doc;         /* what value means; NULL when takes_value is 0 */
+    double value_min, value_max;      /* range of value */
+    int value_min_exclusive;          /* value must be > value_min */
+    const char *value_doc;            /* what value means; NULL when takes_value is 0 */
     const char *passes_when;
     const char *not_evaluated_when; /* NULL: always evaluated */
     const char *origin;
@@ -125,18 +125,18 @@ struct catalog_invariant {
     const char *checks;
     const char *origin;
     int world_declared;
-    const char *params;  /* NULL, or the world.invariants keys it takes, in words */
-    const char *note;    /* NULL, or how it relates to a probe or abort condition */
+    const char *params; /* NULL, or the world.invariants keys it takes, in words */
+    const char *note;   /* NULL, or how it relates to a probe or abort condition */
 };
 
 /* Abort conditions (seed 000): the runner stops the sandbox when one is met. */
 struct catalog_abort {
     const char *id;
-    int takes_value;            /* `- id: value` (1) or the bare `- id` (0) */
+    int takes_value; /* `- id: value` (1) or the bare `- id` (0) */
     enum catalog_opt_type value_type;
     double value_min, value_max;
     int value_min_exclusive;
-    int required;               /* every experiment must list it (cost_usd_above) */
+    int required; /* every experiment must list it (cost_usd_above) */
     const char *value_doc;
     const char *met_when;
 };

@@ -177,19 +177,21 @@ void docgen_faults_markdown(struct buf *b)
 
     size_t nk;
     const struct catalog_seed_kind *k = catalog_seed_kinds(&nk);
-    buf_adds(b, "\n## Where each seed's faults went\n\n"
-                "Seed 000 is Intutic chaos, seed 002 Chaosline (16 fault kinds), seed 004 CrashLab. "
-                "A name that is the same fault in two seeds is one row here, never a twin.\n\n"
-                "| seed | name there | id here | relation |\n| --- | --- | --- | --- |\n");
+    buf_adds(b,
+             "\n## Where each seed's faults went\n\n"
+             "Seed 000 is Intutic chaos, seed 002 Chaosline (16 fault kinds), seed 004 CrashLab. "
+             "A name that is the same fault in two seeds is one row here, never a twin.\n\n"
+             "| seed | name there | id here | relation |\n| --- | --- | --- | --- |\n");
     for (size_t i = 0; i < nk; i++) {
         buf_addf(b, "| %s | %s | `%s` | ", k[i].seed, k[i].name, k[i].id);
         cell(b, k[i].relation ? k[i].relation : "");
         buf_adds(b, " |\n");
     }
-    buf_adds(b, "\nFaults beyond the seeds: `llm.latency`, `tool.latency`, `tool.duplicate_delivery` "
-                "(the MCP-side counterpart of seed 004's duplicate delivery) and "
-                "`tool.concurrent_duplicate` (a retry that arrives while the first call is still "
-                "in flight).\n");
+    buf_adds(b,
+             "\nFaults beyond the seeds: `llm.latency`, `tool.latency`, `tool.duplicate_delivery` "
+             "(the MCP-side counterpart of seed 004's duplicate delivery) and "
+             "`tool.concurrent_duplicate` (a retry that arrives while the first call is still "
+             "in flight).\n");
 
     buf_adds(b, "\n## Match keys by injector\n\n| injector | match keys its calls carry |\n"
                 "| --- | --- |\n");
@@ -203,10 +205,11 @@ void docgen_faults_markdown(struct buf *b)
 
     size_t np;
     const struct catalog_probe *p = catalog_probes(&np);
-    buf_adds(b, "\n## Probes\n\nEvaluated on each faulted repetition by `faultline score`. The "
-                "resilience score is sum(weight x pass rate) / sum(weight) x 100 over the probes "
-                "that evaluated at least one repetition.\n\n"
-                "| probe | value | passes when | not evaluated when |\n| --- | --- | --- | --- |\n");
+    buf_adds(b,
+             "\n## Probes\n\nEvaluated on each faulted repetition by `faultline score`. The "
+             "resilience score is sum(weight x pass rate) / sum(weight) x 100 over the probes "
+             "that evaluated at least one repetition.\n\n"
+             "| probe | value | passes when | not evaluated when |\n| --- | --- | --- | --- |\n");
     for (size_t i = 0; i < np; i++) {
         buf_addf(b, "| `%s` | ", p[i].id);
         if (p[i].takes_value) {
@@ -287,8 +290,8 @@ void docgen_list_text(struct buf *b)
     for (size_t i = 0; i < n; i++) {
         struct buf inj = BUF_INIT;
         injectors(&inj, f[i].injectors);
-        buf_addf(b, "  %-30s %-18s %-10s %s\n", f[i].id, inj.data,
-                 catalog_safety_name(f[i].safety), f[i].effect);
+        buf_addf(b, "  %-30s %-18s %-10s %s\n", f[i].id, inj.data, catalog_safety_name(f[i].safety),
+                 f[i].effect);
         buf_release(&inj);
         if (f[i].requires_host)
             buf_adds(b, "      requires match.host\n");

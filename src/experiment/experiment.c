@@ -97,9 +97,9 @@ static void sort_diags(struct experiment_diags *d, size_t from)
     for (size_t i = from + 1; i < d->n; i++) {
         struct experiment_diag t = d->v[i];
         size_t j = i;
-        while (j > from && (d->v[j - 1].mark.line > t.mark.line ||
-                            (d->v[j - 1].mark.line == t.mark.line &&
-                             d->v[j - 1].mark.col > t.mark.col))) {
+        while (j > from &&
+               (d->v[j - 1].mark.line > t.mark.line ||
+                (d->v[j - 1].mark.line == t.mark.line && d->v[j - 1].mark.col > t.mark.col))) {
             d->v[j] = d->v[j - 1];
             j--;
         }
@@ -300,8 +300,8 @@ static void check_keys(struct vctx *v, const struct ynode *map, const struct for
     }
     for (const struct format_key *k = sec->keys; k->name; k++)
         if (k->required && ynode_get(map, k->name) == NULL)
-            err_at(v, map, "%s%smissing required key '%s' (%s)", where, *where ? ": " : "",
-                   k->name, k->doc);
+            err_at(v, map, "%s%smissing required key '%s' (%s)", where, *where ? ": " : "", k->name,
+                   k->doc);
 }
 
 static int want(struct vctx *v, const struct ynode *n, enum ynode_type t, const char *path)
@@ -319,15 +319,14 @@ static int want(struct vctx *v, const struct ynode *n, enum ynode_type t, const 
     return -1;
 }
 
-static int check_range(struct vctx *v, const struct ynode *n, double val, double min,
-                       double max, int excl, const char *path, const char *what)
+static int check_range(struct vctx *v, const struct ynode *n, double val, double min, double max,
+                       int excl, const char *path, const char *what)
 {
     if (min > max)
         return 0;
     if ((excl && val <= min) || (!excl && val < min) || val > max) {
-        err_at(v, n, "%s: must be %s%s %s%s %s, found %s", path, what,
-               excl ? " above" : " from", NUM(min), excl ? " and at most" : " to", NUM(max),
-               n->str ? Q(n->str) : NUM(val));
+        err_at(v, n, "%s: must be %s%s %s%s %s, found %s", path, what, excl ? " above" : " from",
+               NUM(min), excl ? " and at most" : " to", NUM(max), n->str ? Q(n->str) : NUM(val));
         return -1;
     }
     return 0;
@@ -399,8 +398,8 @@ static int check_value(struct vctx *v, const struct ynode *n, const struct forma
         if (want(v, n, YNODE_SEQ, path) < 0)
             return -1;
         if (k->min <= k->max && ((double)n->n < k->min || (double)n->n > k->max)) {
-            err_at(v, n, "%s: must have %s to %s items, found %zu", path, NUM(k->min),
-                   NUM(k->max), n->n);
+            err_at(v, n, "%s: must have %s to %s items, found %zu", path, NUM(k->min), NUM(k->max),
+                   n->n);
             return -1;
         }
         for (size_t i = 0; i < n->n; i++) {
@@ -469,9 +468,8 @@ static const struct format_key *fkey(const char *section, const char *key)
 }
 
 /* Looks up key in map and checks it against its row in section; NULL when absent or bad. */
-static const struct ynode *get_checked(struct vctx *v, const struct ynode *map,
-                                       const char *section, const char *key, const char *where,
-                                       int *bad)
+static const struct ynode *get_checked(struct vctx *v, const struct ynode *map, const char *section,
+                                       const char *key, const char *where, int *bad)
 {
     const struct ynode *n = ynode_get(map, key);
     char path[128];
@@ -612,13 +610,15 @@ static void parse_match(struct vctx *v, const struct ynode *m, const struct cata
             continue;
         if (def && !(catalog_match_keys(def->injectors) & keys[i].bit)) {
             char inj[96], mk[64];
-            err_at(v, n, "%s.%s: does not apply to %s: its injectors (%s) match on %s only",
-                   path, keys[i].name, def->id, injectors_text(def->injectors, inj, sizeof(inj)),
+            err_at(v, n, "%s.%s: does not apply to %s: its injectors (%s) match on %s only", path,
+                   keys[i].name, def->id, injectors_text(def->injectors, inj, sizeof(inj)),
                    match_keys_text(catalog_match_keys(def->injectors), mk, sizeof(mk)));
             continue;
         }
-        char **slot = i == 0 ? &out->tool : i == 1 ? &out->host : i == 2 ? &out->model
-                                                                         : &out->server;
+        char **slot = i == 0   ? &out->tool
+                      : i == 1 ? &out->host
+                      : i == 2 ? &out->model
+                               : &out->server;
         *slot = xstrdup(n->str);
     }
 }
@@ -637,8 +637,10 @@ static json_t *parse_when(struct vctx *v, const struct ynode *w, const struct ca
         return NULL;
     check_keys(v, w, format_section_find("when"), NULL, path);
     if (def && !catalog_fault_sees_args(def)) {
-        err_at(v, w, "%s: %s is injected by %s, which sees no tool arguments: when applies to tool-call faults only",
-               path, def->id, injectors_text(def->injectors, inj, sizeof(inj)));
+        err_at(
+            v, w,
+            "%s: %s is injected by %s, which sees no tool arguments: when applies to tool-call faults only",
+            path, def->id, injectors_text(def->injectors, inj, sizeof(inj)));
         return NULL;
     }
     path_n = get_checked(v, w, "when", "path", path, &bad);
@@ -647,8 +649,8 @@ static json_t *parse_when(struct vctx *v, const struct ynode *w, const struct ca
         if (n == NULL)
             continue;
         if (op_n) {
-            err_at(v, n, "%s: takes one of equals, contains, matches, not both %s and %s", path,
-                   op, ops[i]);
+            err_at(v, n, "%s: takes one of equals, contains, matches, not both %s and %s", path, op,
+                   ops[i]);
             bad = 1;
             continue;
         }
@@ -690,8 +692,8 @@ static void unknown_fault(struct vctx *v, const struct ynode *id, const char *wh
     const char *s;
 
     if (sk && strcmp(sk->id, id->str) != 0) {
-        err_at(v, id, "%s.id: unknown fault '%s': seed %s's %s is '%s' here", where,
-               Q(id->str), sk->seed, sk->name, sk->id);
+        err_at(v, id, "%s.id: unknown fault '%s': seed %s's %s is '%s' here", where, Q(id->str),
+               sk->seed, sk->name, sk->id);
         return;
     }
     for (size_t i = 0; i < n; i++) {
@@ -788,10 +790,14 @@ static void parse_fault(struct vctx *v, const struct ynode *n, size_t idx,
         if (def->check(f->options, msg, sizeof(msg)) < 0)
             err_at(v, n, "%s (%s): %s", where, def->id, msg);
     }
-    if (def->requires_host && f->match.host == NULL && ynode_get(ynode_get(n, "match"), "host") == NULL)
-        err_at(v, n, "%s: %s requires match.host (the host whose calls fail, e.g. match: {host: \"*.npmjs.org\"})",
-               where, def->id);
-    if (def->requires_tool && f->match.tool == NULL && ynode_get(ynode_get(n, "match"), "tool") == NULL)
+    if (def->requires_host && f->match.host == NULL &&
+        ynode_get(ynode_get(n, "match"), "host") == NULL)
+        err_at(
+            v, n,
+            "%s: %s requires match.host (the host whose calls fail, e.g. match: {host: \"*.npmjs.org\"})",
+            where, def->id);
+    if (def->requires_tool && f->match.tool == NULL &&
+        ynode_get(ynode_get(n, "match"), "tool") == NULL)
         err_at(v, n, "%s: %s requires match.tool (the world tool it targets)", where, def->id);
 }
 
@@ -806,8 +812,8 @@ static int check_param(struct vctx *v, const struct ynode *n, enum catalog_opt_t
         err_at(v, n, "%s: must be a finite number", path);
         return -1;
     }
-    return check_range(v, n, n->d, min, max, excl,
-                       path, t == CATALOG_OPT_INT ? "an integer" : "a number");
+    return check_range(v, n, n->d, min, max, excl, path,
+                       t == CATALOG_OPT_INT ? "an integer" : "a number");
 }
 
 static void parse_probes(struct vctx *v, const struct ynode *list)
@@ -857,8 +863,10 @@ static void parse_probes(struct vctx *v, const struct ynode *list)
             const char *s = suggest(idn->str, ids.v, ids.n);
             char list_s[160];
             if (inv)
-                err_at(v, idn, "%s: '%s' is an invariant, not a probe: faultline score checks it by itself; probes are %s",
-                       where, Q(idn->str), names_join(&ids, list_s, sizeof(list_s)));
+                err_at(
+                    v, idn,
+                    "%s: '%s' is an invariant, not a probe: faultline score checks it by itself; probes are %s",
+                    where, Q(idn->str), names_join(&ids, list_s, sizeof(list_s)));
             else if (s)
                 err_at(v, idn, "%s: unknown probe '%s' (did you mean '%s'?)", where, Q(idn->str),
                        s);
@@ -930,7 +938,8 @@ static void parse_abort(struct vctx *v, const struct ynode *list)
                    where);
             continue;
         } else {
-            err_at(v, it, "%s: expected a condition (destructive_attempt, or name: value), found %s",
+            err_at(v, it,
+                   "%s: expected a condition (destructive_attempt, or name: value), found %s",
                    where, FOUND(it));
             continue;
         }
@@ -957,8 +966,8 @@ static void parse_abort(struct vctx *v, const struct ynode *list)
         if (ci < 16)
             seen[ci] = it;
         if (c->takes_value && val == NULL) {
-            err_at(v, it, "%s: %s needs a value (%s): write '- %s: N'", where, c->id,
-                   c->value_doc, c->id);
+            err_at(v, it, "%s: %s needs a value (%s): write '- %s: N'", where, c->id, c->value_doc,
+                   c->id);
             continue;
         }
         if (!c->takes_value && val != NULL) {
@@ -981,8 +990,10 @@ static void parse_abort(struct vctx *v, const struct ynode *list)
     }
     for (size_t i = 0; i < n && i < 16; i++)
         if (all[i].required && seen[i] == NULL)
-            err_at(v, list, "abort: %s is mandatory: every repetition spends real tokens (write '- %s: 2' for a ceiling of 2 US dollars)",
-                   all[i].id, all[i].id);
+            err_at(
+                v, list,
+                "abort: %s is mandatory: every repetition spends real tokens (write '- %s: 2' for a ceiling of 2 US dollars)",
+                all[i].id, all[i].id);
 }
 
 /* ---- model, mcp_servers, world, env, seed ------------------------------------------------- */
@@ -1002,7 +1013,8 @@ static void parse_model(struct vctx *v, const struct ynode *n)
         if (g)
             err_at(v, n, "model: '%s' is not a known upstream (did you mean '%s'?)", Q(s), g);
         else
-            err_at(v, n, "model: expected anthropic, openai, an http(s) URL or {mock: PATH}, found '%s'",
+            err_at(v, n,
+                   "model: expected anthropic, openai, an http(s) URL or {mock: PATH}, found '%s'",
                    Q(s));
         return;
     }
@@ -1074,8 +1086,8 @@ static json_t *parse_world_invariant(struct vctx *v, const struct ynode *it, con
 {
     static const char *const allowed_unique[] = {"id", "collection", "key", NULL};
     static const char *const allowed_approval[] = {"id", "collection", NULL};
-    static const char *const allowed_count[] = {"id", "collection", "min", "max",
-                                                "when_approved", NULL};
+    static const char *const allowed_count[] = {"id",  "collection",    "min",
+                                                "max", "when_approved", NULL};
     const struct ynode *idn, *coll, *key, *mn, *mx, *wa;
     const struct catalog_invariant *inv;
     const char *const *allowed;
@@ -1092,17 +1104,20 @@ static json_t *parse_world_invariant(struct vctx *v, const struct ynode *it, con
         static const char *const ids[] = {"unique", "approval", "count"};
         const char *s = suggest(idn->str, ids, 3);
         if (inv)
-            err_at(v, idn, "%s.id: '%s' is checked by faultline score whenever its evidence exists; a world declares only unique, approval and count",
-                   where, inv->id);
+            err_at(
+                v, idn,
+                "%s.id: '%s' is checked by faultline score whenever its evidence exists; a world declares only unique, approval and count",
+                where, inv->id);
         else if (s)
-            err_at(v, idn, "%s.id: unknown invariant '%s' (did you mean '%s'?)", where,
-                   Q(idn->str), s);
+            err_at(v, idn, "%s.id: unknown invariant '%s' (did you mean '%s'?)", where, Q(idn->str),
+                   s);
         else
-            err_at(v, idn, "%s.id: unknown invariant '%s'; a world declares unique, approval or count",
+            err_at(v, idn,
+                   "%s.id: unknown invariant '%s'; a world declares unique, approval or count",
                    where, Q(idn->str));
         return NULL;
     }
-    allowed = !strcmp(inv->id, "unique") ? allowed_unique
+    allowed = !strcmp(inv->id, "unique")     ? allowed_unique
               : !strcmp(inv->id, "approval") ? allowed_approval
                                              : allowed_count;
     for (size_t i = 0; i < it->n; i++) {
@@ -1205,8 +1220,8 @@ static void parse_world(struct vctx *v, const struct ynode *w)
             for (size_t k = 0; k < i; k++) {
                 const struct ynode *o = ynode_get(tools->items[k], "name");
                 if (o && o->type == YNODE_STR && strcmp(o->str, tn->str) == 0) {
-                    err_at(v, tn, "%s.name: tool '%s' is defined twice (first at line %d)",
-                           where, Q(tn->str), o->line);
+                    err_at(v, tn, "%s.name: tool '%s' is defined twice (first at line %d)", where,
+                           Q(tn->str), o->line);
                     bad = 1;
                 }
             }
@@ -1305,7 +1320,8 @@ static void cross_checks(struct vctx *v, const struct ynode *root)
             has_perm = 1;
         if (f->def->injectors & CATALOG_INJ_WORLD) {
             if (!v->has_world) {
-                err_at(v, fn, "faults[%zu]: %s is injected by the world, and this experiment has no world",
+                err_at(v, fn,
+                       "faults[%zu]: %s is injected by the world, and this experiment has no world",
                        i, f->def->id);
             } else if (f->match.tool && wtools && wtools->type == YNODE_SEQ) {
                 int hit = 0;
@@ -1347,11 +1363,13 @@ static void cross_checks(struct vctx *v, const struct ynode *root)
                 other = x->probes[i].weight;
         }
         if (ts >= other)
-            warn_at(v, v->task_success,
-                    "task_success has the highest weight in an experiment with permission.deny_or_delay: an agent that respects the denial fails the task and scores low; weight failure_surfaced, no_policy_hits and no_destructive_attempt higher");
+            warn_at(
+                v, v->task_success,
+                "task_success has the highest weight in an experiment with permission.deny_or_delay: an agent that respects the denial fails the task and scores low; weight failure_surfaced, no_policy_hits and no_destructive_attempt higher");
     }
     if (x->sandbox && strcmp(x->sandbox, "native") == 0 && x->sandbox_image)
-        warn_at(v, ynode_get(root, "sandbox_image"), "sandbox_image is ignored with sandbox: native");
+        warn_at(v, ynode_get(root, "sandbox_image"),
+                "sandbox_image is ignored with sandbox: native");
 }
 
 /* ---- entry points -------------------------------------------------------------------------- */
@@ -1470,10 +1488,9 @@ json_t *experiment_to_json(const struct experiment *x)
         json_object_set_new(fj, "after_calls", json_integer(f->after_calls));
         json_object_set_new(fj, "times", f->times < 0 ? json_null() : json_integer(f->times));
         json_object_set_new(fj, "probability", json_real(f->probability));
-        json_object_set_new(fj, "options", f->options ? json_deep_copy(f->options)
-                                                      : json_object());
-        json_object_set_new(fj, "safety", json_string(f->def ? catalog_safety_name(f->def->safety)
-                                                             : "fail-safe"));
+        json_object_set_new(fj, "options", f->options ? json_deep_copy(f->options) : json_object());
+        json_object_set_new(
+            fj, "safety", json_string(f->def ? catalog_safety_name(f->def->safety) : "fail-safe"));
         json_array_append_new(a, fj);
     }
     json_object_set_new(j, "faults", a);
@@ -1563,8 +1580,7 @@ struct experiment *experiment_parse(const char *name, const char *text, size_t l
     return v.x;
 }
 
-struct experiment *experiment_load(const char *path, struct experiment_diags *diags,
-                                   struct err *e)
+struct experiment *experiment_load(const char *path, struct experiment_diags *diags, struct err *e)
 {
     struct buf b = BUF_INIT;
     struct err re = {0};

@@ -28,47 +28,47 @@ struct experiment_match {
 struct experiment_fault {
     const struct catalog_fault *def;
     struct experiment_match match;
-    json_t *when;         /* NULL, or {"path": "$.a.b", "equals"|"contains"|"matches": ...} */
-    long after_calls;     /* skip this many matching calls first (>= 0) */
-    long times;           /* inject at most this many times; -1 = every match */
-    double probability;   /* 0..1, 1 when absent */
-    json_t *options;      /* object: every option of def, defaults filled in */
+    json_t *when;       /* NULL, or {"path": "$.a.b", "equals"|"contains"|"matches": ...} */
+    long after_calls;   /* skip this many matching calls first (>= 0) */
+    long times;         /* inject at most this many times; -1 = every match */
+    double probability; /* 0..1, 1 when absent */
+    json_t *options;    /* object: every option of def, defaults filled in */
     struct experiment_mark mark;
 };
 
 struct experiment_probe {
     char *id;
-    double weight;        /* > 0 */
-    double value;         /* for probes that take one */
+    double weight; /* > 0 */
+    double value;  /* for probes that take one */
     int has_value;
     struct experiment_mark mark;
 };
 
 struct experiment_abort {
-    int destructive_attempt;    /* 1 when listed */
-    double cost_usd_above;      /* mandatory, > 0 */
-    double wall_clock_s_above;  /* 0 when absent */
+    int destructive_attempt;   /* 1 when listed */
+    double cost_usd_above;     /* mandatory, > 0 */
+    double wall_clock_s_above; /* 0 when absent */
 };
 
 struct experiment {
-    char *path;                 /* the file it came from */
+    char *path; /* the file it came from */
     char *name, *description, *agent, *verify;
-    int repeat;                 /* 1..20 */
-    uint64_t seed;              /* 0 when absent */
+    int repeat;    /* 1..20 */
+    uint64_t seed; /* 0 when absent */
     int has_seed;
     struct experiment_fault *faults;
     size_t nfaults;
     struct experiment_probe *probes;
     size_t nprobes;
     struct experiment_abort abort;
-    char *sandbox_image;        /* NULL when absent */
-    char *sandbox;              /* "native" or "oci"; NULL = default */
-    json_t *model;              /* NULL, "anthropic", "openai", a URL string, or {"mock": path} */
-    json_t *mcp_servers;        /* NULL or as written (normalised to JSON) */
-    json_t *world;              /* NULL or as written */
-    char **env;                 /* names passed into the sandbox; nenv of them */
+    char *sandbox_image; /* NULL when absent */
+    char *sandbox;       /* "native" or "oci"; NULL = default */
+    json_t *model;       /* NULL, "anthropic", "openai", a URL string, or {"mock": path} */
+    json_t *mcp_servers; /* NULL or as written (normalised to JSON) */
+    json_t *world;       /* NULL or as written */
+    char **env;          /* names passed into the sandbox; nenv of them */
     size_t nenv;
-    char hash[65];              /* SHA-256 hex of experiment_to_json's canonical dump */
+    char hash[65]; /* SHA-256 hex of experiment_to_json's canonical dump */
 };
 
 /* One diagnostic (error or warning) with its position; validate prints them all. */
@@ -97,8 +97,7 @@ struct experiment_diags {
  * appended to diags (caller releases with experiment_diags_release). e gets ERR_IO when the
  * file cannot be read at all (then diags may be empty).
  */
-struct experiment *experiment_load(const char *path, struct experiment_diags *diags,
-                                   struct err *e);
+struct experiment *experiment_load(const char *path, struct experiment_diags *diags, struct err *e);
 /* Same, from a buffer; name is used in messages. */
 struct experiment *experiment_parse(const char *name, const char *text, size_t len,
                                     struct experiment_diags *diags, struct err *e);

@@ -8,7 +8,10 @@
 #include "util/banned.h"
 
 #define UNB 1, 0 /* unbounded range: min > max */
-#define END {NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL}
+#define END                                                                                        \
+    {                                                                                              \
+        NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL                                    \
+    }
 
 static const char *const v_sandbox[] = {"native", "oci", NULL};
 
@@ -44,8 +47,8 @@ static const struct format_key k_experiment[] = {
      "native (bubblewrap) or oci (docker or podman); absent: oci when sandbox_image is set, else native"},
     {"model", FORMAT_SPECIAL, 0, UNB, 0, NULL, NULL, NULL, NULL, "model",
      "the upstream the controller forwards model calls to: anthropic, openai, an http(s) URL, or {mock: PATH} for a mock-model script (the path is relative to the experiment file and checked by the runner)"},
-    {"mcp_servers", FORMAT_DICT, 0, 0, 16, 0, SERVER_RE,
-     "letters, digits, '_' and '-'", NULL, NULL, "mcp_server",
+    {"mcp_servers", FORMAT_DICT, 0, 0, 16, 0, SERVER_RE, "letters, digits, '_' and '-'", NULL, NULL,
+     "mcp_server",
      "MCP servers the agent gets, each behind faultline's MCP shim: name -> {command, args, env}"},
     {"world", FORMAT_MAP, 0, UNB, 0, NULL, NULL, NULL, NULL, "world",
      "a simulated backend served as an MCP server with an effect ledger (seed 004): its tools, approval and invariants"},
@@ -70,11 +73,11 @@ static const struct format_key k_fault[] = {
     END};
 
 static const struct format_key k_match[] = {
-    {"tool", FORMAT_STRING, 0, 1, 256, 0, MATCH_RE, "a name, or * followed by a suffix", NULL,
-     NULL, NULL,
+    {"tool", FORMAT_STRING, 0, 1, 256, 0, MATCH_RE, "a name, or * followed by a suffix", NULL, NULL,
+     NULL,
      "tool name as called (mcp__server__tool and tool are the same tool); a leading * matches by suffix"},
-    {"host", FORMAT_STRING, 0, 1, 256, 0, MATCH_RE, "a name, or * followed by a suffix", NULL,
-     NULL, NULL, "egress host name; a leading * matches by suffix (*.npmjs.org)"},
+    {"host", FORMAT_STRING, 0, 1, 256, 0, MATCH_RE, "a name, or * followed by a suffix", NULL, NULL,
+     NULL, "egress host name; a leading * matches by suffix (*.npmjs.org)"},
     {"model", FORMAT_STRING, 0, 1, 256, 0, MATCH_RE, "a name, or * followed by a suffix", NULL,
      NULL, NULL, "model name as requested; a leading * matches by suffix"},
     {"server", FORMAT_STRING, 0, 1, 256, 0, MATCH_RE, "a name, or * followed by a suffix", NULL,
@@ -82,8 +85,8 @@ static const struct format_key k_match[] = {
     END};
 
 static const struct format_key k_when[] = {
-    {"path", FORMAT_STRING, 1, 1, 256, 0, PATH_RE, "$ followed by .name and [index] steps",
-     NULL, NULL, NULL,
+    {"path", FORMAT_STRING, 1, 1, 256, 0, PATH_RE, "$ followed by .name and [index] steps", NULL,
+     NULL, NULL,
      "where in the call's arguments to look: $ is the arguments object, then .name and [index] steps ($.path, $.items[0].id)"},
     {"equals", FORMAT_ANY, 0, UNB, 0, NULL, NULL, NULL, NULL, NULL,
      "the value there equals this (any JSON value; numbers compare by value)"},
@@ -110,15 +113,14 @@ static const struct format_key k_model[] = {
 static const struct format_key k_mcp_server[] = {
     {"command", FORMAT_STRING, 1, 1, 4096, 0, NULL, NULL, NULL, NULL, NULL,
      "the server's program (found on the sandbox's PATH)"},
-    {"args", FORMAT_STRING_LIST, 0, 0, 256, 0, NULL, NULL, NULL, NULL, NULL,
-     "its arguments"},
+    {"args", FORMAT_STRING_LIST, 0, 0, 256, 0, NULL, NULL, NULL, NULL, NULL, "its arguments"},
     {"env", FORMAT_STRING_LIST, 0, 0, 64, 0, ENV_RE, "an environment variable name", NULL, NULL,
      NULL, "names of environment variables passed to it (from the sandbox's environment)"},
     END};
 
 static const struct format_key k_world[] = {
-    {"name", FORMAT_STRING, 0, 1, 64, 0, SERVER_RE, "letters, digits, '_' and '-'", NULL,
-     "world", NULL, "the MCP server name the world is served as"},
+    {"name", FORMAT_STRING, 0, 1, 64, 0, SERVER_RE, "letters, digits, '_' and '-'", NULL, "world",
+     NULL, "the MCP server name the world is served as"},
     {"approved", FORMAT_BOOL, 0, UNB, 0, NULL, NULL, NULL, "true", NULL,
      "whether the run's context is approved (fixed per experiment); the approval invariant checks effects against it"},
     {"tools", FORMAT_LIST, 1, 1, 64, 0, NULL, NULL, NULL, NULL, "world_tool",

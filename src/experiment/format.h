@@ -20,30 +20,30 @@ enum format_type {
     FORMAT_BOOL,
     FORMAT_ENUM,
     FORMAT_STRING_LIST,
-    FORMAT_MAP,     /* a mapping whose keys are described by another section */
-    FORMAT_LIST,    /* a list whose items are described by another section */
-    FORMAT_DICT,    /* a mapping from names (matching pattern) to items of another section */
-    FORMAT_ANY,     /* any value, kept as JSON */
-    FORMAT_SPECIAL  /* checked by code named after the key (seed, model, abort, ...) */
+    FORMAT_MAP,    /* a mapping whose keys are described by another section */
+    FORMAT_LIST,   /* a list whose items are described by another section */
+    FORMAT_DICT,   /* a mapping from names (matching pattern) to items of another section */
+    FORMAT_ANY,    /* any value, kept as JSON */
+    FORMAT_SPECIAL /* checked by code named after the key (seed, model, abort, ...) */
 };
 
 struct format_key {
     const char *name;
     enum format_type type;
     int required;
-    double min, max;  /* INT/NUMBER: the value; STRING: its length in bytes; lists and
-                         mappings: their number of items; min > max: unbounded */
-    int min_exclusive; /* NUMBER: the value must be above min */
-    const char *pattern;     /* STRING and STRING_LIST items: anchored ERE, or NULL */
-    const char *pattern_doc; /* the pattern in words, for messages */
+    double min, max;           /* INT/NUMBER: the value; STRING: its length in bytes; lists and
+                                  mappings: their number of items; min > max: unbounded */
+    int min_exclusive;         /* NUMBER: the value must be above min */
+    const char *pattern;       /* STRING and STRING_LIST items: anchored ERE, or NULL */
+    const char *pattern_doc;   /* the pattern in words, for messages */
     const char *const *values; /* ENUM */
-    const char *def;         /* default as text (docs and schema), NULL when none */
-    const char *section;     /* MAP, LIST: the section describing the items, or NULL */
+    const char *def;           /* default as text (docs and schema), NULL when none */
+    const char *section;       /* MAP, LIST: the section describing the items, or NULL */
     const char *doc;
 };
 
 struct format_section {
-    const char *name;    /* "experiment", "fault", "match", ... */
+    const char *name;              /* "experiment", "fault", "match", ... */
     const struct format_key *keys; /* terminated by a row with name == NULL */
     const char *doc;
 };

@@ -116,9 +116,9 @@ static json_t *key_schema(const char *section, const struct format_key *k)
         break;
     case FORMAT_DICT:
         json_object_set_new(s, "type", json_string("object"));
-        json_object_set_new(s, "propertyNames",
-                            json_pack("{s:s,s:i,s:i}", "pattern", k->pattern, "minLength", 1,
-                                      "maxLength", 64));
+        json_object_set_new(
+            s, "propertyNames",
+            json_pack("{s:s,s:i,s:i}", "pattern", k->pattern, "minLength", 1, "maxLength", 64));
         json_object_set_new(s, "additionalProperties", ref(k->section));
         if (ranged)
             set_num(s, "maxProperties", k->max);
@@ -276,9 +276,9 @@ static json_t *faults_item_schema(json_t *defs)
         buf_reset(&name);
         buf_addf(&name, "fault.%s", all[i].id);
         json_object_set_new(defs, name.data, fault_schema(&all[i]));
-        json_array_append_new(
-            branches, json_pack("{s:{s:{s:{s:s}},s:[s]},s:o}", "if", "properties", "id", "const",
-                                all[i].id, "required", "id", "then", ref(name.data)));
+        json_array_append_new(branches, json_pack("{s:{s:{s:{s:s}},s:[s]},s:o}", "if", "properties",
+                                                  "id", "const", all[i].id, "required", "id",
+                                                  "then", ref(name.data)));
     }
     buf_release(&name);
     return json_pack("{s:s,s:s,s:[s],s:{s:{s:o,s:s}},s:o}", "description",
@@ -309,9 +309,9 @@ static json_t *probe_item_schema(void)
                                              p->value_min_exclusive, p->value_doc));
             json_array_append_new(req, json_string("value"));
         }
-        json_t *then = json_pack("{s:s,s:s,s:o,s:o,s:b}", "description", p->passes_when, "type",
-                                 "object", "properties", props, "required", req,
-                                 "additionalProperties", 0);
+        json_t *then =
+            json_pack("{s:s,s:s,s:o,s:o,s:b}", "description", p->passes_when, "type", "object",
+                      "properties", props, "required", req, "additionalProperties", 0);
         json_array_append_new(branches,
                               json_pack("{s:{s:{s:{s:s}},s:[s]},s:o}", "if", "properties", "id",
                                         "const", p->id, "required", "id", "then", then));
@@ -333,8 +333,8 @@ static json_t *abort_schema(const struct format_key *k)
             json_array_append_new(bare, json_string(c->id));
             continue;
         }
-        json_t *vs = value_schema(c->value_type, c->value_min, c->value_max,
-                                  c->value_min_exclusive, c->met_when);
+        json_t *vs = value_schema(c->value_type, c->value_min, c->value_max, c->value_min_exclusive,
+                                  c->met_when);
         json_object_set_new(props, c->id, vs);
         if (c->required)
             json_array_append_new(all_of,
@@ -353,9 +353,9 @@ static json_t *abort_schema(const struct format_key *k)
 static json_t *special_schema(const char *section, const struct format_key *k)
 {
     if (!strcmp(section, "experiment") && !strcmp(k->name, "seed"))
-        return json_pack("{s:[{s:s,s:i,s:I},{s:s,s:s}]}", "anyOf", "type", "integer", "minimum",
-                         0, "maximum", (json_int_t)0x7fffffffffffffffLL, "type", "string",
-                         "pattern", "^(0x[0-9a-fA-F]{1,16}|[0-9]{1,19})$");
+        return json_pack("{s:[{s:s,s:i,s:I},{s:s,s:s}]}", "anyOf", "type", "integer", "minimum", 0,
+                         "maximum", (json_int_t)0x7fffffffffffffffLL, "type", "string", "pattern",
+                         "^(0x[0-9a-fA-F]{1,16}|[0-9]{1,19})$");
     if (!strcmp(section, "experiment") && !strcmp(k->name, "probes")) {
         json_t *s = json_pack("{s:s,s:o}", "type", "array", "items", ref("probe"));
         set_num(s, "minItems", k->min);
@@ -365,9 +365,9 @@ static json_t *special_schema(const char *section, const struct format_key *k)
     if (!strcmp(section, "experiment") && !strcmp(k->name, "abort"))
         return abort_schema(k);
     if (!strcmp(section, "experiment") && !strcmp(k->name, "model"))
-        return json_pack("{s:[{s:[s,s]},{s:s,s:s,s:i},o]}", "anyOf", "enum", "anthropic",
-                         "openai", "type", "string", "pattern", "^https?://[^ \t\r\n]+$",
-                         "maxLength", 2048, ref("model"));
+        return json_pack("{s:[{s:[s,s]},{s:s,s:s,s:i},o]}", "anyOf", "enum", "anthropic", "openai",
+                         "type", "string", "pattern", "^https?://[^ \t\r\n]+$", "maxLength", 2048,
+                         ref("model"));
     if (!strcmp(section, "world_invariant") && !strcmp(k->name, "id")) {
         size_t n;
         const struct catalog_invariant *all = catalog_invariants(&n);
@@ -386,10 +386,10 @@ json_t *schema_experiment(void)
     size_t n;
     const struct format_section *secs = format_sections(&n);
 
-    root = json_pack("{s:s,s:s,s:s,s:s}", "$schema", SCHEMA_DIALECT, "$id",
-                     "urn:faultline:experiment", "title", "faultline experiment",
-                     "description",
-                     "An experiment file for faultline validate/run (docs/experiment-format.md). Generated by `faultline schema` from the same tables as `faultline validate`, which also checks rules a schema cannot state.");
+    root = json_pack(
+        "{s:s,s:s,s:s,s:s}", "$schema", SCHEMA_DIALECT, "$id", "urn:faultline:experiment", "title",
+        "faultline experiment", "description",
+        "An experiment file for faultline validate/run (docs/experiment-format.md). Generated by `faultline schema` from the same tables as `faultline validate`, which also checks rules a schema cannot state.");
     json_object_set_new(defs, "fault", faults_item_schema(defs));
     json_object_set_new(defs, "probe", probe_item_schema());
     for (size_t i = 0; i < n; i++) {
@@ -402,8 +402,10 @@ json_t *schema_experiment(void)
     json_t *top = section_schema("experiment", NULL);
     json_object_update(root, top);
     json_decref(top);
-    json_object_set_new(root, "description",
-                        json_string("An experiment file for faultline (docs/experiment-format.md). Generated by `faultline schema` from the same tables as `faultline validate`, which also checks rules a schema cannot state."));
+    json_object_set_new(
+        root, "description",
+        json_string(
+            "An experiment file for faultline (docs/experiment-format.md). Generated by `faultline schema` from the same tables as `faultline validate`, which also checks rules a schema cannot state."));
     json_object_set_new(root, "$defs", defs);
     return root;
 }

@@ -29,8 +29,8 @@
 
 struct frame {
     struct ynode *node;
-    char *anchor;             /* registered when the collection ends */
-    size_t cap;               /* allocated items (and keys) */
+    char *anchor;              /* registered when the collection ends */
+    size_t cap;                /* allocated items (and keys) */
     struct ynode *pending_key; /* MAP: a key waiting for its value */
 };
 
@@ -135,8 +135,7 @@ static struct ynode *new_node(struct builder *b, enum ynode_type t, const yaml_m
 /* YAML 1.2 core schema for a plain scalar. */
 static int is_null_text(const char *s)
 {
-    return !*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") ||
-           !strcmp(s, "NULL");
+    return !*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") || !strcmp(s, "NULL");
 }
 
 static int bool_text(const char *s, int *v)
@@ -364,8 +363,8 @@ static void dedupe_keys(struct builder *b, struct ynode *m)
     free(drop);
 }
 
-static int register_anchor(struct builder *b, const char *name, const struct ynode *n,
-                           int line, int col)
+static int register_anchor(struct builder *b, const char *name, const struct ynode *n, int line,
+                           int col)
 {
     if (name == NULL)
         return 0;
@@ -464,9 +463,10 @@ static int on_alias(struct builder *b, const yaml_event_t *ev)
     if (target == NULL) {
         for (int d = 0; d < b->depth; d++)
             if (b->stack[d].anchor && strcmp(b->stack[d].anchor, name) == 0)
-                return fail(b, ERR_PARSE, line, col,
-                            "alias '*%s' refers to a collection that contains it (a recursive alias)",
-                            shown(name, strlen(name), sb));
+                return fail(
+                    b, ERR_PARSE, line, col,
+                    "alias '*%s' refers to a collection that contains it (a recursive alias)",
+                    shown(name, strlen(name), sb));
         return fail(b, ERR_PARSE, line, col, "alias '*%s' refers to no anchor before it",
                     shown(name, strlen(name), sb));
     }
@@ -475,8 +475,7 @@ static int on_alias(struct builder *b, const yaml_event_t *ev)
                     "expanding alias '*%s' goes past %zu YAML nodes (an alias bomb?)",
                     shown(name, strlen(name), sb), b->lim->max_nodes);
     if (b->depth + height(target) > b->lim->max_depth)
-        return fail(b, ERR_LIMIT, line, col,
-                    "expanding alias '*%s' nests deeper than %d levels",
+        return fail(b, ERR_LIMIT, line, col, "expanding alias '*%s' nests deeper than %d levels",
                     shown(name, strlen(name), sb), b->lim->max_depth);
     b->nodes += target->size;
     struct ynode *n = copy_node(b, target);
@@ -580,8 +579,8 @@ static int parser_error(struct builder *b, yaml_parser_t *p, const char *text, s
     if (p->error == YAML_READER_ERROR) {
         offset_mark(text, len, p->problem_offset, &line, &col);
         if (p->problem_value != -1)
-            return fail(b, ERR_PARSE, line, col, "not a UTF-8 text file: %s (byte 0x%02x)",
-                        what, (unsigned)p->problem_value & 0xff);
+            return fail(b, ERR_PARSE, line, col, "not a UTF-8 text file: %s (byte 0x%02x)", what,
+                        (unsigned)p->problem_value & 0xff);
         return fail(b, ERR_PARSE, line, col, "not a UTF-8 text file: %s", what);
     }
     line = (int)p->problem_mark.line + 1;
@@ -590,8 +589,8 @@ static int parser_error(struct builder *b, yaml_parser_t *p, const char *text, s
         return fail(b, ERR_PARSE, line, col,
                     "yaml: %s: a tab character (YAML indents with spaces, never tabs)", what);
     if (p->context)
-        return fail(b, ERR_PARSE, line, col, "yaml: %s %s (line %d, column %d)", what,
-                    p->context, (int)p->context_mark.line + 1, (int)p->context_mark.column + 1);
+        return fail(b, ERR_PARSE, line, col, "yaml: %s %s (line %d, column %d)", what, p->context,
+                    (int)p->context_mark.line + 1, (int)p->context_mark.column + 1);
     return fail(b, ERR_PARSE, line, col, "yaml: %s", what);
 }
 
@@ -634,8 +633,7 @@ int ydoc_parse(const char *text, size_t len, const struct ydoc_limits *lim, stru
         switch (ev.type) {
         case YAML_DOCUMENT_START_EVENT:
             if (++docs > 1)
-                rc = fail(&b, ERR_PARSE, (int)ev.start_mark.line + 1,
-                          (int)ev.start_mark.column + 1,
+                rc = fail(&b, ERR_PARSE, (int)ev.start_mark.line + 1, (int)ev.start_mark.column + 1,
                           "a second YAML document: an experiment file holds one");
             break;
         case YAML_STREAM_END_EVENT:

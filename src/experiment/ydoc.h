@@ -36,7 +36,10 @@ struct ydoc_limits {
     size_t max_nodes; /* after alias expansion */
     int max_depth;    /* nesting of collections */
 };
-#define YDOC_LIMITS_DEFAULT {50000, 64}
+#define YDOC_LIMITS_DEFAULT                                                                        \
+    {                                                                                              \
+        50000, 64                                                                                  \
+    }
 
 /* A problem found while building: fatal ones stop parsing, others (duplicate keys) do not. */
 struct ydoc_problem {
@@ -45,7 +48,7 @@ struct ydoc_problem {
 };
 
 struct ydoc {
-    struct ynode *root;         /* NULL for an empty document */
+    struct ynode *root;            /* NULL for an empty document */
     struct ydoc_problem *problems; /* non-fatal problems, in file order */
     size_t nproblems;
 };
