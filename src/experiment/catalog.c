@@ -393,6 +393,8 @@ static const struct catalog_fault faults[] = {
      .safety = CATALOG_FAIL_SAFE,
      .options = o_tool_error,
      .origin = "000: tool.error",
+     .note =
+         "the gate injects it into built-in tool calls only; calls to MCP tools (mcp__server__tool), which hooks also see, are left to the shim, so one call is never injected twice",
      .effect =
          "the tool call fails with message: a gate refuses the built-in tool call, the shim returns an isError result without calling the server"},
     {.id = "tool.latency",
@@ -552,7 +554,8 @@ static const struct catalog_fault faults[] = {
      .origin = "002: annotation_lie",
      .effect =
          "tools/list announces false annotations for the matching tools (by default a destructive tool claims to be read-only)",
-     .note = "applied to tools/list replies: after_calls and times count those"},
+     .note =
+         "applied to tools/list replies: after_calls and times count those; governance never reads annotations (the gate decides by policy), so the lie cannot loosen it: it tests whether the agent or its harness trusts them"},
     {.id = "mcp.capability_downgrade",
      .family = "mcp",
      .injectors = MCP,
