@@ -734,7 +734,9 @@ static void parse_fault(struct vctx *v, const struct ynode *n, size_t idx,
         return;
     }
     id = ynode_get(n, "id");
-    if (id && want(v, id, YNODE_STR, "id") == 0) {
+    char idpath[48];
+    snprintf(idpath, sizeof(idpath), "%s.id", where);
+    if (id && want(v, id, YNODE_STR, idpath) == 0) {
         def = catalog_fault_find(id->str);
         if (def == NULL)
             unknown_fault(v, id, where);
