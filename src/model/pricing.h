@@ -17,17 +17,21 @@
  * "-2025-10-01") or context tag ("[1m]"); then the longest table id that is a prefix of the
  * name and is followed by '-', '@' or ':' (so "claude-sonnet-4-20250514" finds
  * "claude-sonnet-4", but "gpt-5.4" never finds "gpt-5"). A model no rule finds is unknown: it
- * costs the documented default rates (the most expensive row, so a cost ceiling errs on the
- * safe side) and lookups say known = 0 so callers can flag it.
+ * costs the default rates (Opus 4.1's: 15 / 18.75 / 30 / 1.50 / 75, above every row but
+ * gpt-5.5-pro's output, so a cost ceiling errs on the safe side) and lookups say known = 0 so
+ * callers can flag it.
  *
  * Overrides: pricing_load_file reads JSON (a file ending in .json) or YAML:
  *
  *   models:
  *     my-model: {input: 1, cache_write: 1.25, cache_write_1h: 2, cache_read: 0.1, output: 5}
- *     gpt-5.4:  {input: 2, output: 10}          # an omitted rate is 0 (cache_read: input)
+ *     gpt-5.4:  {input: 2, output: 10}
+ *     big:      {input: 1, output: 5, tier_above: 100000, tier: {input: 2, output: 10}}
  *   default: {input: 20, output: 100}            # optional: rates for unknown models
  *
- * A row for an existing id replaces it; a new id is added.
+ * An omitted input or output is 0; an omitted cache_write is input, cache_write_1h is
+ * cache_write, cache_read is input (no caching discount unless stated). A row for an existing
+ * id replaces it; a new id is added. Keys per row: the five rates, tier_above, tier, note.
  */
 #ifndef FAULTLINE_MODEL_PRICING_H
 #define FAULTLINE_MODEL_PRICING_H

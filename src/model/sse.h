@@ -57,8 +57,9 @@ void sse_parser_free(struct sse_parser *p);
 /* Forgets all input and any sticky error; limits are kept. */
 void sse_parser_reset(struct sse_parser *p);
 
-/* Appends len bytes of input (copied). 0, or the sticky error, or ERR_LIMIT when the bytes
- * not yet returned as events would exceed event_max + line_max (nothing is appended then). */
+/* Appends len bytes of input (copied). 0, the sticky error, or ERR_LIMIT when the input held
+ * would pass 1 GiB (nothing is appended then). Line and event limits are checked as events
+ * are pulled: feed what you read, then call sse_parser_next until it returns 0. */
 int sse_parser_feed(struct sse_parser *p, const void *data, size_t len);
 /* Pulls the next complete event: 1 and *ev filled, 0 when more input is needed, or a negative
  * error (ERR_LIMIT, ERR_PARSE; sticky) with e set (message names the byte offset). */
