@@ -32,7 +32,7 @@ static int has_role(const json_t *entry, const char *role)
 /* Text of a tool result's content: a string, or the "text" of each part, joined by "\n". */
 static void content_text(const json_t *content, struct buf *out)
 {
-    size_t i;
+    size_t i, start = out->len;
     const json_t *part;
 
     if (json_is_string(content)) {
@@ -44,7 +44,7 @@ static void content_text(const json_t *content, struct buf *out)
         const json_t *t = json_object_get(part, "text");
         if (!json_is_string(t))
             continue;
-        if (out->len > 0)
+        if (out->len > start)
             buf_addc(out, '\n');
         buf_add(out, json_string_value(t), json_string_length(t));
     }

@@ -234,17 +234,27 @@ double pricing_cost(const struct pricing_table *t, const char *model, const stru
 
 /* --- override files --- */
 
-static int pos_err(struct err *e, int code, const char *name, const struct ymljson_marks *m,
-                   const json_t *container, const char *key, const char *what)
+/* Sets e to "NAME:LINE:COL: what" at container[key] (its key when at_key, else its value), or
+ * at container itself when key is NULL. */
+static int pos_err_at(struct err *e, int code, const char *name, const struct ymljson_marks *m,
+                      const json_t *container, const char *key, int at_key, const char *what)
 {
     int line = 0, col = 0;
-    if (key)
+    if (key && at_key)
+        ymljson_key_mark(m, container, key, &line, &col);
+    else if (key)
         ymljson_mark(m, container, key, 0, &line, &col);
     else
         ymljson_mark(m, container, NULL, (size_t)-1, &line, &col);
     if (line > 0)
         return err_set(e, code, "%s:%d:%d: %s", name, line, col, what);
     return err_set(e, code, "%s: %s", name, what);
+}
+
+static int pos_err(struct err *e, int code, const char *name, const struct ymljson_marks *m,
+                   const json_t *container, const char *key, const char *what)
+{
+    return pos_err_at(e, code, name, m, container, key, 0, what);
 }
 
 static int read_rate(const json_t *o, const char *key, double *out, int *set)
@@ -299,8 +309,9 @@ static int parse_row(const char *name, const struct ymljson_marks *m, const char
         for (i = 0; allowed[i] && strcmp(allowed[i], key) != 0; i++)
             ;
         if (allowed[i] == NULL) {
-            snprintf(msg, sizeof(msg), "unknown key '%s' in the prices of '%s'", key, model);
-            return pos_err(e, ERR_INVALID, name, m, o, key, msg);
+            snprintf(msg, sizeof(msg), "unknown key '%.64s' in the prices of '%.64s'", key,
+                     model);
+            return pos_err_at(e, ERR_INVALID, name, m, o, key, 1, msg);
         }
     }
     memset(en, 0, sizeof(*en));
@@ -371,7 +382,7 @@ int pricing_load_text(struct pricing_table *t, const char *text, size_t len, con
             char msg[160];
             snprintf(msg, sizeof(msg), "unknown key '%.64s' (expected 'models' or 'default')",
                      key);
-            rc = pos_err(e, ERR_INVALID, name, marks, root, key, msg);
+            rc = pos_err_at(e, ERR_INVALID, name, marks, root, key, 1, msg);
             goto out;
         }
     }

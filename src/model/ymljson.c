@@ -24,6 +24,7 @@ struct mark {
     char *key;            /* object member, or NULL */
     size_t index;         /* array index when key is NULL */
     int line, col;
+    int key_line, key_col; /* position of the key of an object member */
 };
 
 struct ymljson_marks {
@@ -48,7 +49,7 @@ void ymljson_marks_free(struct ymljson_marks *m)
 }
 
 static void mark_add(struct ymljson_marks *m, const json_t *parent, const json_t *value,
-                     const char *key, size_t index, yaml_mark_t pos)
+                     const char *key, size_t index, yaml_mark_t pos, int key_line, int key_col)
 {
     if (m == NULL)
         return;
@@ -62,6 +63,8 @@ static void mark_add(struct ymljson_marks *m, const json_t *parent, const json_t
     m->v[m->n].index = index;
     m->v[m->n].line = (int)pos.line + 1;
     m->v[m->n].col = (int)pos.column + 1;
+    m->v[m->n].key_line = key_line + 1;
+    m->v[m->n].key_col = key_col + 1;
     m->n++;
 }
 
@@ -87,6 +90,23 @@ int ymljson_mark(const struct ymljson_marks *m, const json_t *container, const c
         if (hit) {
             *line = k->line;
             *col = k->col;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int ymljson_key_mark(const struct ymljson_marks *m, const json_t *object, const char *key,
+                     int *line, int *col)
+{
+    *line = *col = 0;
+    if (m == NULL || object == NULL || key == NULL)
+        return 0;
+    for (size_t i = 0; i < m->n; i++) {
+        const struct mark *k = &m->v[i];
+        if (k->parent == object && k->key && strcmp(k->key, key) == 0) {
+            *line = k->key_line;
+            *col = k->key_col;
             return 1;
         }
     }
@@ -253,7 +273,7 @@ json_t *ymljson_parse(const char *text, size_t len, const char *name,
         if (depth == 0) {
             if (root == NULL) {
                 root = value;
-                mark_add(marks, NULL, value, NULL, 0, pos);
+                mark_add(marks, NULL, value, NULL, 0, pos, (int)pos.line, (int)pos.column);
             } else {
                 json_decref(value); /* cannot happen with one document */
             }
@@ -268,11 +288,12 @@ json_t *ymljson_parse(const char *text, size_t len, const char *name,
                     goto fail;
                 }
                 json_object_set_new(top->node, top->key, value);
-                mark_add(marks, top->node, value, top->key, 0, pos);
+                mark_add(marks, top->node, value, top->key, 0, pos, top->key_line, top->key_col);
                 free(top->key);
                 top->key = NULL;
             } else {
-                mark_add(marks, top->node, value, NULL, json_array_size(top->node), pos);
+                mark_add(marks, top->node, value, NULL, json_array_size(top->node), pos, (int)pos.line,
+                         (int)pos.column);
                 json_array_append_new(top->node, value);
             }
         }

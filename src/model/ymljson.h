@@ -36,4 +36,8 @@ void ymljson_marks_free(struct ymljson_marks *m);
 int ymljson_mark(const struct ymljson_marks *m, const json_t *container, const char *key,
                  size_t index, int *line, int *col);
 
+/* The 1-based line and column of the key of object[key]. 1 found, 0 unknown. */
+int ymljson_key_mark(const struct ymljson_marks *m, const json_t *object, const char *key,
+                     int *line, int *col);
+
 #endif
