@@ -22,8 +22,8 @@
 #include "util/fs.h"
 #include "util/banned.h"
 
-#define DEFAULT_ERROR_PATTERN                                                                     \
-    "[Ee]xit code:? *[1-9]|exited with code [1-9]|\"exit_code\": *[1-9]|[Ee]rror|ERROR|"         \
+#define DEFAULT_ERROR_PATTERN                                                                      \
+    "[Ee]xit code:? *[1-9]|exited with code [1-9]|\"exit_code\": *[1-9]|[Ee]rror|ERROR|"           \
     "[Ff]ailed|FAILED|[Pp]ermission denied|[Nn]ot found|E-[A-Z]+-[0-9a-f]{8}"
 
 enum cond_kind {
@@ -85,13 +85,13 @@ struct cond {
 };
 
 struct reply_tpl {
-    char *text;          /* template or NULL */
-    json_t *tool_calls;  /* array of {"name","input"} with templated strings (owned) */
+    char *text;         /* template or NULL */
+    json_t *tool_calls; /* array of {"name","input"} with templated strings (owned) */
     int repeat_last;
     int error_status;
     char *error_message; /* template */
     int has_usage;
-    int64_t usage[4];    /* input, cache_write, cache_read, output; -1 computed */
+    int64_t usage[4]; /* input, cache_write, cache_read, output; -1 computed */
 };
 
 struct rule {
@@ -114,9 +114,9 @@ struct mockscript {
 
 /* --- templates --- */
 
-static const char *const var_names[] = {"last_tool_result", "last_user_text", "canary",
-                                        "turn",             "model",          "tool_result_count",
-                                        "last_tool_name",   NULL};
+static const char *const var_names[] = {
+    "last_tool_result",  "last_user_text", "canary", "turn", "model",
+    "tool_result_count", "last_tool_name", NULL};
 
 /* Scans "{{ name }}" at s (s points at "{{"): sets the name span, returns the length of the
  * whole placeholder, 0 when s is not a well-formed placeholder. */
@@ -172,7 +172,7 @@ static int tpl_check(const char *t, char *bad, size_t bad_size, int *uses_match)
 
 struct render_ctx {
     const struct mockscript_view *v;
-    const char *subject;    /* the string the rule's regex matched, or NULL */
+    const char *subject; /* the string the rule's regex matched, or NULL */
     regmatch_t groups[10];
 };
 
@@ -322,8 +322,8 @@ static int check_keys(struct loader *L, const json_t *o, const char *const *allo
     return 0;
 }
 
-static int check_template(struct loader *L, const json_t *container, const char *key,
-                          const char *t, int *uses_match)
+static int check_template(struct loader *L, const json_t *container, const char *key, const char *t,
+                          int *uses_match)
 {
     char bad[64];
     if (tpl_check(t, bad, sizeof(bad), uses_match) < 0)
@@ -383,8 +383,8 @@ static void reply_tpl_free(struct reply_tpl *r)
 
 static int parse_reply(struct loader *L, const json_t *o, struct reply_tpl *r, int *uses_match)
 {
-    static const char *const keys[] = {"text", "tool_calls", "repeat_last_tool_call", "error",
-                                       "usage", NULL};
+    static const char *const keys[] = {"text",  "tool_calls", "repeat_last_tool_call",
+                                       "error", "usage",      NULL};
     static const char *const call_keys[] = {"name", "input", NULL};
     static const char *const err_keys[] = {"status", "message", NULL};
     static const char *const usage_keys[] = {"input_tokens", "cache_write_tokens",
@@ -614,11 +614,10 @@ void mockscript_free(struct mockscript *s)
     free(s);
 }
 
-struct mockscript *mockscript_parse(const char *text, size_t len, const char *name,
-                                    struct err *e)
+struct mockscript *mockscript_parse(const char *text, size_t len, const char *name, struct err *e)
 {
-    static const char *const keys[] = {"name",  "description", "model",
-                                       "error_pattern", "rules", "fallback", NULL};
+    static const char *const keys[] = {"name",  "description", "model", "error_pattern",
+                                       "rules", "fallback",    NULL};
     struct loader L = {name ? name : "<script>", NULL, e};
     struct mockscript *s = NULL;
     json_t *root;
@@ -767,15 +766,15 @@ static void text_of(const json_t *content, struct buf *out)
     }
 }
 
-static void note_result(struct mockscript_view *v, const struct mockscript *s, const json_t *content,
-                        int flagged_error)
+static void note_result(struct mockscript_view *v, const struct mockscript *s,
+                        const json_t *content, int flagged_error)
 {
     buf_reset(&v->last_result);
     text_of(content, &v->last_result);
     add_joined(&v->all_results, v->last_result.data, v->last_result.len);
     v->tool_results++;
-    v->last_result_error = flagged_error || regexec(&s->error_re, v->last_result.data, 0, NULL,
-                                                    0) == 0;
+    v->last_result_error =
+        flagged_error || regexec(&s->error_re, v->last_result.data, 0, NULL, 0) == 0;
 }
 
 static void note_user_text(struct mockscript_view *v, const json_t *content)
@@ -1040,8 +1039,7 @@ static const char *api_short(enum wire_api api)
     }
 }
 
-static int cond_holds(const struct cond *c, const struct mockscript_view *v,
-                      struct render_ctx *ctx)
+static int cond_holds(const struct cond *c, const struct mockscript_view *v, struct render_ctx *ctx)
 {
     const char *subject = NULL;
     size_t i;
