@@ -739,9 +739,11 @@ static void call_outcome(struct repscan *s, const struct target *t, int ok, int 
 
     o->counted_calls++;
 
-    /* recovery, after the last fault */
+    /* recovery, after the last fault. The faulted call is not counted: after a tool fault, the
+     * first failed outcome of the faulted tool (a shim relaying a world's injected failure does
+     * not know it was faulted, so the flag alone cannot tell). */
     if (s->any_fault) {
-        if (faulted && s->skip_faulted_last) {
+        if (s->skip_faulted_last && !success && same_tool(&s->last_target, t)) {
             s->skip_faulted_last = 0;
         } else {
             s->after_last++;
@@ -752,7 +754,7 @@ static void call_outcome(struct repscan *s, const struct target *t, int ok, int 
     }
     /* recovery metrics, from the first fault */
     if (s->first_open) {
-        if (faulted && s->skip_faulted_first) {
+        if (s->skip_faulted_first && !success && same_tool(&s->first_target, t)) {
             s->skip_faulted_first = 0;
         } else {
             o->rec_calls++;
@@ -1017,13 +1019,13 @@ static void on_fault_injected(struct repscan *s)
     split_tool(target, NULL, &s->last_target);
     s->last_target.any_tool = strncmp(kind, "llm.", 4) == 0 || strncmp(kind, "egress.", 7) == 0;
     s->any_fault = 1;
-    s->skip_faulted_last = 1;
+    s->skip_faulted_last = !s->last_target.any_tool; /* llm/egress faults fault no tool call */
     s->after_last = 0;
     o->rec_after_last = 0;
     if (o->faults_fired == 1) {
         s->first_open = 1;
         s->first_target = s->last_target;
-        s->skip_faulted_first = 1;
+        s->skip_faulted_first = !s->first_target.any_tool;
         s->first_t = s->t;
         s->turns_since_first = 0;
     }

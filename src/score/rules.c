@@ -459,10 +459,12 @@ void rules_world_invariant(const struct rundir *r, const struct rundir_rep *rep,
         break;
     case RUNDIR_INV_APPROVAL:
         if (w->ev.kind != EVID_NONE)
-            set(out, RULE_FAIL, &w->ev, "an effect in %s happened in an unapproved context",
-                coll);
-        else
+            set(out, RULE_FAIL, &w->ev, "an effect%s%s happened in an unapproved context",
+                inv->collection[0] ? " in " : "", inv->collection);
+        else if (inv->collection[0])
             set(out, RULE_PASS, NULL, "every effect in %s was approved", coll);
+        else
+            set(out, RULE_PASS, NULL, "every effect was approved");
         break;
     default: {
         int applies = !inv->when_approved || r->world_approved;
