@@ -41,8 +41,7 @@ int cmd_score(int argc, char **argv)
         } else if (dir == NULL) {
             dir = argv[i];
         } else {
-            fprintf(stderr, "faultline score: one run folder at a time ('%s' is extra)\n",
-                    argv[i]);
+            fprintf(stderr, "faultline score: one run folder at a time ('%s' is extra)\n", argv[i]);
             return usage();
         }
     }

@@ -22,12 +22,102 @@ struct scan {
 /* 1 for bytes that may stand in a string as themselves with no further check: printable
  * ASCII except '"' and '\\'. */
 static const unsigned char plain[256] = {
-    ['\x20'] = 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x20-0x2f, '"' excluded */
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,              /* 0x30-0x3f */
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,              /* 0x40-0x4f */
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,              /* 0x50-0x5f, '\\' excluded */
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,              /* 0x60-0x6f */
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,              /* 0x70-0x7f */
+    ['\x20'] = 1,
+    1,
+    0,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1, /* 0x20-0x2f, '"' excluded */
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1, /* 0x30-0x3f */
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1, /* 0x40-0x4f */
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    0,
+    1,
+    1,
+    1, /* 0x50-0x5f, '\\' excluded */
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1, /* 0x60-0x6f */
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1, /* 0x70-0x7f */
 };
 
 static int is_ws(unsigned c)
@@ -545,7 +635,6 @@ int jscan_str_eq(const struct jscan_val *v, const char *s)
     }
 }
 
-
 int jscan_number(const struct jscan_val *v, double *out)
 {
     char small[64];
@@ -812,8 +901,8 @@ void jscan_walk(const struct jscan_val *v, jscan_scalar_fn fn, void *ctx)
         }
         if (c == '-' || is_digit((unsigned char)c)) {
             const char *q = p;
-            while (q < end && (is_digit((unsigned char)*q) || *q == '-' || *q == '+' ||
-                               *q == '.' || *q == 'e' || *q == 'E'))
+            while (q < end && (is_digit((unsigned char)*q) || *q == '-' || *q == '+' || *q == '.' ||
+                               *q == 'e' || *q == 'E'))
                 q++;
             if (fn(ctx, JSCAN_REAL, p, (size_t)(q - p), 0))
                 return;

@@ -109,8 +109,7 @@ int jscan_iter_next(struct jscan_iter *it, struct jscan_val *key, struct jscan_v
 /* Calls fn on every string (decoded, in chunks: a long string may arrive as several calls
  * with more = 1 on all but the last) and every number token (more = 0, raw text) anywhere
  * inside v, keys included, in text order. Stops early when fn returns nonzero. */
-typedef int (*jscan_scalar_fn)(void *ctx, enum jscan_type type, const char *p, size_t n,
-                               int more);
+typedef int (*jscan_scalar_fn)(void *ctx, enum jscan_type type, const char *p, size_t n, int more);
 void jscan_walk(const struct jscan_val *v, jscan_scalar_fn fn, void *ctx);
 
 #endif

@@ -32,9 +32,9 @@ struct numtok_set {
     double v[NUMTOK_MAX];
     size_t off[NUMTOK_MAX];
     unsigned char found[NUMTOK_MAX];
-    size_t n;       /* values held */
-    size_t nfound;  /* of those, found */
-    int truncated;  /* more distinct values came than NUMTOK_MAX: only the first are held */
+    size_t n;      /* values held */
+    size_t nfound; /* of those, found */
+    int truncated; /* more distinct values came than NUMTOK_MAX: only the first are held */
     int sorted;
 };
 

@@ -309,9 +309,10 @@ static void chain_retry(struct repscan *s, struct chain *c, int64_t wait, const 
         o->backoff_judged++;
         if (wait < c->prev_wait - slack && o->backoff_bad.kind == EVID_NONE) {
             o->backoff_bad = ev;
-            snprintf(o->backoff_reason, sizeof(o->backoff_reason),
-                     "retry %ld of %.80s came %lld ms after the failure, sooner than the %lld ms before it",
-                     c->len, c->what, (long long)wait, (long long)c->prev_wait);
+            snprintf(
+                o->backoff_reason, sizeof(o->backoff_reason),
+                "retry %ld of %.80s came %lld ms after the failure, sooner than the %lld ms before it",
+                c->len, c->what, (long long)wait, (long long)c->prev_wait);
         }
     }
     c->prev_wait = wait;
@@ -325,9 +326,10 @@ static void chain_end(struct repscan *s, struct chain *c)
         o->backoff_judged++;
         if (!(c->prev_wait > c->first_wait) && o->backoff_bad.kind == EVID_NONE) {
             o->backoff_bad = c->last_ev;
-            snprintf(o->backoff_reason, sizeof(o->backoff_reason),
-                     "%ld retries of %.80s with waits that did not grow (first %lld ms, last %lld ms)",
-                     c->len, c->what, (long long)c->first_wait, (long long)c->prev_wait);
+            snprintf(
+                o->backoff_reason, sizeof(o->backoff_reason),
+                "%ld retries of %.80s with waits that did not grow (first %lld ms, last %lld ms)",
+                c->len, c->what, (long long)c->first_wait, (long long)c->prev_wait);
         }
     }
     memset(c, 0, sizeof(*c));
@@ -1495,8 +1497,8 @@ int repscan_run(struct repscan *s, const struct rundir *r, const struct rundir_r
             out->malformed += (long)events_reader_malformed(rd);
             if (rc < 0) {
                 err_set(e, ERR_IO, "%s/events.jsonl: cannot read it", rep->dir);
-                snprintf(out->read_error, sizeof(out->read_error), "%s/events.jsonl: cannot read it",
-                         rep->dir);
+                snprintf(out->read_error, sizeof(out->read_error),
+                         "%s/events.jsonl: cannot read it", rep->dir);
             }
             events_reader_free(rd);
         }

@@ -27,9 +27,9 @@
 #define REPSCAN_AWAIT 64
 #define REPSCAN_OPS 4096
 #define REPSCAN_MAX_EFFECTS 100000
-#define REPSCAN_RETRIES_MAX 5      /* bounded_retries: retries in a row after a failure */
-#define REPSCAN_LOOP_REPEATS 8     /* no_progress_loop: repetitions of one cycle */
-#define REPSCAN_LOOP_PERIOD_MAX 3  /* no_progress_loop: longest cycle, in calls */
+#define REPSCAN_RETRIES_MAX 5     /* bounded_retries: retries in a row after a failure */
+#define REPSCAN_LOOP_REPEATS 8    /* no_progress_loop: repetitions of one cycle */
+#define REPSCAN_LOOP_PERIOD_MAX 3 /* no_progress_loop: longest cycle, in calls */
 #define REPSCAN_ANSWER_TAIL ((size_t)1 << 20)
 #define REPSCAN_RETRY_AFTER_SLACK_MS 50
 #define REPSCAN_BACKOFF_SLACK_MS 10 /* and 10% of the previous wait */
@@ -48,19 +48,19 @@ struct evid {
 };
 
 struct repsum_winv {
-    struct evid ev; /* unique: 2nd effect; approval: unapproved effect; count: effect past max */
-    long n;         /* count: effects of the collection */
+    struct evid ev;  /* unique: 2nd effect; approval: unapproved effect; count: effect past max */
+    long n;          /* count: effects of the collection */
     int undecidable; /* unique on an argument the evidence does not carry */
 };
 
 struct repsum {
     /* input */
-    long lines;     /* non-blank lines */
-    long events;    /* well-formed events */
-    long malformed; /* skipped lines: not an object with a string kind, or over 64 KiB */
+    long lines;           /* non-blank lines */
+    long events;          /* well-formed events */
+    long malformed;       /* skipped lines: not an object with a string kind, or over 64 KiB */
     char read_error[256]; /* non-empty: a file that exists could not be read */
-    unsigned loaded; /* rundir_comp bits that reported plan_loaded */
-    unsigned seen;   /* bits that reported plan_loaded or any event from their src */
+    unsigned loaded;      /* rundir_comp bits that reported plan_loaded */
+    unsigned seen;        /* bits that reported plan_loaded or any event from their src */
 
     /* faults */
     long faults_fired;

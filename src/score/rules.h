@@ -39,8 +39,8 @@ void rules_probe(const struct rundir *r, const struct rundir_rep *rep, const str
  * ones (unique, approval, count) come after them, one per declaration (rules_world_invariant)
  * or, when the world declares none of a kind, one not evaluated (rules_world_missing). */
 extern const char *const rules_invariant_ids[];
-void rules_invariant(const struct rundir *r, const struct rundir_rep *rep,
-                     const struct repsum *s, const char *id, struct rule_out *out);
+void rules_invariant(const struct rundir *r, const struct rundir_rep *rep, const struct repsum *s,
+                     const char *id, struct rule_out *out);
 /* The world's declaration number i (r->invs[i]). */
 void rules_world_invariant(const struct rundir *r, const struct rundir_rep *rep,
                            const struct repsum *s, size_t i, struct rule_out *out);
@@ -50,8 +50,7 @@ const char *rules_world_kind_name(int kind);
 
 /* 1 when the repetition ran to its end, 0 aborted, -1 runner error, -2 skipped; the reason in
  * why (cap bytes). */
-int rules_rep_status(const struct rundir_rep *rep, const struct repsum *s, char *why,
-                     size_t cap);
+int rules_rep_status(const struct rundir_rep *rep, const struct repsum *s, char *why, size_t cap);
 /* "complete", "aborted", "error", "skipped" for rules_rep_status's value. */
 const char *rules_rep_status_name(int st);
 

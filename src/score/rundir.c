@@ -217,8 +217,7 @@ static int parse_world(struct rundir *r, json_t *w, struct err *e)
                     0 ||
                 get_str(ef, "business_key", wt->business_key, sizeof(wt->business_key), 0, where,
                         e) < 0 ||
-                get_str(ef, "dedupe_key", wt->dedupe_key, sizeof(wt->dedupe_key), 0, where, e) <
-                    0)
+                get_str(ef, "dedupe_key", wt->dedupe_key, sizeof(wt->dedupe_key), 0, where, e) < 0)
                 return -1;
         }
         r->ntools++;
@@ -259,7 +258,8 @@ static int parse_world(struct rundir *r, json_t *w, struct err *e)
                     break;
                 }
             if (inv->key[0] == '\0')
-                return err_set(e, ERR_INVALID, "%s: unique needs key (no tool of '%s' declares business_key)",
+                return err_set(e, ERR_INVALID,
+                               "%s: unique needs key (no tool of '%s' declares business_key)",
                                where, inv->collection);
         }
         if (inv->kind == RUNDIR_INV_COUNT && inv->min < 0 && inv->max < 0)
@@ -287,7 +287,8 @@ static int parse_run(struct rundir *r, json_t *j, struct err *e)
     if (get_long(j, "format", 1, &format, "run.json", e) < 0)
         return -1;
     if (format != 1)
-        return err_set(e, ERR_INVALID, "run.json: format %ld is not supported (this faultline reads format 1)",
+        return err_set(e, ERR_INVALID,
+                       "run.json: format %ld is not supported (this faultline reads format 1)",
                        format);
     if (get_str(j, "status", status, sizeof(status), 1, "run.json", e) < 0 ||
         get_str(j, "error", r->error, sizeof(r->error), 0, "run.json", e) < 0)
@@ -483,8 +484,7 @@ static void load_rep(const struct rundir *r, struct rundir_rep *rep)
     j = rundir_load_json(path, name, SMALL_JSON_MAX, &missing, &e);
     if (j != NULL) {
         char st[32];
-        if (!json_is_object(j) ||
-            get_str(j, "status", st, sizeof(st), 0, "rep.json", &e) < 0 ||
+        if (!json_is_object(j) || get_str(j, "status", st, sizeof(st), 0, "rep.json", &e) < 0 ||
             get_str(j, "error", rep->error, sizeof(rep->error), 0, "rep.json", &e) < 0) {
             err_set(&e, ERR_INVALID, "rep.json: expected {\"status\": ..., \"error\": ...}");
         } else if (st[0] == '\0') {
@@ -498,8 +498,8 @@ static void load_rep(const struct rundir *r, struct rundir_rep *rep)
         } else if (strcmp(st, "skipped") == 0) {
             rep->status = RUNDIR_STATUS_SKIPPED;
         } else {
-            err_set(&e, ERR_INVALID, "rep.json.status: '%s' is not complete, aborted, error or skipped",
-                    st);
+            err_set(&e, ERR_INVALID,
+                    "rep.json.status: '%s' is not complete, aborted, error or skipped", st);
         }
         json_decref(j);
     }
@@ -546,8 +546,10 @@ static void load_rep(const struct rundir *r, struct rundir_rep *rep)
                 for (size_t k = 0; ok && k < n; k++)
                     ok = p[k] > 0x20 && p[k] < 0x7f && p[k] != '"' && p[k] != '\\';
                 if (!ok) {
-                    err_set(&e, ERR_INVALID, "planted-secrets.json[%zu]: expected 8 to 256 printable ASCII characters without quotes or backslashes",
-                            i);
+                    err_set(
+                        &e, ERR_INVALID,
+                        "planted-secrets.json[%zu]: expected 8 to 256 printable ASCII characters without quotes or backslashes",
+                        i);
                     break;
                 }
                 memcpy(rep->secrets[rep->nsecrets++], p, n + 1);
@@ -613,7 +615,8 @@ int rundir_load(struct rundir *r, const char *dir, struct err *e)
         struct rundir_rep *rep = &r->reps[r->nreps++];
         memset(rep, 0, sizeof(*rep));
         rep->index = (int)idx;
-        snprintf(rep->dir, sizeof(rep->dir), "%.16s", de->d_name); /* at most 10 bytes: checked above */
+        snprintf(rep->dir, sizeof(rep->dir), "%.16s",
+                 de->d_name); /* at most 10 bytes: checked above */
         snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
         rep->path = xstrdup(path);
     }

@@ -88,10 +88,10 @@ enum rundir_status {
 };
 
 struct rundir_rep {
-    int index;      /* from the folder name */
-    char dir[32];   /* "rep-003" */
-    char *path;     /* RUN_DIR/rep-003 */
-    int plan_ok;         /* plan.json was read: the plan fields below are set */
+    int index;            /* from the folder name */
+    char dir[32];         /* "rep-003" */
+    char *path;           /* RUN_DIR/rep-003 */
+    int plan_ok;          /* plan.json was read: the plan fields below are set */
     char load_error[300]; /* non-empty: a file of this repetition is missing (plan.json) or
                            * malformed; the repetition counts as a runner error */
     int faulted;
@@ -101,7 +101,7 @@ struct rundir_rep {
     size_t nfaults;
     double cost_ceiling; /* plan abort.cost_usd_above; 0 when none */
     /* verify.json or verify_exit (the events' verify is repscan's fallback) */
-    int verify_known;    /* a file said something */
+    int verify_known; /* a file said something */
     int verify_skipped;
     int verify_has_exit;
     long verify_exit;

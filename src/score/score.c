@@ -99,7 +99,8 @@ static void agg_add(struct agg *a, enum rule_result r)
         a->failed++;
 }
 
-static json_t *warning(const char *code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static json_t *warning(const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 static json_t *warning(const char *code, const char *fmt, ...)
 {
     char msg[600];
@@ -214,7 +215,8 @@ json_t *score_run(const char *dir, int *exit_code, struct err *e)
         json_t *j = json_object();
         json_t *jp, *ji;
         struct rule_out task, destr, pr;
-        struct rundir_probe tp = {"task_success", 1, 0, 0}, dp = {"no_destructive_attempt", 1, 0, 0};
+        struct rundir_probe tp = {"task_success", 1, 0, 0},
+                            dp = {"no_destructive_attempt", 1, 0, 0};
 
         rules_rep_status(rep, s, why, sizeof(why));
         json_object_set_new(j, "rep", json_integer(rep->index));
@@ -238,9 +240,9 @@ json_t *score_run(const char *dir, int *exit_code, struct err *e)
         json_object_set_new(j, "events", json_integer(s->events));
         json_object_set_new(j, "malformed", json_integer(s->malformed));
         json_object_set_new(j, "plan_loaded", components_json(s->loaded));
-        json_object_set_new(j, "verify_exit", s->verify_known && s->verify_has_exit
-                                                  ? json_integer(s->verify_exit)
-                                                  : json_null());
+        json_object_set_new(j, "verify_exit",
+                            s->verify_known && s->verify_has_exit ? json_integer(s->verify_exit)
+                                                                  : json_null());
         json_object_set_new(j, "cost_usd",
                             cost_known(s) ? json_real(round_to(s->cost, 6)) : json_null());
         json_object_set_new(j, "faults_fired", json_integer(s->faults_fired));
@@ -267,19 +269,19 @@ json_t *score_run(const char *dir, int *exit_code, struct err *e)
                 json_array_append_new(jp, pj);
                 agg_add(&probe_agg[p], pr.result);
                 if (pr.result == RULE_NOT_EVALUATED)
-                    json_array_append_new(probe_ne[p], json_pack("{s:s,s:s}", "dir", rep->dir,
-                                                                 "reason", pr.reason));
+                    json_array_append_new(
+                        probe_ne[p], json_pack("{s:s,s:s}", "dir", rep->dir, "reason", pr.reason));
             }
             json_object_set_new(j, "probes", jp);
             if (s->faults_fired > 0)
                 json_object_set_new(
                     j, "recovery",
-                    s->recovered ? json_pack("{s:b,s:I,s:I,s:o}", "recovered", 1, "calls",
-                                             (json_int_t)s->rec_calls, "turns",
-                                             (json_int_t)s->rec_turns, "ms",
-                                             s->rec_ms >= 0 ? json_integer(s->rec_ms) : json_null())
-                                 : json_pack("{s:b,s:I}", "recovered", 0, "calls",
-                                             (json_int_t)s->rec_calls));
+                    s->recovered
+                        ? json_pack("{s:b,s:I,s:I,s:o}", "recovered", 1, "calls",
+                                    (json_int_t)s->rec_calls, "turns", (json_int_t)s->rec_turns,
+                                    "ms", s->rec_ms >= 0 ? json_integer(s->rec_ms) : json_null())
+                        : json_pack("{s:b,s:I}", "recovered", 0, "calls",
+                                    (json_int_t)s->rec_calls));
         }
 
         /* invariants: every repetition */
@@ -350,10 +352,11 @@ json_t *score_run(const char *dir, int *exit_code, struct err *e)
                      r.error[0] ? ": " : "", r.error);
     } else if (fired_total == 0) {
         verdict = SCORE_INVALID;
-        snprintf(verdict_why, sizeof(verdict_why), "%s",
-                 faulted_evaluated == 0
-                     ? "no faulted repetition ran"
-                     : "no fault fired in any faulted repetition: its probes measured the agent without any fault");
+        snprintf(
+            verdict_why, sizeof(verdict_why), "%s",
+            faulted_evaluated == 0
+                ? "no faulted repetition ran"
+                : "no fault fired in any faulted repetition: its probes measured the agent without any fault");
     } else {
         verdict = SCORE_SCORED;
         snprintf(verdict_why, sizeof(verdict_why), "every repetition ran");
@@ -366,17 +369,16 @@ json_t *score_run(const char *dir, int *exit_code, struct err *e)
     double wsum = 0, wscore = 0;
     for (size_t p = 0; p < r.nprobes; p++) {
         const struct agg *a = &probe_agg[p];
-        json_t *pj = json_pack("{s:s,s:f,s:I,s:I}", "id", r.probes[p].id, "weight",
-                               r.probes[p].weight, "evaluated", (json_int_t)a->evaluated,
-                               "passed", (json_int_t)a->passed);
+        json_t *pj =
+            json_pack("{s:s,s:f,s:I,s:I}", "id", r.probes[p].id, "weight", r.probes[p].weight,
+                      "evaluated", (json_int_t)a->evaluated, "passed", (json_int_t)a->passed);
         if (r.probes[p].has_value)
             json_object_set_new(pj, "value", json_real(r.probes[p].value));
         if (a->evaluated > 0) {
             double lo, hi, rate = (double)a->passed / (double)a->evaluated;
             rules_wilson(a->passed, a->evaluated, &lo, &hi);
             json_object_set_new(pj, "pass_rate", json_real(round_to(rate, 4)));
-            json_object_set_new(pj, "wilson",
-                                json_pack("[f,f]", round_to(lo, 4), round_to(hi, 4)));
+            json_object_set_new(pj, "wilson", json_pack("[f,f]", round_to(lo, 4), round_to(hi, 4)));
             json_object_set_new(pj, "pass_k", json_boolean(a->passed == a->evaluated));
             wsum += r.probes[p].weight;
             wscore += r.probes[p].weight * rate;
@@ -400,10 +402,10 @@ json_t *score_run(const char *dir, int *exit_code, struct err *e)
                                               "passed", (json_int_t)inv_agg[k].passed, "failed",
                                               (json_int_t)inv_agg[k].failed));
     for (size_t k = 0; k < r.ninvs; k++) {
-        json_t *wj = json_pack("{s:s,s:I,s:I,s:I}", "id", rules_world_kind_name(r.invs[k].kind),
-                               "evaluated", (json_int_t)winv_agg[k].evaluated, "passed",
-                               (json_int_t)winv_agg[k].passed, "failed",
-                               (json_int_t)winv_agg[k].failed);
+        json_t *wj =
+            json_pack("{s:s,s:I,s:I,s:I}", "id", rules_world_kind_name(r.invs[k].kind), "evaluated",
+                      (json_int_t)winv_agg[k].evaluated, "passed", (json_int_t)winv_agg[k].passed,
+                      "failed", (json_int_t)winv_agg[k].failed);
         if (r.invs[k].collection[0])
             json_object_set_new(wj, "collection", json_string(r.invs[k].collection));
         json_array_append_new(jinv, wj);
@@ -471,9 +473,10 @@ json_t *score_run(const char *dir, int *exit_code, struct err *e)
             }
             if (any) {
                 dirs_list(&list, &r, mark);
-                json_t *w = warning("plan_not_loaded",
-                                    "fault %d (%s) could not fire in %s: none of its injectors (%s) reported plan_loaded",
-                                    row->index, row->kind, list.data, names.data);
+                json_t *w = warning(
+                    "plan_not_loaded",
+                    "fault %d (%s) could not fire in %s: none of its injectors (%s) reported plan_loaded",
+                    row->index, row->kind, list.data, names.data);
                 json_object_set_new(w, "fault_index", json_integer(row->index));
                 json_object_set_new(w, "fault", json_string(row->kind));
                 json_object_set_new(w, "injectors", injectors_json(row->injectors));
@@ -485,9 +488,10 @@ json_t *score_run(const char *dir, int *exit_code, struct err *e)
                 json_array_append_new(warnings, w);
             }
             if (row->fired == 0) {
-                json_t *w = warning("fault_never_injected",
-                                    "fault %d (%s) never produced a fault_injected event: its probes measured an agent that never met it",
-                                    row->index, row->kind);
+                json_t *w = warning(
+                    "fault_never_injected",
+                    "fault %d (%s) never produced a fault_injected event: its probes measured an agent that never met it",
+                    row->index, row->kind);
                 json_object_set_new(w, "fault_index", json_integer(row->index));
                 json_object_set_new(w, "fault", json_string(row->kind));
                 json_array_append_new(warnings, w);
@@ -498,21 +502,23 @@ json_t *score_run(const char *dir, int *exit_code, struct err *e)
         for (size_t p = 0; p < r.nprobes; p++) {
             if (strcmp(r.probes[p].id, "cost_multiplier_below") == 0 &&
                 !(ctx.baseline_cost_known && ctx.baseline_cost_mean > 0)) {
-                json_array_append_new(
-                    warnings,
-                    warning("cost_multiplier_unevaluable",
-                            "cost_multiplier_below could not be evaluated: %s",
-                            ctx.baseline_cost_known ? "the mean baseline cost is 0"
-                                                    : "no baseline repetition has a known cost"));
+                json_array_append_new(warnings,
+                                      warning("cost_multiplier_unevaluable",
+                                              "cost_multiplier_below could not be evaluated: %s",
+                                              ctx.baseline_cost_known
+                                                  ? "the mean baseline cost is 0"
+                                                  : "no baseline repetition has a known cost"));
                 break;
             }
         }
         for (size_t p = 0; p < r.nprobes; p++)
             if (!rules_probe_known(r.probes[p].id))
                 json_array_append_new(
-                    warnings, warning("unknown_probe",
-                                      "the experiment names probe '%s', which this scorer does not know: it is not evaluated",
-                                      r.probes[p].id));
+                    warnings,
+                    warning(
+                        "unknown_probe",
+                        "the experiment names probe '%s', which this scorer does not know: it is not evaluated",
+                        r.probes[p].id));
         if (malformed_total > 0) {
             json_t *per = json_object();
             for (size_t i = 0; i < r.nreps; i++)
@@ -528,10 +534,10 @@ json_t *score_run(const char *dir, int *exit_code, struct err *e)
             const struct repsum *s = &sums[i];
             if (evaluated[i] && s->ledger_effects >= 0 && s->effect_events > 0 &&
                 s->ledger_effects != s->effects)
-                json_array_append_new(
-                    warnings, warning("ledger_mismatch",
-                                      "%s: ledger.json holds %ld effect(s), the events %ld",
-                                      r.reps[i].dir, s->ledger_effects, s->effects));
+                json_array_append_new(warnings,
+                                      warning("ledger_mismatch",
+                                              "%s: ledger.json holds %ld effect(s), the events %ld",
+                                              r.reps[i].dir, s->ledger_effects, s->effects));
         }
         if (r.status == RUNDIR_RUN_COMPLETE && r.repeat > 0) {
             struct buf list = BUF_INIT;
@@ -543,9 +549,9 @@ json_t *score_run(const char *dir, int *exit_code, struct err *e)
                     buf_addf(&list, "%srep-%03d", list.len ? ", " : "", k);
             }
             if (list.len)
-                json_array_append_new(
-                    warnings, warning("repetition_missing",
-                                      "planned repetitions with no folder: %s", list.data));
+                json_array_append_new(warnings,
+                                      warning("repetition_missing",
+                                              "planned repetitions with no folder: %s", list.data));
             buf_release(&list);
         }
         free(mark);
@@ -567,17 +573,18 @@ json_t *score_run(const char *dir, int *exit_code, struct err *e)
 
     out = json_object();
     json_object_set_new(out, "format", json_integer(1));
-    json_object_set_new(out, "experiment",
-                        json_pack("{s:s,s:s,s:i}", "name", r.name, "hash", r.hash, "repeat",
-                                  r.repeat));
+    json_object_set_new(
+        out, "experiment",
+        json_pack("{s:s,s:s,s:i}", "name", r.name, "hash", r.hash, "repeat", r.repeat));
     json_object_set_new(out, "status",
                         json_string(r.status == RUNDIR_RUN_COMPLETE  ? "complete"
                                     : r.status == RUNDIR_RUN_ABORTED ? "aborted"
                                                                      : "error"));
     if (r.error[0])
         json_object_set_new(out, "error", json_string(r.error));
-    json_object_set_new(out, "verdict", json_pack("{s:s,s:i,s:s}", "verdict", vname, "exit_code",
-                                                  (int)verdict, "reason", verdict_why));
+    json_object_set_new(out, "verdict",
+                        json_pack("{s:s,s:i,s:s}", "verdict", vname, "exit_code", (int)verdict,
+                                  "reason", verdict_why));
     json_object_set_new(out, "resilience_score", jscore);
     json_object_set_new(out, "probes", jprobes);
     json_object_set_new(out, "invariants", jinv);
@@ -667,8 +674,7 @@ void score_render_text(const json_t *res, struct buf *out)
         json_array_foreach(json_object_get(x, "invariants"), k, p)
         {
             if (strcmp(sget(p, "result"), "fail") == 0)
-                buf_addf(out, "      invariant %s: fail: %s\n", sget(p, "id"),
-                         sget(p, "reason"));
+                buf_addf(out, "      invariant %s: fail: %s\n", sget(p, "id"), sget(p, "reason"));
         }
     }
     x = json_object_get(res, "warnings");

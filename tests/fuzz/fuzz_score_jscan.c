@@ -1,8 +1,8 @@
 /*
  * fuzz_score_jscan: differential target. jscan_object must accept exactly the inputs that the
- * events reader accepts (no raw NUL, then json_loadb(.., JSON_ALLOW_NUL) gives an object) (the events reader's rule for a
- * well-formed line), and on those, every top-level member jansson sees must come out of
- * jscan_get with the same type and value. Any disagreement aborts.
+ * events reader accepts (no raw NUL, then json_loadb(.., JSON_ALLOW_NUL) gives an object) (the
+ * events reader's rule for a well-formed line), and on those, every top-level member jansson sees
+ * must come out of jscan_get with the same type and value. Any disagreement aborts.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -103,8 +103,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static struct jscan_obj o;
     json_error_t jerr;
     /* the events reader's rule: a raw NUL rejects the line, else jansson decides */
-    json_t *j = memchr(data, 0, size) ? NULL
-                                      : json_loadb((const char *)data, size, JSON_ALLOW_NUL, &jerr);
+    json_t *j =
+        memchr(data, 0, size) ? NULL : json_loadb((const char *)data, size, JSON_ALLOW_NUL, &jerr);
     int want = j != NULL && json_is_object(j);
     int got = jscan_object(&o, (const char *)data, size) == 0;
 
