@@ -847,11 +847,15 @@ int jscan_get(const struct jscan_obj *o, const char *key, struct jscan_val *out)
             }
         return found;
     }
-    for (size_t i = o->count; i-- > 0;)
-        if (jscan_str_eq(&o->m[i].key, key)) {
+    size_t klen = strlen(key);
+    for (size_t i = o->count; i-- > 0;) {
+        const struct jscan_val *k = &o->m[i].key;
+        /* most keys have no escapes: compare the bytes; decode only the others */
+        if (k->escaped ? jscan_str_eq(k, key) : k->n == klen && memcmp(k->p, key, klen) == 0) {
             *out = o->m[i].val;
             return 1;
         }
+    }
     return 0;
 }
 

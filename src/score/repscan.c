@@ -168,13 +168,22 @@ struct repscan {
 
 /* ---- small helpers ---- */
 
+/* Copies s (at most n bytes of it) into out (cap bytes), cut to fit, NUL-terminated. */
+static void copy(char *out, size_t cap, const char *s, size_t n)
+{
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(out, s, n);
+    out[n] = '\0';
+}
+
 static void evid_here(struct repscan *s, struct evid *ev)
 {
     memset(ev, 0, sizeof(*ev));
     ev->kind = EVID_EVENT;
     ev->line = s->lineno;
     ev->seq = s->seq;
-    snprintf(ev->ekind, sizeof(ev->ekind), "%s", s->kind);
+    copy(ev->ekind, sizeof(ev->ekind), s->kind, strlen(s->kind));
 }
 
 static void first(struct evid *slot, const struct evid *ev)
@@ -238,14 +247,17 @@ static unsigned src_bits(const char *src)
 static void split_tool(const char *tool, const char *server, struct target *t)
 {
     t->any_tool = 0;
-    snprintf(t->bare, sizeof(t->bare), "%s", tool);
-    snprintf(t->server, sizeof(t->server), "%s", server ? server : "");
+    copy(t->bare, sizeof(t->bare), tool, strlen(tool));
+    if (server)
+        copy(t->server, sizeof(t->server), server, strlen(server));
+    else
+        t->server[0] = '\0';
     if (strncmp(tool, "mcp__", 5) == 0) {
         const char *sep = strstr(tool + 5, "__");
         if (sep != NULL) {
-            snprintf(t->bare, sizeof(t->bare), "%s", sep + 2);
+            copy(t->bare, sizeof(t->bare), sep + 2, strlen(sep + 2));
             if (t->server[0] == '\0')
-                snprintf(t->server, sizeof(t->server), "%.*s", (int)(sep - tool - 5), tool + 5);
+                copy(t->server, sizeof(t->server), tool + 5, (size_t)(sep - tool - 5));
         }
     }
 }
