@@ -379,6 +379,30 @@ static json_t *biggest_string(json_t *v, int top, int depth)
     return best;
 }
 
+/* Bytes a string byte takes in jansson's compact dump (no JSON_ENSURE_ASCII). */
+static size_t escaped_size(unsigned char c)
+{
+    if (c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t')
+        return 2;
+    return c < 0x20 ? 6 : 1;
+}
+
+/* How many leading bytes of s[0..n) to keep so that its dump shrinks by at least need bytes. */
+static size_t cut_keep(const char *s, size_t n, size_t need)
+{
+    size_t total = 0, acc = 0, keep = 0;
+
+    for (size_t i = 0; i < n; i++)
+        total += escaped_size((unsigned char)s[i]);
+    if (total <= need)
+        return 0;
+    while (keep < n && acc + escaped_size((unsigned char)s[keep]) <= total - need)
+        acc += escaped_size((unsigned char)s[keep++]);
+    while (keep > 0 && keep < n && ((unsigned char)s[keep] & 0xC0) == 0x80)
+        keep--; /* never split a UTF-8 sequence */
+    return keep;
+}
+
 /* Makes b hold a line of at most EVENTS_LINE_MAX - 1 bytes for out (b holds its too-long
  * dump): cuts the biggest strings of a copy, else falls back to a small object. */
 static void cut_line(json_t *out, struct buf *b)
@@ -396,10 +420,8 @@ static void cut_line(json_t *out, struct buf *b)
         if (s == NULL || json_string_length(s) <= CUT_MIN)
             break;
         len = json_string_length(s);
-        need = b->len + 1 - EVENTS_LINE_MAX + 40;
-        keep = len > need ? len - need : 0;
-        while (keep > 0 && ((unsigned char)json_string_value(s)[keep] & 0xC0) == 0x80)
-            keep--;
+        need = b->len + 1 - EVENTS_LINE_MAX + 40; /* 40: room for the marker */
+        keep = cut_keep(json_string_value(s), len, need);
         snprintf(marker, sizeof(marker), "...[cut %zu bytes]", len - keep);
         buf_add(&nb, json_string_value(s), keep);
         buf_adds(&nb, marker);
