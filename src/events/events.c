@@ -679,7 +679,9 @@ int events_next(struct events_reader *r, json_t **ev)
         json_t *j;
         if (blank(line, len))
             continue;
-        j = json_loadb(line, len, JSON_ALLOW_NUL, NULL);
+        /* A raw NUL byte is never valid JSON, but jansson skips one that follows a number or
+         * a literal (its stream treats a pushed-back NUL as "buffer empty"). */
+        j = memchr(line, '\0', len) ? NULL : json_loadb(line, len, JSON_ALLOW_NUL, NULL);
         if (j == NULL || !json_is_object(j) || !json_is_string(json_object_get(j, "kind"))) {
             json_decref(j);
             r->malformed++;

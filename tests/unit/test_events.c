@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "events/events.h"
+#include "events/view.h"
 #include "util/buf.h"
 #include "util/fs.h"
 
@@ -689,6 +690,216 @@ static void test_reader_many_lines(void **state)
     unlink(t.path);
 }
 
+/* ---- view -------------------------------------------------------------------------------- */
+
+/* The view accepts a line exactly when jansson does (as an event), on hand-picked cases; the
+ * fuzz target checks the same on generated ones. */
+static void test_view_accepts_as_jansson(void **state)
+{
+    static const char *const lines[] = {
+        "{\"kind\":\"a\"}",
+        " {\"kind\" : \"a\" , \"x\" : [ 1 , 2 ] } ",
+        "{\"kind\":\"a\",\"x\":{}}",
+        "{\"kind\":\"a\",\"x\":[]}",
+        "{\"kind\":\"\\u00e9\\ud83d\\ude00\\n\\/\"}",
+        "{\"kind\":\"a\",\"n\":\"\\u0000\"}",
+        "{\"kind\":\"a\",\"k\\u0000\":1}",
+        "{\"kind\":\"a\",\"s\":\"\\ud800\"}",
+        "{\"kind\":\"a\",\"s\":\"\\ud800\\u0041\"}",
+        "{\"kind\":\"a\",\"s\":\"\\udc00\"}",
+        "{\"kind\":\"a\",\"s\":\"\\x\"}",
+        "{\"kind\":\"a\",\"s\":\"\\u12\"}",
+        "{\"kind\":\"a\",\"s\":\"tab\there\"}",
+        "{\"kind\":\"a\",\"s\":\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"}",
+        "{\"kind\":\"a\",\"s\":\"\xc0\xaf\"}",
+        "{\"kind\":\"a\",\"s\":\"\xed\xa0\x80\"}",
+        "{\"kind\":\"a\",\"s\":\"\xf4\x90\x80\x80\"}",
+        "{\"kind\":\"a\",\"s\":\"\xe2\x82\"}",
+        "{\"kind\":\"a\",\"n\":-0}",
+        "{\"kind\":\"a\",\"n\":01}",
+        "{\"kind\":\"a\",\"n\":1.}",
+        "{\"kind\":\"a\",\"n\":.5}",
+        "{\"kind\":\"a\",\"n\":+1}",
+        "{\"kind\":\"a\",\"n\":1e}",
+        "{\"kind\":\"a\",\"n\":1E+2}",
+        "{\"kind\":\"a\",\"n\":9223372036854775807}",
+        "{\"kind\":\"a\",\"n\":9223372036854775808}",
+        "{\"kind\":\"a\",\"n\":-9223372036854775808}",
+        "{\"kind\":\"a\",\"n\":-9223372036854775809}",
+        "{\"kind\":\"a\",\"n\":1e308}",
+        "{\"kind\":\"a\",\"n\":1e309}",
+        "{\"kind\":\"a\",\"n\":1e-400}",
+        "{\"kind\":\"a\",\"t\":true,\"f\":false,\"z\":null}",
+        "{\"kind\":\"a\",\"t\":tru}",
+        "{\"kind\":\"a\",\"t\":truex}",
+        "{\"kind\":\"a\",}",
+        "{\"kind\":\"a\",\"x\":[1,]}",
+        "{\"kind\":\"a\"} x",
+        "{\"kind\":\"a\"}}",
+        "{\"kind\" \"a\"}",
+        "{kind:\"a\"}",
+        "{\"kind\":\"a\",\"kind\":3}",
+        "{\"kind\":3,\"kind\":\"a\"}",
+        "{\"kind\":7}",
+        "{\"other\":1}",
+        "[{\"kind\":\"a\"}]",
+        "\"kind\"",
+        "{}",
+        "{",
+        "",
+    };
+    struct events_view v;
+
+    for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+        size_t n = strlen(lines[i]);
+        json_t *j = json_loadb(lines[i], n, JSON_ALLOW_NUL, NULL);
+        int jok = j && json_is_object(j) && json_is_string(json_object_get(j, "kind"));
+        int vok = events_view_parse(&v, lines[i], n) == 0;
+        if (jok != vok)
+            fail_msg("line %zu '%s': jansson %d, view %d", i, lines[i], jok, vok);
+        json_decref(j);
+    }
+}
+
+static void test_view_depth(void **state)
+{
+    struct buf b = BUF_INIT;
+    struct events_view v;
+
+    for (int depth = 2047; depth <= 2048; depth++) {
+        buf_reset(&b);
+        buf_adds(&b, "{\"kind\":\"d\",\"a\":");
+        for (int i = 0; i < depth; i++)
+            buf_addc(&b, '[');
+        for (int i = 0; i < depth; i++)
+            buf_addc(&b, ']');
+        buf_addc(&b, '}');
+        /* The object is level 1: 2047 arrays inside it reach jansson's limit of 2048. */
+        assert_int_equal(events_view_parse(&v, b.data, b.len), depth == 2047 ? 0 : ERR_PARSE);
+    }
+    buf_release(&b);
+}
+
+static void test_view_accessors(void **state)
+{
+    static const char line[] =
+        "{\"t\":1732900000123,\"kind\":\"model_\\u0072esponse\",\"cost_usd\":0.25,"
+        "\"usage\":{\"input_tokens\":10},\"ok\":true,\"no\":false,\"nil\":null,"
+        "\"s\":\"caf\\u00e9 \\\"q\\\"\",\"k\\u0065y\":\"esc key\",\"big\":12345678901234,"
+        "\"neg\":-5,\"e\":2e3,\"dup\":1,\"dup\":2}";
+    struct events_view v;
+    char out[64], tiny[4];
+    size_t len;
+    long long ll;
+    double d;
+    int b;
+    json_t *j;
+    const char *raw;
+
+    assert_int_equal(events_view_parse(&v, line, sizeof(line) - 1), 0);
+    assert_int_equal(v.kind_len, 14);
+    assert_memory_equal(v.kind, "model_response", 14);
+    assert_true(events_view_is(&v, "kind", "model_response"));
+    assert_false(events_view_is(&v, "kind", "model_respons"));
+    assert_false(events_view_is(&v, "cost_usd", "0.25"));
+    assert_int_equal(events_view_number(&v, "cost_usd", &d), 0);
+    assert_true(d == 0.25);
+    assert_int_equal(events_view_int(&v, "cost_usd", &ll), ERR_NOTFOUND);
+    assert_int_equal(events_view_int(&v, "t", &ll), 0);
+    assert_true(ll == 1732900000123LL);
+    assert_int_equal(events_view_int(&v, "big", &ll), 0);
+    assert_true(ll == 12345678901234LL);
+    assert_int_equal(events_view_int(&v, "neg", &ll), 0);
+    assert_true(ll == -5);
+    assert_int_equal(events_view_int(&v, "e", &ll), ERR_NOTFOUND);
+    assert_int_equal(events_view_number(&v, "e", &d), 0);
+    assert_true(d == 2000);
+    assert_int_equal(events_view_int(&v, "dup", &ll), 0);
+    assert_true(ll == 2); /* the last one wins, as in jansson */
+    assert_int_equal(events_view_bool(&v, "ok", &b), 0);
+    assert_true(b == 1);
+    assert_int_equal(events_view_bool(&v, "no", &b), 0);
+    assert_true(b == 0);
+    assert_int_equal(events_view_bool(&v, "nil", &b), ERR_NOTFOUND);
+    assert_int_equal(events_view_number(&v, "s", &d), ERR_NOTFOUND);
+    assert_int_equal(events_view_string(&v, "s", out, sizeof(out), &len), 0);
+    assert_string_equal(out, "caf\xc3\xa9 \"q\"");
+    assert_int_equal(len, 9);
+    assert_int_equal(events_view_string(&v, "s", tiny, sizeof(tiny), &len), ERR_LIMIT);
+    assert_string_equal(tiny, "caf");
+    assert_int_equal(len, 9);
+    assert_int_equal(events_view_string(&v, "usage", out, sizeof(out), NULL), ERR_NOTFOUND);
+    assert_int_equal(events_view_string(&v, "absent", out, sizeof(out), NULL), ERR_NOTFOUND);
+    assert_true(events_view_is(&v, "key", "esc key")); /* an escaped key matches */
+    raw = events_view_raw(&v, "usage", &len);
+    assert_non_null(raw);
+    assert_int_equal(len, 19);
+    assert_memory_equal(raw, "{\"input_tokens\":10}", 19);
+    assert_null(events_view_raw(&v, "absent", &len));
+    j = events_view_get(&v, "usage");
+    assert_int_equal(json_integer_value(json_object_get(j, "input_tokens")), 10);
+    json_decref(j);
+    assert_null(events_view_get(&v, "absent"));
+    j = events_view_json(&v);
+    assert_string_equal(json_string_value(json_object_get(j, "kind")), "model_response");
+    json_decref(j);
+}
+
+static void test_view_many_fields(void **state)
+{
+    struct buf b = BUF_INIT;
+    struct events_view v;
+    long long ll;
+
+    buf_adds(&b, "{");
+    for (int i = 0; i < 100; i++)
+        buf_addf(&b, "\"f%d\":%d,", i, i);
+    buf_adds(&b, "\"f3\":333,\"kind\":\"wide\"}");
+    assert_int_equal(events_view_parse(&v, b.data, b.len), 0);
+    assert_true(v.overflow);
+    assert_int_equal(v.nfields, EVENTS_VIEW_FIELDS);
+    assert_true(events_view_is(&v, "kind", "wide")); /* beyond the index */
+    assert_int_equal(events_view_int(&v, "f99", &ll), 0);
+    assert_true(ll == 99);
+    assert_int_equal(events_view_int(&v, "f3", &ll), 0);
+    assert_true(ll == 333); /* the later duplicate, beyond the index, wins */
+    assert_int_equal(events_view_int(&v, "f100", &ll), ERR_NOTFOUND);
+    buf_release(&b);
+}
+
+/* events_next_view sees the same events and malformed lines as events_next. */
+static void test_view_reader(void **state)
+{
+    struct tmpfile t;
+    struct err e = {0};
+    struct events_reader *r1, *r2;
+    struct events_view v;
+    json_t *ev;
+    static const char text[] = "{\"kind\":\"a\"}\nbad\n\n{\"kind\":\"b\",\"x\":1\x00}\n"
+                               "{\"kind\":\"c\",\"x\":[1,2]}\r\n{\"kind\":5}\n{\"kind\":\"d\"}";
+    int n1 = 0, n2 = 0;
+
+    tmp_init(&t);
+    tmp_write(&t, text, sizeof(text) - 1);
+    r1 = events_reader_open(t.path, &e);
+    r2 = events_reader_open(t.path, &e);
+    while (events_next(r1, &ev) == 1) {
+        n1++;
+        json_decref(ev);
+    }
+    while (events_next_view(r2, &v) == 1) {
+        assert_memory_equal(v.kind, n2 == 0 ? "a" : n2 == 1 ? "c" : "d", 1);
+        n2++;
+    }
+    assert_int_equal(n1, 3);
+    assert_int_equal(n2, 3);
+    assert_int_equal(events_reader_malformed(r1), 3);
+    assert_int_equal(events_reader_malformed(r2), 3);
+    events_reader_free(r1);
+    events_reader_free(r2);
+    unlink(t.path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -708,6 +919,11 @@ int main(void)
         cmocka_unit_test(test_reader_overlong),
         cmocka_unit_test(test_reader_follow),
         cmocka_unit_test(test_reader_many_lines),
+        cmocka_unit_test(test_view_accepts_as_jansson),
+        cmocka_unit_test(test_view_depth),
+        cmocka_unit_test(test_view_accessors),
+        cmocka_unit_test(test_view_many_fields),
+        cmocka_unit_test(test_view_reader),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
