@@ -9,7 +9,8 @@
  * Precomputed per fault: each match pattern as (text, length, suffix?) with host patterns
  * lowercased; `when` as a list of path steps, the comparison value and a compiled regex; the
  * probability as a 53-bit threshold. plan_decide then works on the call's names in place (one
- * stack buffer for the canonical MCP name) and allocates nothing.
+ * stack buffer for the canonical MCP name) and allocates nothing itself (regexec, for a
+ * `matches` condition, may allocate inside glibc).
  *
  * MCP names: a call {tool: "read", server: "fs"} and a call {tool: "mcp__fs__read"} are the same
  * tool; view_init computes the bare name ("read"), the canonical name ("mcp__fs__read") and the
