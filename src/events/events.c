@@ -78,10 +78,9 @@ static int ci_ends(const char *s, size_t n, const char *suffix)
 static int secret_name(const char *name, size_t n)
 {
     static const char *const parts[] = {
-        "api-key",    "api_key",     "apikey",      "authorization", "secret",
-        "password",   "passwd",      "passphrase",  "cookie",        "private-key",
-        "private_key", "privatekey", "access-key",  "access_key",    "accesskey",
-        "credential", NULL};
+        "api-key",    "api_key",    "apikey",    "authorization", "secret",      "password",
+        "passwd",     "passphrase", "cookie",    "private-key",   "private_key", "privatekey",
+        "access-key", "access_key", "accesskey", "credential",    NULL};
 
     if (n < 3)
         return 0;
@@ -116,9 +115,8 @@ static int bearer_char(unsigned char c)
            c == '-';
 }
 
-static const char *const key_prefixes[] = {"sk-",  "ghp_", "gho_",        "ghu_",  "ghs_",
-                                           "ghr_", "AKIA", "github_pat_", "xoxb-", "xoxp-",
-                                           NULL};
+static const char *const key_prefixes[] = {"sk-",  "ghp_",        "gho_",  "ghu_",  "ghs_", "ghr_",
+                                           "AKIA", "github_pat_", "xoxb-", "xoxp-", NULL};
 #define KEY_RUN_MIN 20
 #define BEARER_EMBEDDED_MIN 16
 
@@ -283,8 +281,7 @@ int events_redact(json_t *ev)
 
 /* ---- writer ------------------------------------------------------------------------------ */
 
-struct events_writer *events_open(const char *path, const char *run, const char *src,
-                                  struct err *e)
+struct events_writer *events_open(const char *path, const char *run, const char *src, struct err *e)
 {
     struct events_writer *w;
     int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
@@ -480,7 +477,8 @@ int events_append(struct events_writer *w, json_t *ev)
 
     out = json_object();
     v = json_object_get(ev, "t");
-    json_object_set_new(out, "t", json_is_integer(v) ? json_incref(v) : json_integer(time_now_ms()));
+    json_object_set_new(out, "t",
+                        json_is_integer(v) ? json_incref(v) : json_integer(time_now_ms()));
     v = json_object_get(ev, "seq");
     if (json_is_integer(v) && json_integer_value(v) >= 0) {
         json_object_set(out, "seq", v);

@@ -29,7 +29,10 @@
 
 /* Byte classes inside a string: 0 plain, 1 quote, 2 backslash, 3 control, 4 non-ASCII. */
 static const unsigned char str_class[256] = {
-    [0 ... 0x1f] = 3, ['"'] = 1, ['\\'] = 2, [0x80 ... 0xff] = 4,
+    [0 ... 0x1f] = 3,
+    ['"'] = 1,
+    ['\\'] = 2,
+    [0x80 ... 0xff] = 4,
 };
 
 struct find {
@@ -600,8 +603,8 @@ static const char *number_text(const struct events_view *v, const char *key, str
 
     if (raw == NULL || !(raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9')))
         return NULL;
-    *is_int = memchr(raw, '.', n) == NULL && memchr(raw, 'e', n) == NULL &&
-              memchr(raw, 'E', n) == NULL;
+    *is_int =
+        memchr(raw, '.', n) == NULL && memchr(raw, 'e', n) == NULL && memchr(raw, 'E', n) == NULL;
     buf_add(b, raw, n);
     return b->data;
 }

@@ -29,7 +29,7 @@
 struct events_view_field {
     const char *key, *val; /* key: the raw string body (between the quotes); val: the raw value */
     uint32_t key_len, val_len;
-    int key_escaped;       /* key has backslash escapes */
+    int key_escaped; /* key has backslash escapes */
 };
 
 struct events_view {
@@ -37,8 +37,8 @@ struct events_view {
     size_t len;
     const char *kind; /* the unescaped kind (NUL-terminated when it had escapes, else a slice) */
     size_t kind_len;
-    size_t nfields;   /* indexed top-level fields (the first EVENTS_VIEW_FIELDS) */
-    int overflow;     /* more fields than indexed: lookups also walk the line */
+    size_t nfields; /* indexed top-level fields (the first EVENTS_VIEW_FIELDS) */
+    int overflow;   /* more fields than indexed: lookups also walk the line */
     struct events_view_field f[EVENTS_VIEW_FIELDS];
     char kind_buf[EVENTS_VIEW_KIND_MAX + 1];
 };

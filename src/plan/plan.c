@@ -212,8 +212,7 @@ static void when_free(struct plan_when *w)
 }
 
 /* Parses "$.a.b[0]['c d']" into steps. */
-static int when_parse_path(struct plan_when *w, const char *path, const char *where,
-                           struct err *e)
+static int when_parse_path(struct plan_when *w, const char *path, const char *where, struct err *e)
 {
     size_t n = strlen(path), k = 0;
     const char *p = path + 1;
@@ -793,8 +792,8 @@ static int get_int(json_t *o, const char *key, long long min, long long max, lon
     return 0;
 }
 
-static int get_number(json_t *o, const char *key, double min, double max, double def,
-                      double *out, const char *where, struct err *e)
+static int get_number(json_t *o, const char *key, double min, double max, double def, double *out,
+                      const char *where, struct err *e)
 {
     json_t *v = json_object_get(o, key);
 
@@ -849,9 +848,9 @@ static int valid_canary(const char *s)
 
 static int fault_from_json(struct plan_fault *f, json_t *j, size_t index, struct err *e)
 {
-    static const char *const keys[] = {"index", "kind", "family", "safety", "injectors",
-                                       "match", "when", "after_calls", "times",
-                                       "probability", "options", NULL};
+    static const char *const keys[] = {"index",     "kind",        "family",  "safety",
+                                       "injectors", "match",       "when",    "after_calls",
+                                       "times",     "probability", "options", NULL};
     static const char *const match_keys[] = {"tool", "server", "host", "model", NULL};
     char where[48], mwhere[64];
     const char *kind, *family, *safety, *s;
@@ -884,13 +883,11 @@ static int fault_from_json(struct plan_fault *f, json_t *j, size_t index, struct
     if (safety == NULL || strcmp(safety, "mutating") == 0)
         f->mutating = 1;
     else if (strcmp(safety, "fail-safe") != 0)
-        return err_set(e, ERR_INVALID, "%s.safety: expected \"fail-safe\" or \"mutating\"",
-                       where);
+        return err_set(e, ERR_INVALID, "%s.safety: expected \"fail-safe\" or \"mutating\"", where);
 
     inj = json_object_get(j, "injectors");
     if (!json_is_array(inj) || json_array_size(inj) == 0)
-        return err_set(e, ERR_INVALID, "%s.injectors: expected a non-empty array of names",
-                       where);
+        return err_set(e, ERR_INVALID, "%s.injectors: expected a non-empty array of names", where);
     json_array_foreach(inj, i, v)
     {
         unsigned bit = plan_injector_parse(json_string_value(v));
@@ -914,15 +911,13 @@ static int fault_from_json(struct plan_fault *f, json_t *j, size_t index, struct
         if (get_string(match, "tool", &s, mwhere, e) < 0 || pattern_init(&f->tool, s, 0, pw, e))
             return ERR_INVALID;
         snprintf(pw, sizeof(pw), "%s.server", mwhere);
-        if (get_string(match, "server", &s, mwhere, e) < 0 ||
-            pattern_init(&f->server, s, 0, pw, e))
+        if (get_string(match, "server", &s, mwhere, e) < 0 || pattern_init(&f->server, s, 0, pw, e))
             return ERR_INVALID;
         snprintf(pw, sizeof(pw), "%s.host", mwhere);
         if (get_string(match, "host", &s, mwhere, e) < 0 || pattern_init(&f->host, s, 1, pw, e))
             return ERR_INVALID;
         snprintf(pw, sizeof(pw), "%s.model", mwhere);
-        if (get_string(match, "model", &s, mwhere, e) < 0 ||
-            pattern_init(&f->model, s, 0, pw, e))
+        if (get_string(match, "model", &s, mwhere, e) < 0 || pattern_init(&f->model, s, 0, pw, e))
             return ERR_INVALID;
     }
 
@@ -949,9 +944,9 @@ static int fault_from_json(struct plan_fault *f, json_t *j, size_t index, struct
 
 struct plan *plan_from_json(json_t *j, struct err *e)
 {
-    static const char *const keys[] = {"version", "run", "rep", "faulted", "canary",
-                                       "seed", "experiment", "faults", "abort",
-                                       "policy_snapshot", NULL};
+    static const char *const keys[] = {
+        "version",    "run",    "rep",   "faulted",         "canary", "seed",
+        "experiment", "faults", "abort", "policy_snapshot", NULL};
     static const char *const abort_keys[] = {"destructive_attempt", "cost_usd_above",
                                              "wall_clock_s_above", NULL};
     struct plan *p = xcalloc(1, sizeof(*p));
@@ -1057,10 +1052,8 @@ struct plan *plan_from_json(json_t *j, struct err *e)
             goto fail;
         }
         p->abort_destructive = json_is_true(v);
-        if (get_number(ab, "cost_usd_above", 0, 1e9, 0, &p->cost_ceiling, "plan.abort", e) <
-                0 ||
-            get_number(ab, "wall_clock_s_above", 0, 1e9, 0, &p->wall_clock, "plan.abort", e) <
-                0)
+        if (get_number(ab, "cost_usd_above", 0, 1e9, 0, &p->cost_ceiling, "plan.abort", e) < 0 ||
+            get_number(ab, "wall_clock_s_above", 0, 1e9, 0, &p->wall_clock, "plan.abort", e) < 0)
             goto fail;
     }
     if (get_string(j, "policy_snapshot", &s, "plan", e) < 0)

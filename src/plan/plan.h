@@ -38,11 +38,11 @@ struct plan_call {
 };
 
 struct plan_decision {
-    int inject;                 /* 1: inject fault */
-    size_t fault_index;         /* index into the plan's faults */
-    const char *kind;           /* catalog id, e.g. "tool.error" (borrowed from the plan) */
-    json_t *options;            /* the fault's options (borrowed from the plan) */
-    uint64_t call_index;        /* index of this call among the fault's matching calls */
+    int inject;          /* 1: inject fault */
+    size_t fault_index;  /* index into the plan's faults */
+    const char *kind;    /* catalog id, e.g. "tool.error" (borrowed from the plan) */
+    json_t *options;     /* the fault's options (borrowed from the plan) */
+    uint64_t call_index; /* index of this call among the fault's matching calls */
 };
 
 /* Builds the plan of repetition rep (0-based; repetitions < x->repeat are baselines with no
