@@ -97,38 +97,20 @@ struct plan {
     char *policy;
 };
 
-/* Injector names: the catalog's (catalog_injector_name) and the control API's. */
-static const struct {
-    unsigned bit;
-    const char *name;
-} injector_names[] = {
-    {CATALOG_INJ_CONTROLLER_MODEL, "controller-model"},
-    {CATALOG_INJ_CONTROLLER_EGRESS, "controller-egress"},
-    {CATALOG_INJ_MCP, "mcp"},
-    {CATALOG_INJ_GATE, "gate"},
-    {CATALOG_INJ_WORLD, "world"},
-};
-#define NINJECTORS (sizeof(injector_names) / sizeof(injector_names[0]))
 #define INJECTORS_ALL                                                                              \
     (CATALOG_INJ_CONTROLLER_MODEL | CATALOG_INJ_CONTROLLER_EGRESS | CATALOG_INJ_MCP |              \
      CATALOG_INJ_GATE | CATALOG_INJ_WORLD)
 
+/* The names are the catalog's (the one table); these wrappers keep plan.h self-sufficient for
+ * components that only hold a plan. */
 unsigned plan_injector_parse(const char *name)
 {
-    if (name == NULL)
-        return 0;
-    for (size_t i = 0; i < NINJECTORS; i++)
-        if (strcmp(injector_names[i].name, name) == 0)
-            return injector_names[i].bit;
-    return 0;
+    return catalog_injector_from_name(name);
 }
 
 const char *plan_injector_name(unsigned bit)
 {
-    for (size_t i = 0; i < NINJECTORS; i++)
-        if (injector_names[i].bit == bit)
-            return injector_names[i].name;
-    return NULL;
+    return catalog_injector_name(bit);
 }
 
 /* ---- patterns ---------------------------------------------------------------------------- */
@@ -1098,9 +1080,9 @@ static json_t *injectors_json(unsigned bits)
 {
     json_t *a = json_array();
 
-    for (size_t i = 0; i < NINJECTORS; i++)
-        if (bits & injector_names[i].bit)
-            json_array_append_new(a, json_string(injector_names[i].name));
+    for (unsigned bit = 1; bit <= CATALOG_INJ_WORLD; bit <<= 1)
+        if (bits & bit)
+            json_array_append_new(a, json_string(catalog_injector_name(bit)));
     return a;
 }
 
@@ -1193,8 +1175,7 @@ static json_t *fault_json_from_experiment(const struct experiment_fault *xf, siz
     json_object_set_new(o, "index", json_integer((json_int_t)index));
     json_object_set_new(o, "kind", json_string(def->id));
     json_object_set_new(o, "family", json_string(def->family));
-    json_object_set_new(o, "safety",
-                        json_string(def->safety == CATALOG_MUTATING ? "mutating" : "fail-safe"));
+    json_object_set_new(o, "safety", json_string(catalog_safety_name(def->safety)));
     json_object_set_new(o, "injectors", injectors_json(def->injectors));
     if (xf->match.tool)
         json_object_set_new(m, "tool", json_string(xf->match.tool));

@@ -231,16 +231,20 @@ static void test_select_rate(void **state)
 
 /* ---- build from an experiment ------------------------------------------------------------ */
 
-static const struct catalog_fault row_tool_error = {
-    "tool.error", "tool", CATALOG_INJ_MCP | CATALOG_INJ_GATE, CATALOG_FAIL_SAFE, NULL,
-    "the tool call fails", "000: tool.error", 0};
-static const struct catalog_fault row_dns = {"egress.dns_fail", "egress",
-                                             CATALOG_INJ_CONTROLLER_EGRESS, CATALOG_FAIL_SAFE,
-                                             NULL, "the host stops resolving",
-                                             "000: egress.dns_fail", 1};
-static const struct catalog_fault row_inject = {"inject.tool_result", "inject", CATALOG_INJ_MCP,
-                                                CATALOG_MUTATING, NULL, "payload",
-                                                "000: inject.tool_result", 0};
+static const struct catalog_fault row_tool_error = {.id = "tool.error",
+                                                    .family = "tool",
+                                                    .injectors = CATALOG_INJ_MCP |
+                                                                 CATALOG_INJ_GATE,
+                                                    .safety = CATALOG_FAIL_SAFE};
+static const struct catalog_fault row_dns = {.id = "egress.dns_fail",
+                                             .family = "egress",
+                                             .injectors = CATALOG_INJ_CONTROLLER_EGRESS,
+                                             .safety = CATALOG_FAIL_SAFE,
+                                             .requires_host = 1};
+static const struct catalog_fault row_inject = {.id = "inject.tool_result",
+                                                .family = "inject",
+                                                .injectors = CATALOG_INJ_MCP,
+                                                .safety = CATALOG_MUTATING};
 
 struct xfix {
     struct experiment x;
@@ -474,6 +478,54 @@ static void test_roundtrip_file(void **state)
     plan_free(q);
     xfix_release(&s);
     unlink(path);
+}
+
+/* From a real experiment file (the parser fills the catalog row and the option defaults). */
+static void test_build_from_yaml(void **state)
+{
+    static const char yaml[] = "name: from-yaml\n"
+                               "agent: \"true\"\n"
+                               "verify: \"true\"\n"
+                               "repeat: 1\n"
+                               "faults:\n"
+                               "  - id: tool.error\n"
+                               "    match: { tool: read_text_file, server: fs }\n"
+                               "    when: { path: $.path, matches: \"README\" }\n"
+                               "    times: 1\n"
+                               "probes:\n"
+                               "  - { id: task_success, weight: 1 }\n"
+                               "abort:\n"
+                               "  - cost_usd_above: 2\n";
+    struct experiment_diags d = {0};
+    struct err e = {0};
+    struct experiment *x = experiment_parse("t.yaml", yaml, sizeof(yaml) - 1, &d, &e);
+    struct plan *p;
+    json_t *args;
+    struct plan_call c;
+    struct plan_decision dec;
+
+    if (x == NULL)
+        fail_msg("experiment rejected: %s (%zu diagnostics)", e.msg, d.n);
+    p = plan_build(x, 1, 0, 0, NULL, NULL, &e);
+    assert_non_null(p);
+    assert_int_equal(plan_nfaults(p), 1);
+    assert_int_equal(plan_fault_injectors(p, 0), x->faults[0].def->injectors);
+    assert_true(json_equal(plan_fault_options(p, 0), x->faults[0].options));
+    assert_true(plan_cost_ceiling(p) == 2);
+    args = json_pack("{s:s}", "path", "/work/README.md");
+    c = (struct plan_call){CATALOG_INJ_MCP, "mcp__fs__read_text_file", NULL, NULL, NULL, args};
+    assert_int_equal(plan_decide(p, &c, &dec), 0);
+    assert_int_equal(dec.inject, 1);
+    assert_string_equal(dec.kind, "tool.error");
+    assert_int_equal(plan_decide(p, &c, &dec), 0);
+    assert_int_equal(dec.inject, 0); /* times: 1 */
+    json_decref(args);
+    plan_free(p);
+    p = plan_build(x, 0, 0, 0, NULL, NULL, &e);
+    assert_false(plan_faulted(p));
+    plan_free(p);
+    experiment_free(x);
+    experiment_diags_release(&d);
 }
 
 static void test_load_errors(void **state)
@@ -1041,6 +1093,7 @@ int main(void)
         cmocka_unit_test(test_build_derived_values),
         cmocka_unit_test(test_build_json_shape),
         cmocka_unit_test(test_roundtrip_file),
+        cmocka_unit_test(test_build_from_yaml),
         cmocka_unit_test(test_load_errors),
         cmocka_unit_test(test_validation),
         cmocka_unit_test(test_validation_limits),
