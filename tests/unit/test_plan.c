@@ -21,7 +21,7 @@
 static struct plan *plan_str(const char *text, struct err *e)
 {
     json_error_t je;
-    json_t *j = json_loads(text, 0, &je);
+    json_t *j = json_loads(text, JSON_ALLOW_NUL, &je);
     struct plan *p;
 
     if (j == NULL)
@@ -638,6 +638,75 @@ static void test_validation(void **state)
 #undef HEAD
 }
 
+static void test_validation_more(void **state)
+{
+#define HEAD "{\"version\":1,\"run\":\"r\",\"canary\":\"E-FAULTLINE-00000000\","
+#define F1 "\"faults\":[{\"kind\":\"t.e\",\"injectors\":[\"mcp\"],"
+    expect_invalid(HEAD F1 "\"when\":{\"path\":\"$x\",\"equals\":1}}]}", ERR_INVALID,
+                   "expected '.' or '['");
+    expect_invalid(HEAD F1 "\"when\":{\"path\":\"$[99999999999]\",\"equals\":1}}]}",
+                   ERR_INVALID, "bad index");
+    expect_invalid(HEAD F1 "\"when\":{\"path\":3,\"equals\":1}}]}", ERR_INVALID,
+                   "when.path: expected a string");
+    expect_invalid(HEAD F1 "\"when\":{\"path\":\"$.a\",\"matches\":[]}}]}", ERR_INVALID,
+                   "when.matches: expected a string");
+    expect_invalid(HEAD F1 "\"when\":{\"path\":\"$.a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q.r.s.t.u.v.w.x."
+                           "y.z.A.B.C.D.E.F.G\",\"equals\":1}}]}",
+                   ERR_LIMIT, "more than 32 steps");
+    expect_invalid(HEAD "\"faults\":[],\"experiment\":[]}", ERR_INVALID, "plan.experiment");
+    expect_invalid(HEAD "\"faults\":[],\"faulted\":\"yes\"}", ERR_INVALID, "plan.faulted");
+    expect_invalid(HEAD "\"faults\":[],\"abort\":true}", ERR_INVALID, "plan.abort");
+    expect_invalid(HEAD "\"faults\":[],\"abort\":{\"destructive_attempt\":1}}", ERR_INVALID,
+                   "plan.abort.destructive_attempt");
+    expect_invalid(HEAD "\"faults\":[],\"policy_snapshot\":1}", ERR_INVALID,
+                   "plan.policy_snapshot");
+    expect_invalid(HEAD "\"faults\":[],\"run\":\"a\\u0000b\"}", ERR_INVALID, "NUL");
+#undef F1
+#undef HEAD
+    {
+        struct buf b = BUF_INIT;
+        struct err e = {0};
+        buf_adds(&b, "{\"version\":1,\"run\":\"r\",\"canary\":\"E-FAULTLINE-00000000\","
+                     "\"faults\":[{\"kind\":\"t.e\",\"injectors\":[\"mcp\"],"
+                     "\"when\":{\"path\":\"$.a\",\"matches\":\"");
+        for (int i = 0; i < 5000; i++)
+            buf_addc(&b, 'x');
+        buf_adds(&b, "\"}}]}");
+        assert_null(plan_str(b.data, &e));
+        assert_int_equal(e.code, ERR_LIMIT);
+        buf_reset(&b);
+        buf_adds(&b, "{\"version\":1,\"run\":\"r\",\"canary\":\"E-FAULTLINE-00000000\","
+                     "\"faults\":[{\"kind\":\"t.e\",\"injectors\":[\"mcp\"],"
+                     "\"when\":{\"equals\":1,\"path\":\"$");
+        for (int i = 0; i < 1100; i++)
+            buf_addc(&b, i % 2 ? 'a' : '.');
+        buf_adds(&b, "\"}}]}");
+        err_clear(&e);
+        assert_null(plan_str(b.data, &e));
+        assert_int_equal(e.code, ERR_LIMIT);
+        buf_release(&b);
+    }
+}
+
+/* A file that is JSON but not a valid plan: the message names the file and the field. */
+static void test_load_invalid_plan(void **state)
+{
+    char path[] = "/tmp/faultline-test-plan-XXXXXX";
+    struct err e = {0};
+    int fd = mkstemp(path);
+    static const char text[] = "{\"version\": 1, \"run\": \"r\", \"seed\": 3,"
+                               " \"canary\": \"E-FAULTLINE-00000000\", \"faults\": 5}";
+
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, sizeof(text) - 1), (int)sizeof(text) - 1);
+    close(fd);
+    assert_null(plan_load(path, &e));
+    assert_int_equal(e.code, ERR_INVALID);
+    assert_memory_equal(e.msg, path, strlen(path));
+    assert_non_null(strstr(e.msg, "plan.faults"));
+    unlink(path);
+}
+
 static void test_validation_limits(void **state)
 {
     struct buf b = BUF_INIT;
@@ -1037,6 +1106,61 @@ static void test_decide_interleaving(void **state)
     plan_free(p2);
 }
 
+/* The remaining branches of `when` and of call names. */
+static void test_decide_edges(void **state)
+{
+    struct plan *p = plan_faults(
+        "[{\"kind\":\"a.arr\",\"injectors\":[\"mcp\"],"
+        "\"when\":{\"path\":\"$.a\",\"equals\":[1,2]}},"
+        "{\"kind\":\"a.obj\",\"injectors\":[\"mcp\"],"
+        "\"when\":{\"path\":\"$.o\",\"equals\":{\"x\":1,\"y\":2}}},"
+        "{\"kind\":\"a.list\",\"injectors\":[\"mcp\"],"
+        "\"when\":{\"path\":\"$.l\",\"contains\":\"rm\"}},"
+        "{\"kind\":\"a.srv\",\"injectors\":[\"gate\"],\"match\":{\"server\":\"*\"}},"
+        "{\"kind\":\"a.model\",\"injectors\":[\"controller-model\"],"
+        "\"match\":{\"model\":\"m\"},\"probability\":0.5}]");
+    static const struct {
+        const char *args;
+        int inject;
+    } cases[] = {
+        {"{\"a\":[1,2]}", 1},
+        {"{\"a\":[1,2,3]}", 0},
+        {"{\"a\":[1,3]}", 0},
+        {"{\"a\":{\"0\":1}}", 0},
+        {"{\"o\":{\"x\":1,\"z\":2}}", 0},
+        {"{\"o\":{\"x\":1,\"y\":2}}", 1},
+        {"{\"l\":[\"ls\",3,null]}", 0},
+        {"{\"l\":[]}", 0},
+        {"{\"l\":{\"rm\":1}}", 0},
+    };
+    json_t *j;
+    char *text;
+
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        json_t *args = json_loads(cases[k].args, 0, NULL);
+        struct plan_call c = {CATALOG_INJ_MCP, "t", NULL, NULL, NULL, args};
+        if (decide(p, &c, NULL) != cases[k].inject)
+            fail_msg("case %zu (%s)", k, cases[k].args);
+        json_decref(args);
+    }
+    {
+        /* An empty server is no server. */
+        struct plan_call c = call_tool(CATALOG_INJ_GATE, "Bash", "");
+        assert_false(decide(p, &c, NULL));
+        c.server = "x"; /* a.srv is gate-only: it matches MCP calls at the gate */
+        assert_true(decide(p, &c, NULL));
+        c.tool = "mcp__x__y";
+        c.server = NULL;
+        assert_true(decide(p, &c, NULL));
+    }
+    j = plan_to_json(p);
+    text = json_dumps(j, JSON_COMPACT);
+    assert_non_null(strstr(text, "\"match\":{\"model\":\"m\"}"));
+    free(text);
+    json_decref(j);
+    plan_free(p);
+}
+
 static void test_call_key(void **state)
 {
     char k[64];
@@ -1096,6 +1220,8 @@ int main(void)
         cmocka_unit_test(test_build_from_yaml),
         cmocka_unit_test(test_load_errors),
         cmocka_unit_test(test_validation),
+        cmocka_unit_test(test_validation_more),
+        cmocka_unit_test(test_load_invalid_plan),
         cmocka_unit_test(test_validation_limits),
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_decide_bad_calls),
@@ -1108,6 +1234,7 @@ int main(void)
         cmocka_unit_test(test_decide_one_fault_per_call),
         cmocka_unit_test(test_decide_probability),
         cmocka_unit_test(test_decide_interleaving),
+        cmocka_unit_test(test_decide_edges),
         cmocka_unit_test(test_call_key),
         cmocka_unit_test(test_injector_names),
     };
