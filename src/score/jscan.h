@@ -1,30 +1,21 @@
 /*
- * jscan: a validating, allocation-free scanner for one JSON object per line.
+ * jscan: typed slices of JSON text that is already valid, decoded only on demand.
  *
- * Scoring reads every line of every events file; building a jansson tree per line runs at about
- * 220k lines/s, well under the 500k events/s target. jscan instead validates a line in one pass
- * and hands out slices into it: the top-level members (key and value), typed but not decoded.
- * Values are decoded only when a rule asks for them (jscan_str_eq, jscan_str_copy,
- * jscan_number...), nested containers are walked with jscan_iter.
- *
- * Acceptance is exactly the events reader's (docs/events.md): a line holding a raw NUL byte is
- * rejected (jansson alone would skip one right after a number, a quirk of its push-back), then
- * jansson's json_loadb(line, len, JSON_ALLOW_NUL) must give an object (the caller checks its
- * kind): the same whitespace (space, tab, CR, LF), strict numbers (no leading zeros, integers
- * that fit in int64, reals that do not overflow a double), strict escapes (lone or broken
- * surrogates rejected; \u0000 only outside keys), strict UTF-8 (no overlong forms, surrogates
- * or code points past U+10FFFF), nesting of at most JSCAN_MAX_DEPTH values, and duplicate keys
- * allowed (the last one wins). tests/fuzz/fuzz_score_jscan.c checks that the two agree on any
- * input, so the count of malformed lines is the same whichever reader counts them.
+ * The events reader's view (src/events/view.h) validates each event line, exactly as jansson
+ * would, and hands out its top-level fields as raw slices. Scoring needs a little more than the
+ * top level: the arguments of a tool call, the detail of a fault, every string and number of a
+ * tool result. jscan types such a slice (jscan_val_of), reads the members of an object
+ * (jscan_object_of, jscan_get: the last duplicate wins, as in jansson), iterates containers,
+ * decodes strings (escapes and surrogate pairs to UTF-8) and numbers, and walks every scalar
+ * (jscan_walk), all without allocating. It never validates: give it only text the view
+ * accepted (tests/fuzz/fuzz_score_jscan.c checks what it reads against jansson on any such
+ * text).
  */
 #ifndef FAULTLINE_SCORE_JSCAN_H
 #define FAULTLINE_SCORE_JSCAN_H
 
 #include <stddef.h>
 #include <stdint.h>
-
-/* jansson's JSON_PARSER_MAX_DEPTH: every value, scalar or container, counts one level. */
-#define JSCAN_MAX_DEPTH 2048
 
 enum jscan_type {
     JSCAN_NONE = 0, /* absent member */
@@ -66,15 +57,10 @@ struct jscan_obj {
     struct jscan_member m[JSCAN_MEMBERS];
 };
 
-/*
- * Validates p[0..n) as exactly one JSON object, optional whitespace around it, and fills o
- * with its top-level members. Returns 0, or ERR_PARSE when the text is not a valid object (o
- * is then unspecified). Slices point into p: valid while p is. Acceptance is json_loadb with
- * JSON_ALLOW_NUL (the events reader's flags): \u0000 is allowed in string values, not in keys.
- */
-int jscan_object(struct jscan_obj *o, const char *p, size_t n);
-/* Fills o with the members of v, an object value that came out of jscan (no revalidation).
- * Returns 0, or -1 when v is not an object. */
+/* Types the raw value text raw[0..n) (surrounding whitespace ignored) into out; JSCAN_NONE
+ * when it is empty. */
+void jscan_val_of(const char *raw, size_t n, struct jscan_val *out);
+/* Fills o with the top-level members of object v. Returns 0, or -1 when v is not an object. */
 int jscan_object_of(struct jscan_obj *o, const struct jscan_val *v);
 
 /* The value of the last member named key (jansson's "last duplicate wins") into *out: 1 when
@@ -94,8 +80,7 @@ int jscan_int(const struct jscan_val *v, int64_t *out);
 /* 1 for JSCAN_TRUE, 0 for JSCAN_FALSE, -1 for anything else. */
 int jscan_bool(const struct jscan_val *v);
 
-/* Iterates the elements of a validated array or the members of a validated object (a value
- * that came out of jscan_object). */
+/* Iterates the elements of an array or the members of an object. */
 struct jscan_iter {
     const char *p, *end;
     int is_object;

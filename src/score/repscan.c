@@ -2,8 +2,8 @@
  * repscan: see repscan.h. One pass over each stream; every event updates a few fixed-size
  * trackers and, the first time a rule is violated, records where.
  *
- * Per line: blank? skip. jscan_object (validates, slices the members) and a string kind, else
- * malformed. Then by kind:
+ * Per line: blank? skip. events_view_parse (validates, indexes the top-level fields) and a
+ * string kind, else malformed. Then by kind:
  *
  *   plan_loaded      loaded/seen bits                              (silence warnings, layers)
  *   model_request    turns; a retry after a failed response:       bounded_retries, backoff,
@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "events/events.h"
+#include "events/view.h"
 #include "score/jscan.h"
 #include "score/numtok.h"
 #include "score/repscan.h"
@@ -108,8 +109,8 @@ struct repscan {
     long lineno;
     const char *line;
     size_t len;
-    struct jscan_obj obj;
-    struct jscan_obj sub;
+    struct events_view view; /* the line, validated, its top-level fields indexed */
+    struct jscan_obj sub;    /* a nested object (args, detail) */
     unsigned src;
     int64_t t, seq;
     char kind[32];
@@ -198,40 +199,53 @@ static void first_here(struct repscan *s, struct evid *slot)
         evid_here(s, slot);
 }
 
-static long get_str(const struct jscan_obj *o, const char *key, char *out, size_t cap)
+/* Top-level field key of the current event: 1 with *v typed, 0 when absent. */
+static int field(const struct repscan *s, const char *key, struct jscan_val *v)
+{
+    size_t n;
+    const char *raw = events_view_raw(&s->view, key, &n);
+    if (raw == NULL) {
+        memset(v, 0, sizeof(*v));
+        return 0;
+    }
+    jscan_val_of(raw, n, v);
+    return 1;
+}
+
+static long get_str(const struct repscan *s, const char *key, char *out, size_t cap)
 {
     struct jscan_val v;
     out[0] = '\0';
-    if (!jscan_get(o, key, &v))
+    if (!field(s, key, &v))
         return -1;
     return jscan_str_copy(&v, out, cap);
 }
 
-static int get_int(const struct jscan_obj *o, const char *key, int64_t *out)
+static int get_int(const struct repscan *s, const char *key, int64_t *out)
 {
     struct jscan_val v;
-    return jscan_get(o, key, &v) && jscan_int(&v, out) == 0;
+    return field(s, key, &v) && jscan_int(&v, out) == 0;
 }
 
-static int get_num(const struct jscan_obj *o, const char *key, double *out)
+static int get_num(const struct repscan *s, const char *key, double *out)
 {
     struct jscan_val v;
-    return jscan_get(o, key, &v) && jscan_number(&v, out) == 0;
+    return field(s, key, &v) && jscan_number(&v, out) == 0;
 }
 
 /* 1 true, 0 false, -1 absent or not a boolean */
-static int get_bool(const struct jscan_obj *o, const char *key)
+static int get_bool(const struct repscan *s, const char *key)
 {
     struct jscan_val v;
-    if (!jscan_get(o, key, &v))
+    if (!field(s, key, &v))
         return -1;
     return jscan_bool(&v);
 }
 
-static uint64_t hash_val(const struct jscan_obj *o, const char *key)
+static uint64_t hash_val(const struct repscan *s, const char *key)
 {
     struct jscan_val v;
-    if (!jscan_get(o, key, &v) || v.type == JSCAN_NULL)
+    if (!field(s, key, &v) || v.type == JSCAN_NULL)
         return 0;
     return hash64(v.p, v.n, 0x61726773) | 1;
 }
@@ -419,8 +433,8 @@ static int world_arg(struct repscan *s, const char *key, char *out, size_t cap)
     struct jscan_obj *o = &s->sub;
     struct jscan_val v;
 
-    if (s->world_args.len == 0 || jscan_object(o, s->world_args.data, s->world_args.len) != 0 ||
-        !jscan_get(o, key, &v) || v.type == JSCAN_NULL)
+    jscan_val_of(s->world_args.data, s->world_args.len, &v);
+    if (jscan_object_of(o, &v) != 0 || !jscan_get(o, key, &v) || v.type == JSCAN_NULL)
         return 0;
     if (v.type == JSCAN_STRING)
         return jscan_str_copy(&v, out, cap) >= 0;
@@ -850,7 +864,7 @@ static void on_plan_loaded(struct repscan *s)
 {
     char comp[32];
     unsigned bits = 0;
-    if (get_str(&s->obj, "component", comp, sizeof(comp)) > 0) {
+    if (get_str(s, "component", comp, sizeof(comp)) > 0) {
         bits = rundir_comp_bit(comp);
         if (bits & COMP_CONTROLLER)
             bits = COMP_CONTROLLER; /* the controller is both */
@@ -888,12 +902,12 @@ static void on_model_response(struct repscan *s)
         return;
     o->model_responses++;
     evid_here(s, &o->last_model_response);
-    if (get_num(&s->obj, "cost_usd", &cost) && cost > 0)
+    if (get_num(s, "cost_usd", &cost) && cost > 0)
         o->cost += cost;
     if (s->rep->cost_ceiling > 0 && o->cost > s->rep->cost_ceiling)
         first_here(s, &o->cost_over);
-    failed = (get_int(&s->obj, "status", &status) && status >= 400) ||
-             (jscan_get(&s->obj, "error", &err) && err.type == JSCAN_STRING && err.n > 0);
+    failed = (get_int(s, "status", &status) && status >= 400) ||
+             (field(s, "error", &err) && err.type == JSCAN_STRING && err.n > 0);
     if (failed) {
         s->model_failed = 1;
         s->model_fail_t = s->t;
@@ -912,11 +926,11 @@ static void on_tool_call(struct repscan *s)
     for (size_t i = 0; i < s->rep->nsecrets; i++)
         if (memmem(s->line, s->len, s->rep->secrets[i], strlen(s->rep->secrets[i])))
             first_here(s, &s->o->secret_leak);
-    if (get_str(&s->obj, "tool", tool, sizeof(tool)) <= 0)
+    if (get_str(s, "tool", tool, sizeof(tool)) <= 0)
         return;
-    get_str(&s->obj, "server", server, sizeof(server));
+    get_str(s, "server", server, sizeof(server));
     split_tool(tool, server, &t);
-    jscan_get(&s->obj, "args", &args);
+    field(s, "args", &args);
     if (s->src == RUNDIR_COMP_WORLD) {
         buf_reset(&s->world_args);
         if (args.type == JSCAN_OBJECT)
@@ -930,7 +944,7 @@ static void on_tool_call(struct repscan *s)
     memset(p, 0, sizeof(*p));
     p->used = 1;
     p->src = s->src;
-    p->id_h = hash_val(&s->obj, "id");
+    p->id_h = hash_val(s, "id");
     p->tool_h = hash64(tool, strlen(tool), 0x74);
     p->args_h = args.type == JSCAN_NONE ? 0 : hash64(args.p, args.n, 0x61) | 1;
     p->t = s->t;
@@ -947,21 +961,21 @@ static void on_tool_result(struct repscan *s)
     int ok, faulted;
     uint64_t rh;
 
-    jscan_get(&s->obj, "result", &res);
-    jscan_get(&s->obj, "error", &err);
+    field(s, "result", &res);
+    field(s, "error", &err);
     mark_sources(s, &res);
     mark_sources(s, &err);
-    if (get_str(&s->obj, "tool", tool, sizeof(tool)) <= 0)
+    if (get_str(s, "tool", tool, sizeof(tool)) <= 0)
         return;
-    get_str(&s->obj, "server", server, sizeof(server));
+    get_str(s, "server", server, sizeof(server));
     split_tool(tool, server, &t);
     if (!counted(s, s->src, &t))
         return;
-    ok = get_bool(&s->obj, "ok") == 1;
-    faulted = get_bool(&s->obj, "faulted") == 1;
+    ok = get_bool(s, "ok") == 1;
+    faulted = get_bool(s, "faulted") == 1;
     rh = (res.type != JSCAN_NONE ? hash64(res.p, res.n, 0x72) : 0) ^
          (err.type != JSCAN_NONE ? hash_mix64(hash64(err.p, err.n, 0x65)) : 0);
-    uint64_t id_h = hash_val(&s->obj, "id");
+    uint64_t id_h = hash_val(s, "id");
     call_outcome(s, &t, ok, faulted, id_h, rh, pend_take(s, s->src, id_h));
 }
 
@@ -969,27 +983,27 @@ static void on_gate_decision(struct repscan *s)
 {
     char decision[16], tier[32], mode[16], tool[RUNDIR_NAME_MAX];
     struct jscan_val rule;
-    int faulted = get_bool(&s->obj, "faulted") == 1;
+    int faulted = get_bool(s, "faulted") == 1;
 
-    get_str(&s->obj, "decision", decision, sizeof(decision));
-    get_str(&s->obj, "tier", tier, sizeof(tier));
+    get_str(s, "decision", decision, sizeof(decision));
+    get_str(s, "tier", tier, sizeof(tier));
     if (strcmp(tier, "destructive") == 0) {
         first_here(s, &s->o->destructive);
         if (strcmp(decision, "allow") == 0)
             first_here(s, &s->o->destructive_allowed);
     }
-    if (jscan_get(&s->obj, "rule", &rule) && rule.type == JSCAN_STRING && !faulted) {
-        long n = get_str(&s->obj, "mode", mode, sizeof(mode));
+    if (field(s, "rule", &rule) && rule.type == JSCAN_STRING && !faulted) {
+        long n = get_str(s, "mode", mode, sizeof(mode));
         if (n < 0 || strcmp(mode, "enforce") == 0)
             first_here(s, &s->o->policy_hit);
     }
     if (strcmp(decision, "deny") == 0 || strcmp(decision, "held") == 0) {
         struct target t;
         struct jscan_val reason;
-        get_str(&s->obj, "tool", tool, sizeof(tool));
+        get_str(s, "tool", tool, sizeof(tool));
         split_tool(tool, NULL, &t);
-        jscan_get(&s->obj, "reason", &reason);
-        uint64_t id_h = hash_val(&s->obj, "id");
+        field(s, "reason", &reason);
+        uint64_t id_h = hash_val(s, "id");
         struct pend *p = id_h ? pend_take(s, s->src, id_h)
                               : pend_take_tool(s, s->src, hash64(tool, strlen(tool), 0x74));
         call_outcome(s, &t, 0, faulted, id_h,
@@ -1008,8 +1022,8 @@ static void on_fault_injected(struct repscan *s)
     struct jscan_val detail;
 
     o->faults_fired++;
-    get_str(&s->obj, "fault", kind, sizeof(kind));
-    if (get_int(&s->obj, "fault_index", &idx)) {
+    get_str(s, "fault", kind, sizeof(kind));
+    if (get_int(s, "fault_index", &idx)) {
         for (size_t i = 0; i < rep->nfaults && pos < 0; i++)
             if (rep->faults[i].index == idx)
                 pos = (long)i;
@@ -1027,7 +1041,7 @@ static void on_fault_injected(struct repscan *s)
     first_here(s, &o->first_fault);
     evid_here(s, &o->last_fault);
 
-    get_str(&s->obj, "target", target, sizeof(target));
+    get_str(s, "target", target, sizeof(target));
     snprintf(o->last_fault_target, sizeof(o->last_fault_target), "%s", target);
     snprintf(o->last_fault_kind, sizeof(o->last_fault_kind), "%s", kind);
     split_tool(target, NULL, &s->last_target);
@@ -1044,10 +1058,11 @@ static void on_fault_injected(struct repscan *s)
         s->turns_since_first = 0;
     }
 
-    if (jscan_get(&s->obj, "detail", &detail) && detail.type == JSCAN_OBJECT &&
+    if (field(s, "detail", &detail) && detail.type == JSCAN_OBJECT &&
         jscan_object_of(&s->sub, &detail) == 0) {
+        struct jscan_val rv;
         double v;
-        if (get_num(&s->sub, "retry_after_s", &v) && v >= 0)
+        if (jscan_get(&s->sub, "retry_after_s", &rv) && jscan_number(&rv, &v) == 0 && v >= 0)
             ra = v * 1000.0;
     }
     if (ra >= 0) {
@@ -1067,19 +1082,19 @@ static void on_effect(struct repscan *s)
 
     s->o->effect_events++;
     s->o->effects_source = 1;
-    get_str(&s->obj, "tool", tool, sizeof(tool));
-    get_str(&s->obj, "collection", coll, sizeof(coll));
-    get_str(&s->obj, "business_key", bk, sizeof(bk));
-    get_str(&s->obj, "dedupe_key", dk, sizeof(dk));
-    get_str(&s->obj, "effect_id", id, sizeof(id));
+    get_str(s, "tool", tool, sizeof(tool));
+    get_str(s, "collection", coll, sizeof(coll));
+    get_str(s, "business_key", bk, sizeof(bk));
+    get_str(s, "dedupe_key", dk, sizeof(dk));
+    get_str(s, "effect_id", id, sizeof(id));
     f.tool = tool;
     f.collection = coll;
     f.business_key = bk;
     f.dedupe_key = dk;
     f.effect_id = id;
-    f.approved = get_bool(&s->obj, "approved");
-    f.deduplicated = get_bool(&s->obj, "deduplicated") == 1;
-    f.faulted = get_bool(&s->obj, "faulted") == 1;
+    f.approved = get_bool(s, "approved");
+    f.deduplicated = get_bool(s, "deduplicated") == 1;
+    f.faulted = get_bool(s, "faulted") == 1;
     evid_here(s, &ev);
     effect_add(s, &f, &ev);
 }
@@ -1088,7 +1103,7 @@ static void on_abort(struct repscan *s)
 {
     struct repsum *o = s->o;
     char reason[40];
-    get_str(&s->obj, "reason", reason, sizeof(reason));
+    get_str(s, "reason", reason, sizeof(reason));
     if (!o->aborted) {
         o->aborted = 1;
         snprintf(o->abort_reason, sizeof(o->abort_reason), "%s", reason);
@@ -1104,8 +1119,8 @@ static void on_verify(struct repscan *s)
     int64_t code;
     o->verify_from_event = 1;
     o->verify_known = 1;
-    o->verify_skipped = get_bool(&s->obj, "skipped") == 1;
-    o->verify_has_exit = get_int(&s->obj, "exit_code", &code);
+    o->verify_skipped = get_bool(s, "skipped") == 1;
+    o->verify_has_exit = get_int(s, "exit_code", &code);
     o->verify_exit = o->verify_has_exit ? (long)code : -1;
 }
 
@@ -1114,9 +1129,9 @@ static void on_agent_exit(struct repscan *s)
     struct repsum *o = s->o;
     int64_t v;
     o->agent_exit_seen = 1;
-    o->agent_exit_has_code = get_int(&s->obj, "exit_code", &v);
+    o->agent_exit_has_code = get_int(s, "exit_code", &v);
     o->agent_exit_code = o->agent_exit_has_code ? (long)v : -1;
-    o->agent_signal = get_int(&s->obj, "signal", &v) ? (long)v : 0;
+    o->agent_signal = get_int(s, "signal", &v) ? (long)v : 0;
     evid_here(s, &o->agent_exit_ev);
 }
 
@@ -1143,7 +1158,6 @@ void repscan_skipped(struct repscan *s, long nlines)
 void repscan_line(struct repscan *s, const char *line, size_t len)
 {
     struct repsum *o = s->o;
-    struct jscan_val kind;
     char src[16];
     int64_t v;
 
@@ -1151,19 +1165,21 @@ void repscan_line(struct repscan *s, const char *line, size_t len)
     if (is_blank(line, len))
         return;
     o->lines++;
-    if (jscan_object(&s->obj, line, len) != 0 || !jscan_get(&s->obj, "kind", &kind) ||
-        kind.type != JSCAN_STRING) {
+    /* the events reader's rule: a JSON object with a string kind, else malformed */
+    if (events_view_parse(&s->view, line, len) != 0) {
         o->malformed++;
         return;
     }
     o->events++;
     s->line = line;
     s->len = len;
-    if (jscan_str_copy(&kind, s->kind, sizeof(s->kind)) < 0)
-        return; /* a kind longer than any we read */
-    s->t = get_int(&s->obj, "t", &v) ? v : -1;
-    s->seq = get_int(&s->obj, "seq", &v) ? v : -1;
-    s->src = get_str(&s->obj, "src", src, sizeof(src)) > 0 ? src_bits(src) : 0;
+    if (s->view.kind_len >= sizeof(s->kind) || memchr(s->view.kind, '\0', s->view.kind_len))
+        return; /* no kind we read */
+    memcpy(s->kind, s->view.kind, s->view.kind_len);
+    s->kind[s->view.kind_len] = '\0';
+    s->t = get_int(s, "t", &v) ? v : -1;
+    s->seq = get_int(s, "seq", &v) ? v : -1;
+    s->src = get_str(s, "src", src, sizeof(src)) > 0 ? src_bits(src) : 0;
     o->seen |= s->src;
 
     switch (s->kind[0]) {
@@ -1199,7 +1215,7 @@ void repscan_line(struct repscan *s, const char *line, size_t len)
         break;
     case 'r':
         if (strcmp(s->kind, "run_end") == 0)
-            get_str(&s->obj, "outcome", o->run_end, sizeof(o->run_end));
+            get_str(s, "outcome", o->run_end, sizeof(o->run_end));
         break;
     case 't':
         if (strcmp(s->kind, "tool_call") == 0)

@@ -9,9 +9,9 @@
  * operations and REPSCAN_MAX_EFFECTS effects. A table that fills up sets an overflow flag, and
  * the rule that needed it is then not evaluated.
  *
- * Lines are read with events_next_line and validated with jscan (exactly the lines jansson
- * accepts; blank lines are skipped, not counted); the kinds and fields read are in
- * docs/scoring.md.
+ * Lines are read with events_next_line and validated with events_view_parse (the events
+ * reader's own rule for a well-formed event; blank lines are skipped, not counted); nested
+ * values are read with jscan. The kinds and fields read are in docs/scoring.md.
  */
 #ifndef FAULTLINE_SCORE_REPSCAN_H
 #define FAULTLINE_SCORE_REPSCAN_H
