@@ -83,6 +83,17 @@ static json_t *injectors_json(unsigned bits)
     return components_json(bits);
 }
 
+/* Recovery metrics from the first fault (docs/scoring.md). */
+static json_t *recovery_json(const struct repsum *s)
+{
+    if (!s->recovered)
+        return json_pack("{s:b,s:I}", "recovered", 0, "calls", (json_int_t)s->rec_calls);
+    return json_pack("{s:b,s:I,s:I,s:o}", "recovered", 1, "calls", (json_int_t)s->rec_calls,
+                     "turns", (json_int_t)s->rec_turns, "seconds",
+                     s->rec_ms >= 0 ? json_real(round_to((double)s->rec_ms / 1000.0, 3))
+                                    : json_null());
+}
+
 /* Per-run aggregation of one rule (probe or invariant). */
 struct agg {
     long evaluated, passed, failed;
@@ -274,14 +285,7 @@ json_t *score_run(const char *dir, int *exit_code, struct err *e)
             }
             json_object_set_new(j, "probes", jp);
             if (s->faults_fired > 0)
-                json_object_set_new(
-                    j, "recovery",
-                    s->recovered
-                        ? json_pack("{s:b,s:I,s:I,s:o}", "recovered", 1, "calls",
-                                    (json_int_t)s->rec_calls, "turns", (json_int_t)s->rec_turns,
-                                    "ms", s->rec_ms >= 0 ? json_integer(s->rec_ms) : json_null())
-                        : json_pack("{s:b,s:I}", "recovered", 0, "calls",
-                                    (json_int_t)s->rec_calls));
+                json_object_set_new(j, "recovery", recovery_json(s));
         }
 
         /* invariants: every repetition */
