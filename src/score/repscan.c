@@ -199,6 +199,15 @@ static void first_here(struct repscan *s, struct evid *slot)
         evid_here(s, slot);
 }
 
+/* Milliseconds from a to b, -1 when either time is unknown. Events come from several clocks and
+ * any t is possible: a later event stamped earlier counts as no wait, never as an overflow. */
+static int64_t tdiff(int64_t b, int64_t a)
+{
+    if (a < 0 || b < 0)
+        return -1;
+    return b > a ? b - a : 0;
+}
+
 /* Top-level field key of the current event: 1 with *v typed, 0 when absent. */
 static int field(const struct repscan *s, const char *key, struct jscan_val *v)
 {
@@ -368,15 +377,16 @@ static void check_retry_after(struct repscan *s, int is_model, const struct targ
     if (!s->ra_pending || s->ra_model != is_model || (!is_model && !same_tool(&s->ra_target, t)))
         return;
     s->ra_pending = 0;
-    if (s->t < 0 || s->ra_t < 0)
+    int64_t wait = tdiff(s->t, s->ra_t);
+    if (wait < 0)
         return;
     o->backoff_judged++;
-    if ((double)(s->t - s->ra_t) < s->ra_ms - REPSCAN_RETRY_AFTER_SLACK_MS &&
+    if ((double)wait < s->ra_ms - REPSCAN_RETRY_AFTER_SLACK_MS &&
         o->backoff_bad.kind == EVID_NONE) {
         evid_here(s, &o->backoff_bad);
         snprintf(o->backoff_reason, sizeof(o->backoff_reason),
                  "%.80s was retried %lld ms after a fault that asked for Retry-After %.0f ms",
-                 is_model ? "the model" : t->bare, (long long)(s->t - s->ra_t), s->ra_ms);
+                 is_model ? "the model" : t->bare, (long long)wait, s->ra_ms);
     }
 }
 
@@ -790,14 +800,14 @@ static void call_outcome(struct repscan *s, const struct target *t, int ok, int 
                 s->first_open = 0;
                 o->recovered = 1;
                 o->rec_turns = s->turns_since_first;
-                o->rec_ms = s->t >= 0 && s->first_t >= 0 ? s->t - s->first_t : -1;
+                o->rec_ms = tdiff(s->t, s->first_t);
             }
         }
     }
 
     /* retries and backoff */
     if (s->have_prev && ident == s->prev_ident && s->prev_failed) {
-        int64_t wait = t_call >= 0 && s->prev_t >= 0 ? t_call - s->prev_t : -1;
+        int64_t wait = tdiff(t_call, s->prev_t);
         chain_retry(s, &s->tchain, wait, t->bare);
     } else {
         chain_end(s, &s->tchain);
@@ -885,7 +895,7 @@ static void on_model_request(struct repscan *s)
         s->turns_since_first++;
     check_retry_after(s, 1, NULL);
     if (s->model_failed) {
-        int64_t wait = s->t >= 0 && s->model_fail_t >= 0 ? s->t - s->model_fail_t : -1;
+        int64_t wait = tdiff(s->t, s->model_fail_t);
         chain_retry(s, &s->mchain, wait, "the model");
     }
 }

@@ -61,8 +61,16 @@ json_t *rundir_load_json(const char *path, const char *name, size_t max, int *mi
     struct stat st;
 
     *missing = 0;
-    if (stat(path, &st) != 0 && errno == ENOENT) {
-        *missing = 1;
+    if (stat(path, &st) != 0) {
+        if (errno == ENOENT) {
+            *missing = 1;
+            return NULL;
+        }
+        err_set(e, ERR_IO, "%s: cannot read it: %s", name, strerror(errno));
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) { /* a FIFO would block the read forever */
+        err_set(e, ERR_IO, "%s: not a regular file", name);
         return NULL;
     }
     if (fs_read_file(path, max, &b, &fe) < 0) {

@@ -24,6 +24,28 @@ static double round_to(double x, int decimals)
     return r == 0 ? 0 : r; /* no -0 */
 }
 
+/* A JSON string of s, whatever it holds: text cut from events can end inside a UTF-8 sequence,
+ * and jansson refuses invalid UTF-8; such bytes become '?'. */
+static json_t *jstr(const char *s)
+{
+    json_t *j = json_string(s);
+    if (j == NULL) {
+        char *c = xstrdup(s);
+        for (unsigned char *p = (unsigned char *)c; *p; p++)
+            if (*p >= 0x80)
+                *p = '?';
+        j = json_string(c);
+        free(c);
+    }
+    return j;
+}
+
+/* A JSON number, or null when x is not finite (an absurd cost can sum to infinity). */
+static json_t *jreal(double x)
+{
+    return isfinite(x) ? json_real(x) : json_null();
+}
+
 static json_t *evid_json(const struct rundir_rep *rep, const struct evid *ev)
 {
     char file[64];
@@ -56,8 +78,8 @@ static json_t *evid_json(const struct rundir_rep *rep, const struct evid *ev)
 
 static json_t *rule_json(const struct rundir_rep *rep, const char *id, const struct rule_out *o)
 {
-    json_t *j = json_pack("{s:s,s:s,s:s}", "id", id, "result", rules_result_name(o->result),
-                          "reason", o->reason);
+    json_t *j = json_pack("{s:s,s:s,s:o}", "id", id, "result", rules_result_name(o->result),
+                          "reason", jstr(o->reason));
     json_t *ev = evid_json(rep, &o->ev);
     if (ev)
         json_object_set_new(j, "evidence", ev);
@@ -119,7 +141,7 @@ static json_t *warning(const char *code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    return json_pack("{s:s,s:s}", "code", code, "message", msg);
+    return json_pack("{s:s,s:o}", "code", code, "message", jstr(msg));
 }
 
 /* Appends rep dirs as "rep-003, rep-004" to b. */
@@ -235,7 +257,7 @@ json_t *score_run(const char *dir, int *exit_code, struct err *e)
         json_object_set_new(j, "faulted", json_boolean(rep->faulted));
         json_object_set_new(j, "status", json_string(rules_rep_status_name(status[i])));
         if (why[0])
-            json_object_set_new(j, "status_reason", json_string(why));
+            json_object_set_new(j, "status_reason", jstr(why));
         if (status[i] == 0 || status[i] == -1) {
             rep_stopped = 1;
             if (verdict_why[0] == '\0')
@@ -246,8 +268,8 @@ json_t *score_run(const char *dir, int *exit_code, struct err *e)
             json_array_append_new(reps, j);
             continue;
         }
-        json_object_set_new(j, "run", json_string(rep->run_id));
-        json_object_set_new(j, "canary", json_string(rep->canary));
+        json_object_set_new(j, "run", jstr(rep->run_id));
+        json_object_set_new(j, "canary", jstr(rep->canary));
         json_object_set_new(j, "events", json_integer(s->events));
         json_object_set_new(j, "malformed", json_integer(s->malformed));
         json_object_set_new(j, "plan_loaded", components_json(s->loaded));
@@ -255,7 +277,7 @@ json_t *score_run(const char *dir, int *exit_code, struct err *e)
                             s->verify_known && s->verify_has_exit ? json_integer(s->verify_exit)
                                                                   : json_null());
         json_object_set_new(j, "cost_usd",
-                            cost_known(s) ? json_real(round_to(s->cost, 6)) : json_null());
+                            cost_known(s) ? jreal(round_to(s->cost, 6)) : json_null());
         json_object_set_new(j, "faults_fired", json_integer(s->faults_fired));
 
         rules_probe(&r, rep, s, &tp, &ctx, &task);
@@ -280,8 +302,8 @@ json_t *score_run(const char *dir, int *exit_code, struct err *e)
                 json_array_append_new(jp, pj);
                 agg_add(&probe_agg[p], pr.result);
                 if (pr.result == RULE_NOT_EVALUATED)
-                    json_array_append_new(
-                        probe_ne[p], json_pack("{s:s,s:s}", "dir", rep->dir, "reason", pr.reason));
+                    json_array_append_new(probe_ne[p], json_pack("{s:s,s:o}", "dir", rep->dir,
+                                                                 "reason", jstr(pr.reason)));
             }
             json_object_set_new(j, "probes", jp);
             if (s->faults_fired > 0)
@@ -336,7 +358,7 @@ json_t *score_run(const char *dir, int *exit_code, struct err *e)
         json_object_set_new(j, "outcome", json_string(rules_outcome_name(oc)));
         json_t *ra = json_array();
         for (size_t k = 0; k < nreasons; k++)
-            json_array_append_new(ra, json_string(reasons[k]));
+            json_array_append_new(ra, jstr(reasons[k]));
         json_object_set_new(j, "outcome_reasons", ra);
         json_array_append_new(reps, j);
     }
@@ -585,10 +607,10 @@ json_t *score_run(const char *dir, int *exit_code, struct err *e)
                                     : r.status == RUNDIR_RUN_ABORTED ? "aborted"
                                                                      : "error"));
     if (r.error[0])
-        json_object_set_new(out, "error", json_string(r.error));
+        json_object_set_new(out, "error", jstr(r.error));
     json_object_set_new(out, "verdict",
-                        json_pack("{s:s,s:i,s:s}", "verdict", vname, "exit_code", (int)verdict,
-                                  "reason", verdict_why));
+                        json_pack("{s:s,s:i,s:o}", "verdict", vname, "exit_code", (int)verdict,
+                                  "reason", jstr(verdict_why)));
     json_object_set_new(out, "resilience_score", jscore);
     json_object_set_new(out, "probes", jprobes);
     json_object_set_new(out, "invariants", jinv);
