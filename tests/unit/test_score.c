@@ -609,6 +609,20 @@ static void test_score_run_folders(void **state)
     buf_release(&out);
     json_decref(res);
 
+    /* a FIFO where a JSON file belongs is an error of its repetition, never a hang */
+    char fifo[128];
+    snprintf(fifo, sizeof(fifo), "%s/rep-001/verify.json", tmpdir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    err_clear(&e);
+    res = score_run(tmpdir, &code, &e);
+    assert_non_null(res);
+    assert_int_equal(code, 1); /* a repetition that could not be read: a runner error */
+    json_t *rep1 = json_array_get(json_object_get(res, "repetitions"), 0);
+    assert_string_equal(json_string_value(json_object_get(rep1, "status")), "error");
+    assert_string_equal(json_string_value(json_object_get(rep1, "status_reason")),
+                        "rep-001/verify.json: not a regular file");
+    json_decref(res);
+
     snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
     assert_int_equal(system(cmd), 0);
 }
