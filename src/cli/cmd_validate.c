@@ -13,9 +13,9 @@
 
 #include "cli/cli.h"
 #include "experiment/experiment.h"
-#include "experiment/ydoc.h"
 #include "util/buf.h"
 #include "util/fs.h"
+#include "util/yaml.h"
 #include "util/banned.h"
 
 static void usage(FILE *f)

@@ -21,11 +21,11 @@
 
 #include "experiment/experiment.h"
 #include "experiment/format.h"
-#include "experiment/ydoc.h"
 #include "util/buf.h"
 #include "util/fs.h"
 #include "util/hash.h"
 #include "util/num.h"
+#include "util/yaml.h"
 #include "util/banned.h"
 
 struct vctx {

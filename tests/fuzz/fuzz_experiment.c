@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "experiment/experiment.h"
-#include "experiment/ydoc.h"
 #include "util/buf.h"
+#include "util/yaml.h"
 #include "util/banned.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

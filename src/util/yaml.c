@@ -1,5 +1,5 @@
 /*
- * ydoc: builds a struct ynode tree from libyaml events (see ydoc.h).
+ * yaml: builds a struct ynode tree from libyaml events (see yaml.h).
  *
  * How: one pass over yaml_parser_parse() events with an explicit stack of open collections
  * (at most lim->max_depth deep, checked at each start event, so deep nesting costs nothing
@@ -19,7 +19,7 @@
 
 #include <yaml.h>
 
-#include "experiment/ydoc.h"
+#include "util/yaml.h"
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/num.h"

@@ -9,8 +9,8 @@
  * not complete (a recursive alias) is an error. Mapping keys must be scalars; a duplicate key
  * is recorded as a problem (not fatal) and the later occurrence is dropped from the tree.
  */
-#ifndef FAULTLINE_EXPERIMENT_YDOC_H
-#define FAULTLINE_EXPERIMENT_YDOC_H
+#ifndef FAULTLINE_UTIL_YAML_H
+#define FAULTLINE_UTIL_YAML_H
 
 #include <stddef.h>
 
