@@ -230,6 +230,37 @@ static int float_text(const char *s, double *v)
     return 1;
 }
 
+/* Types the string node n by its text: as the core schema does (null, boolean, integer, float,
+ * the first that fits) when tag is NULL, else only as that tag's type. 1 typed, 0 the text does
+ * not fit (n stays a string), 2 an integer out of range. */
+static int type_scalar(struct ynode *n, const char *tag)
+{
+    long long ll;
+    int r;
+
+    if ((!tag || !strcmp(tag, YAML_NULL_TAG)) && is_null_text(n->str)) {
+        n->type = YNODE_NULL;
+        return 1;
+    }
+    if ((!tag || !strcmp(tag, YAML_BOOL_TAG)) && bool_text(n->str, &n->b)) {
+        n->type = YNODE_BOOL;
+        return 1;
+    }
+    if ((!tag || !strcmp(tag, YAML_INT_TAG)) && (r = int_text(n->str, &ll)) != 0) {
+        if (r == 2)
+            return 2;
+        n->type = YNODE_INT;
+        n->i = ll;
+        n->d = (double)ll;
+        return 1;
+    }
+    if ((!tag || !strcmp(tag, YAML_FLOAT_TAG)) && float_text(n->str, &n->d)) {
+        n->type = YNODE_REAL;
+        return 1;
+    }
+    return 0;
+}
+
 static int make_scalar(struct builder *b, const yaml_event_t *ev, struct ynode **out)
 {
     const char *val = (const char *)ev->data.scalar.value;
@@ -238,7 +269,6 @@ static int make_scalar(struct builder *b, const yaml_event_t *ev, struct ynode *
     int line = (int)ev->start_mark.line + 1, col = (int)ev->start_mark.column + 1;
     char shown_buf[48];
     struct ynode *n;
-    long long ll;
     int r;
 
     if (memchr(val, '\0', len))
@@ -253,46 +283,17 @@ static int make_scalar(struct builder *b, const yaml_event_t *ev, struct ynode *
     if (tag && strcmp(tag, "!") != 0) {
         if (!strcmp(tag, YAML_STR_TAG))
             return 0;
-        if (!strcmp(tag, YAML_NULL_TAG) && is_null_text(n->str)) {
-            n->type = YNODE_NULL;
-            return 0;
-        }
-        if (!strcmp(tag, YAML_BOOL_TAG) && bool_text(n->str, &n->b)) {
-            n->type = YNODE_BOOL;
-            return 0;
-        }
-        if (!strcmp(tag, YAML_INT_TAG) && (r = int_text(n->str, &ll)) != 0) {
-            if (r == 2)
-                return fail(b, ERR_PARSE, line, col, "integer '%s' is out of range",
-                            shown(val, len, shown_buf));
-            n->type = YNODE_INT;
-            n->i = ll;
-            n->d = (double)ll;
-            return 0;
-        }
-        if (!strcmp(tag, YAML_FLOAT_TAG) && float_text(n->str, &n->d)) {
-            n->type = YNODE_REAL;
-            return 0;
-        }
-        return fail(b, ERR_PARSE, line, col, "unsupported tag '%s' on '%s'",
-                    shown(tag, strlen(tag), (char[48]){0}), shown(val, len, shown_buf));
+        if ((r = type_scalar(n, tag)) == 0)
+            return fail(b, ERR_PARSE, line, col, "unsupported tag '%s' on '%s'",
+                        shown(tag, strlen(tag), (char[48]){0}), shown(val, len, shown_buf));
+    } else if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !tag) {
+        r = type_scalar(n, NULL);
+    } else {
+        return 0; /* quoted, block, or "!": a string */
     }
-    if (ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || tag)
-        return 0;
-    if (is_null_text(n->str)) {
-        n->type = YNODE_NULL;
-    } else if (bool_text(n->str, &n->b)) {
-        n->type = YNODE_BOOL;
-    } else if ((r = int_text(n->str, &ll)) != 0) {
-        if (r == 2)
-            return fail(b, ERR_PARSE, line, col, "integer '%s' is out of range",
-                        shown(val, len, shown_buf));
-        n->type = YNODE_INT;
-        n->i = ll;
-        n->d = (double)ll;
-    } else if (float_text(n->str, &n->d)) {
-        n->type = YNODE_REAL;
-    }
+    if (r == 2)
+        return fail(b, ERR_PARSE, line, col, "integer '%s' is out of range",
+                    shown(val, len, shown_buf));
     return 0;
 }
 
@@ -703,24 +704,27 @@ void ydoc_release(struct ydoc *doc)
     memset(doc, 0, sizeof(*doc));
 }
 
-const struct ynode *ynode_key(const struct ynode *map, const char *key)
+/* The index of key in a MAP node, or -1 (absent, or map is not a mapping). */
+static ptrdiff_t key_index(const struct ynode *map, const char *key)
 {
     if (map == NULL || map->type != YNODE_MAP)
-        return NULL;
+        return -1;
     for (size_t i = 0; i < map->n; i++)
         if (strcmp(map->keys[i]->str, key) == 0)
-            return map->keys[i];
-    return NULL;
+            return (ptrdiff_t)i;
+    return -1;
+}
+
+const struct ynode *ynode_key(const struct ynode *map, const char *key)
+{
+    ptrdiff_t i = key_index(map, key);
+    return i < 0 ? NULL : map->keys[i];
 }
 
 const struct ynode *ynode_get(const struct ynode *map, const char *key)
 {
-    if (map == NULL || map->type != YNODE_MAP)
-        return NULL;
-    for (size_t i = 0; i < map->n; i++)
-        if (strcmp(map->keys[i]->str, key) == 0)
-            return map->items[i];
-    return NULL;
+    ptrdiff_t i = key_index(map, key);
+    return i < 0 ? NULL : map->items[i];
 }
 
 const char *ynode_type_name(enum ynode_type t)
@@ -790,23 +794,16 @@ static json_t *to_json(const struct ynode *n, const struct ynode **bad, struct y
         j = json_stringn(n->str, n->len);
         break;
     case YNODE_SEQ:
-        j = json_array();
-        for (size_t i = 0; i < n->n; i++) {
-            if ((c = to_json(n->items[i], bad, m)) == NULL) {
-                json_decref(j);
-                return NULL;
-            }
-            json_array_append_new(j, c);
-        }
-        break;
     case YNODE_MAP:
-        j = json_object();
+        j = n->type == YNODE_SEQ ? json_array() : json_object();
         for (size_t i = 0; i < n->n; i++) {
             if ((c = to_json(n->items[i], bad, m)) == NULL) {
                 json_decref(j);
                 return NULL;
             }
-            if (json_object_setn_new(j, n->keys[i]->str, n->keys[i]->len, c) < 0) {
+            if (n->type == YNODE_SEQ) {
+                json_array_append_new(j, c);
+            } else if (json_object_setn_new(j, n->keys[i]->str, n->keys[i]->len, c) < 0) {
                 *bad = n->keys[i];
                 json_decref(j);
                 return NULL;

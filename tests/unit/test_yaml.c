@@ -120,6 +120,7 @@ static void test_json_view_and_marks(void **state)
     assert_int_equal(ydoc_json_mark(m, a, "missing", 0, &line, &col), 0);
     assert_int_equal(line + col, 0);
     assert_int_equal(ydoc_json_mark(NULL, a, "note", 0, &line, &col), 0);
+    assert_int_equal(ydoc_json_mark(m, b, "note", 1, &line, &col), 0); /* a list has no keys */
 
     assert_int_equal(ydoc_json_err(&e, ERR_INVALID, "f.yaml", m, a, "input", 1, "bad input"),
                      ERR_INVALID);
