@@ -1,7 +1,8 @@
 /*
- * fuzz_experiment: libFuzzer target for the experiment parser (ydoc + validator + normal form).
- * Any input must end in an experiment or in diagnostics, never a crash, leak or hang; a valid
- * one must also render its normal form, and the YAML tree must convert to JSON or say why not.
+ * fuzz_experiment: libFuzzer target for the experiment parser (util/yaml + validator + normal
+ * form). Any input must end in an experiment or in diagnostics, never a crash, leak or hang; a
+ * valid one must also render its normal form, and the YAML tree must convert to JSON or say why
+ * not.
  */
 #include <stdint.h>
 #include <stdlib.h>
