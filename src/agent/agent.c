@@ -421,7 +421,7 @@ static void describe_api_error(const struct llm_reply *rep, int rc, const struct
         buf_addf(out, "HTTP %d", rep->status);
     if (rep->error_type[0])
         buf_addf(out, "%s%s", out->len ? " " : "", rep->error_type);
-    if (rep->status >= 200 && rep->status <= 299)
+    if (rep->status >= 200 && rep->status <= 299 && rep->streamed)
         buf_adds(out, " (in the response stream)");
     buf_addf(out, ": %s", rep->error_message.len ? rep->error_message.data : "(no message)");
 }
@@ -630,7 +630,7 @@ int agent_run(const struct agent_opts *o, struct agent_stats *st_out, struct err
                     LLM_CALLS_MAX);
         llm_conv_add_assistant(&conv, &rep);
         if (rep.ncalls == 0) {
-            if (!o->stream || o->quiet) {
+            if (!rep.streamed || o->quiet) {
                 p_raw(&r.pr, rep.text.data, rep.text.len);
                 p_newline(&r.pr);
             }
@@ -641,7 +641,7 @@ int agent_run(const struct agent_opts *o, struct agent_stats *st_out, struct err
             rc = AGENT_DONE;
             goto out;
         }
-        if (!o->stream && !o->quiet && rep.text.len) {
+        if (!rep.streamed && !o->quiet && rep.text.len) {
             p_raw(&r.pr, rep.text.data, rep.text.len);
             p_newline(&r.pr);
         }

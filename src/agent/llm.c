@@ -747,6 +747,7 @@ struct llm_stream *llm_stream_new(enum llm_api api, struct llm_reply *r, llm_tex
     s->sse = sse_parser_new(0, 0);
     wire_result_init(&s->wr);
     llm_reply_reset(r);
+    r->streamed = 1;
     return s;
 }
 

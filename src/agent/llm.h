@@ -110,6 +110,7 @@ struct llm_reply {
     char stop_reason[32];   /* stop_reason / finish_reason / Responses status */
     struct wire_usage usage;
     char model[WIRE_MODEL_MAX];
+    int streamed;           /* the answer came as an event stream (text went to on_text) */
     /* outcome */
     int status;             /* HTTP status, 0 when no response was read */
     int error;              /* an API error: error status, error event, cut stream */
