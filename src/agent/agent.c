@@ -530,6 +530,7 @@ static void refresh_changed(struct run *r)
 {
     int any = 0;
     for (size_t i = 0; i < r->nmc; i++) {
+        mcpclient_poll(r->mc[i]);
         if (!mcpclient_tools_changed(r->mc[i]))
             continue;
         struct err e = {0};

@@ -83,6 +83,8 @@ static void describe_gone(struct mcpclient *c, char *out, size_t n)
         char ch = c->errtail.data[i];
         buf_addc(&tail, ch == '\n' || ch == '\r' || ch == '\t' ? ' ' : ch);
     }
+    while (tail.len > 0 && tail.data[tail.len - 1] == ' ')
+        buf_truncate(&tail, tail.len - 1);
     snprintf(out, n, "%s%s%s", st, tail.len ? "; stderr: " : "", tail.data);
     buf_release(&tail);
 }
@@ -179,6 +181,7 @@ static int pump(struct mcpclient *c, long long want, int64_t deadline_ns, json_t
                 struct err *e)
 {
     char gone[400];
+    int polled = 0;
 
     *answer = NULL;
     for (;;) {
@@ -205,8 +208,11 @@ static int pump(struct mcpclient *c, long long want, int64_t deadline_ns, json_t
         if (c->stop && *c->stop)
             return err_set(e, ERR_SYS, "MCP server '%s': interrupted", c->name);
         int64_t left = (deadline_ns - time_mono_ns()) / 1000000;
-        if (left <= 0)
+        if (left <= 0 && polled)
             return err_set(e, ERR_TIMEOUT, "MCP server '%s': no answer in time", c->name);
+        if (left < 0)
+            left = 0;
+        polled = 1; /* a deadline already past still gets one look at the pipes */
 
         struct pollfd pfd[3];
         int nf = 0, iw = -1, io = -1, ie = -1;
@@ -298,6 +304,16 @@ static int request(struct mcpclient *c, const char *method, json_t *params, int 
     }
     json_decref(answer);
     return rc;
+}
+
+void mcpclient_poll(struct mcpclient *c)
+{
+    json_t *none = NULL;
+    struct err ignore = {0};
+
+    if (!c->gone)
+        pump(c, -1, time_mono_ns(), &none, &ignore);
+    json_decref(none);
 }
 
 int mcpclient_refresh_tools(struct mcpclient *c, int timeout_ms, struct err *e)

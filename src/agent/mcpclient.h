@@ -60,6 +60,9 @@ const char *mcpclient_server_info(const struct mcpclient *c);
 const json_t *mcpclient_tools(const struct mcpclient *c);
 /* 1 when the server said its tool list changed since the last listing. */
 int mcpclient_tools_changed(const struct mcpclient *c);
+/* Handles what the server has sent since the last call (notifications, its own requests)
+ * without waiting. */
+void mcpclient_poll(struct mcpclient *c);
 /* Lists the tools again. 0 or an error as for mcpclient_start (the old list is kept then). */
 int mcpclient_refresh_tools(struct mcpclient *c, int timeout_ms, struct err *e);
 
