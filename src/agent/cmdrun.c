@@ -9,7 +9,9 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
+#include <signal.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent/cmdrun.h"
@@ -56,6 +58,26 @@ static void drain(int *fd, struct buf *b, size_t max, uint64_t *total)
         proc_close_fd(fd);
         return;
     }
+}
+
+ssize_t cmdrun_pipe_write(int fd, const void *p, size_t n)
+{
+    sigset_t pipe_set, old;
+    ssize_t w;
+    int saved;
+
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    sigprocmask(SIG_BLOCK, &pipe_set, &old);
+    w = write(fd, p, n);
+    saved = errno;
+    if (w < 0 && saved == EPIPE && !sigismember(&old, SIGPIPE)) {
+        struct timespec zero = {0, 0};
+        sigtimedwait(&pipe_set, NULL, &zero); /* drop the SIGPIPE we caused */
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    errno = saved;
+    return w;
 }
 
 int cmdrun(const struct cmdrun_opts *o, struct cmdrun_result *r, struct err *e)
@@ -113,7 +135,7 @@ int cmdrun(const struct cmdrun_opts *o, struct cmdrun_result *r, struct err *e)
             break;
         }
         if (p.in_fd >= 0) {
-            ssize_t w = write(p.in_fd, o->input + written, o->input_len - written);
+            ssize_t w = cmdrun_pipe_write(p.in_fd, o->input + written, o->input_len - written);
             if (w > 0)
                 written += (size_t)w;
             if ((w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) ||

@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "util/buf.h"
 #include "util/err.h"
@@ -46,5 +47,9 @@ void cmdrun_result_release(struct cmdrun_result *r);
  * exit (see r), or ERR_SYS / ERR_NOTFOUND / ERR_IO with e set when it could not be started.
  * Not callable from a signal handler. */
 int cmdrun(const struct cmdrun_opts *o, struct cmdrun_result *r, struct err *e);
+
+/* write(2) to a pipe that never raises SIGPIPE: when the reader is gone it returns -1 with
+ * errno EPIPE (the signal is blocked for the call and a pending one consumed, as git does). */
+ssize_t cmdrun_pipe_write(int fd, const void *p, size_t n);
 
 #endif

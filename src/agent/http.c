@@ -371,9 +371,10 @@ int http_parser_feed(struct http_parser *p, const char *d, size_t n, struct err 
             rc = take_line(p, d, n, &i, 2);
             if (rc == ERR_LIMIT || (rc == 1 && p->line.len != 0))
                 return fail(p, e, ERR_PROTO, "missing CRLF after chunk data");
-            if (rc == 1)
+            if (rc == 1) {
                 p->state = HTTP_P_CHUNK_SIZE;
-            buf_reset(&p->line);
+                buf_reset(&p->line);
+            }
             break;
         case HTTP_P_UNTIL_EOF:
             if ((rc = deliver(p, d + i, n - i, e)) < 0)

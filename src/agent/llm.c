@@ -477,7 +477,7 @@ static void set_error_json(struct llm_reply *r, const json_t *err)
         return;
     }
     type = json_string_value(json_object_get(err, "type"));
-    if (type == NULL || *type == '\0')
+    if (type == NULL || *type == '\0' || strcmp(type, "error") == 0) /* Responses: code */
         type = json_string_value(json_object_get(err, "code"));
     msg = json_string_value(json_object_get(err, "message"));
     if (msg) {

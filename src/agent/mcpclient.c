@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent/cmdrun.h"
 #include "agent/mcpclient.h"
 #include "mcp/jsonrpc.h"
 #include "util/log.h"
@@ -37,6 +38,7 @@ struct mcpclient {
     int changed;
     long long next_id;
     int gone;            /* stdout reached EOF */
+    int quick;           /* the session failed: no polite wait at the end */
     volatile sig_atomic_t *stop;
 };
 
@@ -233,7 +235,7 @@ static int pump(struct mcpclient *c, long long want, int64_t deadline_ns, json_t
             return err_set(e, ERR_SYS, "poll: %s", strerror(errno));
         }
         if (iw >= 0 && pfd[iw].revents) {
-            ssize_t w = write(c->p.in_fd, c->outq.data, c->outq.len);
+            ssize_t w = cmdrun_pipe_write(c->p.in_fd, c->outq.data, c->outq.len);
             if (w > 0) {
                 buf_consume(&c->outq, (size_t)w);
             } else if (w < 0 && errno != EAGAIN && errno != EINTR) {
@@ -421,6 +423,7 @@ struct mcpclient *mcpclient_start(const struct mcpclient_opts *o, struct err *e)
     return c;
 fail:
     json_decref(res);
+    c->quick = 1;
     mcpclient_free(c);
     return NULL;
 }
@@ -435,7 +438,7 @@ void mcpclient_free(struct mcpclient *c)
         while (c->outq.len > 0 && c->p.in_fd >= 0 && time_mono_ns() < end) {
             struct pollfd pfd = {.fd = c->p.in_fd, .events = POLLOUT};
             if (poll(&pfd, 1, 50) > 0) {
-                ssize_t w = write(c->p.in_fd, c->outq.data, c->outq.len);
+                ssize_t w = cmdrun_pipe_write(c->p.in_fd, c->outq.data, c->outq.len);
                 if (w > 0)
                     buf_consume(&c->outq, (size_t)w);
                 else if (w < 0 && errno != EAGAIN && errno != EINTR)
@@ -443,7 +446,7 @@ void mcpclient_free(struct mcpclient *c)
             }
         }
         proc_close_fd(&c->p.in_fd);
-        if (proc_wait(&c->p, 2000) < 0)
+        if (proc_wait(&c->p, c->quick ? 100 : 2000) < 0)
             proc_terminate(&c->p, 2000);
         else
             proc_signal(&c->p, SIGTERM); /* the group: anything the server left behind */
