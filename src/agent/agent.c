@@ -150,7 +150,7 @@ struct tool {
     const char *hook_name;         /* what hooks see ("Bash" for the shell) */
     enum tool_kind kind;
     struct mcpclient *mc;
-    char *mcp_tool;                /* the server's own name */
+    char *mcp_tool; /* the server's own name */
 };
 
 struct run {
@@ -200,8 +200,8 @@ static int tool_add(struct run *r, const char *name, const char *desc, const jso
     json_object_set_new(o, "name", json_string(name));
     if (desc)
         json_object_set_new(o, "description", llm_text_json(desc, strlen(desc)));
-    json_object_set_new(o, "input_schema", json_is_object(schema)
-                                               ? json_deep_copy(schema)
+    json_object_set_new(o, "input_schema",
+                        json_is_object(schema) ? json_deep_copy(schema)
                                                : json_pack("{s:s}", "type", "object"));
     json_array_append_new(r->offered, o);
     return 1;
@@ -218,9 +218,9 @@ static void tools_build(struct run *r)
                  "Run a shell command with sh -c in the working directory %s. Returns its "
                  "standard output and standard error, and the exit code when it is not 0.",
                  r->o->cwd);
-        json_t *schema = json_pack("{s:s,s:{s:{s:s,s:s}},s:[s]}", "type", "object", "properties",
-                                   "command", "type", "string", "description",
-                                   "The command to run", "required", "command");
+        json_t *schema =
+            json_pack("{s:s,s:{s:{s:s,s:s}},s:[s]}", "type", "object", "properties", "command",
+                      "type", "string", "description", "The command to run", "required", "command");
         tool_add(r, "shell", desc.data, schema, &t);
         json_decref(schema);
         buf_release(&desc);
@@ -229,7 +229,8 @@ static void tools_build(struct run *r)
         const json_t *list = mcpclient_tools(r->mc[i]);
         size_t k;
         json_t *mt;
-        json_array_foreach(list, k, mt) {
+        json_array_foreach(list, k, mt)
+        {
             const char *tn = json_string_value(json_object_get(mt, "name"));
             char name[AGENT_NAME_MAX + 1];
             agent_mcp_tool_name(mcpclient_name(r->mc[i]), tn, name, sizeof(name));
@@ -310,8 +311,7 @@ static void run_shell(struct run *r, const json_t *input, struct buf *out, int *
 
 /* Runs one tool call; the result goes into the conversation. Returns 0, or AGENT_ERROR when a
  * hook stopped the agent. */
-static int run_call(struct run *r, const struct llm_call *k, struct llm_conv *conv,
-                    struct err *e)
+static int run_call(struct run *r, const struct llm_call *k, struct llm_conv *conv, struct err *e)
 {
     const struct agent_opts *o = r->o;
     struct buf out = BUF_INIT;
@@ -348,8 +348,8 @@ static int run_call(struct run *r, const struct llm_call *k, struct llm_conv *co
             }
         }
         if (d.verdict == HOOK_STOP) {
-            p_step(&r->pr, 1, "stopped", "a hook stopped the agent: ", d.reason.data,
-                   d.reason.len, 0);
+            p_step(&r->pr, 1, "stopped", "a hook stopped the agent: ", d.reason.data, d.reason.len,
+                   0);
             rc = err_set(e, ERR_INVALID, "a PreToolUse hook stopped the agent");
             buf_add(&out, d.reason.data, d.reason.len);
             is_error = 1;
@@ -463,8 +463,8 @@ static int ask_model(struct run *r, const struct llm_endpoint *ep, const json_t 
             goto out;
         }
         if (attempt < o->retries && llm_retryable(rep, rc)) {
-            int64_t wait = llm_retry_delay_ms(rc < 0 ? NULL : rep, attempt + 1,
-                                              o->retry_max_wait_ms);
+            int64_t wait =
+                llm_retry_delay_ms(rc < 0 ? NULL : rep, attempt + 1, o->retry_max_wait_ms);
             p_stepf(&r->pr, 0, "retry", "model API: %s (retry %d of %d in %.1f s)", why.data,
                     attempt + 1, o->retries, (double)wait / 1000.0);
             if (interruptible_sleep(o, wait) < 0)
@@ -636,7 +636,8 @@ int agent_run(const struct agent_opts *o, struct agent_stats *st_out, struct err
                 p_newline(&r.pr);
             }
             if (strcmp(rep.stop_reason, "max_tokens") == 0 ||
-                strcmp(rep.stop_reason, "length") == 0 || strcmp(rep.stop_reason, "incomplete") == 0)
+                strcmp(rep.stop_reason, "length") == 0 ||
+                strcmp(rep.stop_reason, "incomplete") == 0)
                 p_stepf(&r.pr, 0, "warn", "the model stopped at its token limit (%s)",
                         rep.stop_reason);
             rc = AGENT_DONE;

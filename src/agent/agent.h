@@ -40,14 +40,14 @@
 #define AGENT_MCP_MAX 16
 #define AGENT_TOOLS_MAX 512
 #define AGENT_RESULT_MAX ((size_t)100 << 10) /* tool result text sent to the model */
-#define AGENT_LINE_MAX 300                  /* bytes of detail in a step line */
-#define AGENT_NAME_MAX 64                   /* tool names offered (OpenAI's limit) */
+#define AGENT_LINE_MAX 300                   /* bytes of detail in a step line */
+#define AGENT_NAME_MAX 64                    /* tool names offered (OpenAI's limit) */
 
 /* What agent_run ended with; cmd_agent's exit codes (docs/agent.md). */
 enum agent_outcome {
-    AGENT_DONE = 0,      /* the model ended its turn */
-    AGENT_ERROR = 1,     /* model API error, MCP start failure, a hook stopped it, interrupt */
-    AGENT_MAX_TURNS = 3  /* still calling tools when max_turns was reached */
+    AGENT_DONE = 0,     /* the model ended its turn */
+    AGENT_ERROR = 1,    /* model API error, MCP start failure, a hook stopped it, interrupt */
+    AGENT_MAX_TURNS = 3 /* still calling tools when max_turns was reached */
 };
 
 struct agent_mcp_spec {
@@ -59,37 +59,37 @@ struct agent_opts {
     const char *prompt;
     enum llm_api api;
     const char *model;
-    const char *base_url;    /* NULL: the API's default */
-    const char *api_key;     /* NULL or "": none sent; never printed */
-    int bearer;              /* Anthropic: Authorization: Bearer instead of x-api-key */
-    const char *system;      /* NULL: the built-in system prompt; "": none */
-    int max_turns;           /* > 0 */
-    int max_tokens;          /* > 0 */
+    const char *base_url; /* NULL: the API's default */
+    const char *api_key;  /* NULL or "": none sent; never printed */
+    int bearer;           /* Anthropic: Authorization: Bearer instead of x-api-key */
+    const char *system;   /* NULL: the built-in system prompt; "": none */
+    int max_turns;        /* > 0 */
+    int max_tokens;       /* > 0 */
     int stream;
-    int shell;               /* offer the shell tool */
+    int shell; /* offer the shell tool */
     int shell_timeout_ms;
     struct agent_mcp_spec mcp[AGENT_MCP_MAX];
     size_t nmcp;
     int mcp_start_timeout_ms;
     int mcp_call_timeout_ms;
     const struct hook_set *hooks; /* borrowed; NULL or empty: none */
-    const char *cwd;         /* the working directory (absolute) */
-    int retries;             /* model API retries (0: none) */
-    int retry_max_wait_ms;   /* cap on one wait, retry-after included */
+    const char *cwd;              /* the working directory (absolute) */
+    int retries;                  /* model API retries (0: none) */
+    int retry_max_wait_ms;        /* cap on one wait, retry-after included */
     int connect_timeout_ms, read_timeout_ms, total_timeout_ms;
-    uint64_t max_response;   /* model response body limit, 0: LLM_RESPONSE_MAX */
-    int quiet;               /* only the final answer and [error] lines */
-    FILE *out;               /* where the steps and the answer go */
+    uint64_t max_response;       /* model response body limit, 0: LLM_RESPONSE_MAX */
+    int quiet;                   /* only the final answer and [error] lines */
+    FILE *out;                   /* where the steps and the answer go */
     volatile sig_atomic_t *stop; /* set by a signal handler: stop at the next step */
 };
 
 struct agent_stats {
-    int turns;                /* model calls that got an answer */
-    int requests;             /* HTTP exchanges, retries included */
+    int turns;    /* model calls that got an answer */
+    int requests; /* HTTP exchanges, retries included */
     size_t tool_calls, tool_errors, blocked;
-    struct wire_usage usage;  /* summed over turns */
+    struct wire_usage usage; /* summed over turns */
     double cost_usd;
-    int cost_known;           /* every model seen is in the price table */
+    int cost_known; /* every model seen is in the price table */
     char model[WIRE_MODEL_MAX];
 };
 

@@ -20,10 +20,10 @@
 #include "util/err.h"
 
 struct cmdrun_opts {
-    const char *command;         /* run as: sh -c COMMAND */
-    const char *cwd;             /* NULL: the agent's */
-    const char *const *env_add;  /* NULL or NULL-terminated "NAME=VALUE" */
-    const char *input;           /* written to stdin, which is then closed; NULL: /dev/null */
+    const char *command;        /* run as: sh -c COMMAND */
+    const char *cwd;            /* NULL: the agent's */
+    const char *const *env_add; /* NULL or NULL-terminated "NAME=VALUE" */
+    const char *input;          /* written to stdin, which is then closed; NULL: /dev/null */
     size_t input_len;
     int timeout_ms;              /* > 0 */
     size_t max_output;           /* bytes kept per stream (0: 64 KiB) */
@@ -37,7 +37,7 @@ struct cmdrun_result {
     int exit_code;                 /* the shell's view: code, or 128 + signal; -1 when unknown */
     int timed_out;
     int interrupted;
-    char status[96];               /* "exited with status 3", "killed by signal 9 (Killed)" */
+    char status[96]; /* "exited with status 3", "killed by signal 9 (Killed)" */
 };
 
 void cmdrun_result_init(struct cmdrun_result *r);

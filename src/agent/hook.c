@@ -108,16 +108,19 @@ int hook_set_load_settings(struct hook_set *s, const char *path, struct err *e)
         rc = err_set(e, ERR_INVALID, "%s: hooks.PreToolUse must be an array", path);
         goto out;
     }
-    json_array_foreach(pre, i, group) {
+    json_array_foreach(pre, i, group)
+    {
         json_t *m = json_object_get(group, "matcher"), *list = json_object_get(group, "hooks"), *h;
         if (!json_is_object(group) || (m && !json_is_string(m) && !json_is_null(m)) ||
             !json_is_array(list)) {
-            rc = err_set(e, ERR_INVALID,
-                         "%s: hooks.PreToolUse[%zu] must be {\"matcher\": string, \"hooks\": [...]}",
-                         path, i);
+            rc =
+                err_set(e, ERR_INVALID,
+                        "%s: hooks.PreToolUse[%zu] must be {\"matcher\": string, \"hooks\": [...]}",
+                        path, i);
             goto out;
         }
-        json_array_foreach(list, k, h) {
+        json_array_foreach(list, k, h)
+        {
             const char *type = json_string_value(json_object_get(h, "type"));
             const char *cmd = json_string_value(json_object_get(h, "command"));
             json_t *t = json_object_get(h, "timeout");
@@ -165,8 +168,7 @@ json_t *hook_input(const char *session_id, const char *cwd, const char *tool_nam
     json_object_set_new(o, "permission_mode", json_string("default"));
     json_object_set_new(o, "hook_event_name", json_string("PreToolUse"));
     json_object_set_new(o, "tool_name", json_string(tool_name ? tool_name : ""));
-    json_object_set_new(o, "tool_input",
-                        tool_input ? json_deep_copy(tool_input) : json_object());
+    json_object_set_new(o, "tool_input", tool_input ? json_deep_copy(tool_input) : json_object());
     json_object_set_new(o, "tool_use_id", json_string(tool_use_id ? tool_use_id : ""));
     return o;
 }
@@ -197,8 +199,7 @@ static void trim(const char **s, size_t *n)
         (*n)--;
 }
 
-static void raise_to(struct hook_decision *d, enum hook_verdict v, const char *reason,
-                     size_t n)
+static void raise_to(struct hook_decision *d, enum hook_verdict v, const char *reason, size_t n)
 {
     if (v <= d->verdict)
         return;
@@ -249,8 +250,7 @@ void hook_decide(int exit_code, int timed_out, const char *out, size_t outlen, c
         return;
     j = json_loadb(out, outlen, 0, &je);
     if (!json_is_object(j)) {
-        add_note(d, "hook printed invalid JSON: ", je.text, strlen(je.text),
-                 "; the call proceeds");
+        add_note(d, "hook printed invalid JSON: ", je.text, strlen(je.text), "; the call proceeds");
         json_decref(j);
         return;
     }
@@ -271,8 +271,9 @@ void hook_decide(int exit_code, int timed_out, const char *out, size_t outlen, c
         raise_to(d, HOOK_DENY, why, strlen(why));
     } else if (pd && strcmp(pd, "ask") == 0) {
         struct buf b = BUF_INIT;
-        buf_addf(&b, "a PreToolUse hook asked for the user's confirmation, which this "
-                     "non-interactive agent cannot get%s%s",
+        buf_addf(&b,
+                 "a PreToolUse hook asked for the user's confirmation, which this "
+                 "non-interactive agent cannot get%s%s",
                  pdr && *pdr ? ": " : "", pdr ? pdr : "");
         raise_to(d, HOOK_DENY, b.data, b.len);
         buf_release(&b);

@@ -42,19 +42,19 @@
 #include "util/buf.h"
 #include "util/err.h"
 
-#define HOOK_OUTPUT_MAX ((size_t)64 << 10)   /* stdout / stderr kept per hook run */
+#define HOOK_OUTPUT_MAX ((size_t)64 << 10) /* stdout / stderr kept per hook run */
 #define HOOK_TIMEOUT_DEFAULT_MS 600000
 #define HOOK_TIMEOUT_MAX_S 86400
 #define HOOKS_MAX 64
 #define HOOK_SETTINGS_MAX ((size_t)1 << 20)
 
 struct hook_entry {
-    char *matcher;   /* as configured; "" for every tool */
+    char *matcher; /* as configured; "" for every tool */
     int match_all;
-    regex_t re;      /* compiled "^(matcher)$" unless match_all */
+    regex_t re; /* compiled "^(matcher)$" unless match_all */
     char *command;
     int timeout_ms;
-    char *source;    /* "--hook" or the settings file */
+    char *source; /* "--hook" or the settings file */
 };
 
 struct hook_set {

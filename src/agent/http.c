@@ -160,7 +160,8 @@ int http_parser_header(const struct http_parser *p, const char *name, char *out,
     if (n > 0)
         out[0] = '\0';
     while (s != NULL) {
-        const char *line = s + 1, *end = memchr(line, '\n', p->head.len - (size_t)(line - p->head.data));
+        const char *line = s + 1,
+                   *end = memchr(line, '\n', p->head.len - (size_t)(line - p->head.data));
         if (end == NULL)
             end = p->head.data + p->head.len;
         if ((size_t)(end - line) > nl && line[nl] == ':' && strncasecmp(line, name, nl) == 0) {
@@ -311,7 +312,8 @@ int http_parser_feed(struct http_parser *p, const char *d, size_t n, struct err 
         switch (p->state) {
         case HTTP_P_HEAD:
         case HTTP_P_TRAILER:
-            rc = take_line(p, d, n, &i, p->head.len < HTTP_HEAD_MAX ? HTTP_HEAD_MAX - p->head.len : 0);
+            rc = take_line(p, d, n, &i,
+                           p->head.len < HTTP_HEAD_MAX ? HTTP_HEAD_MAX - p->head.len : 0);
             if (rc == ERR_LIMIT) {
                 p->state = HTTP_P_ERROR;
                 return err_set(e, ERR_LIMIT, "response head over %zu bytes", HTTP_HEAD_MAX);
@@ -433,8 +435,8 @@ static int conn_wait(struct conn *c, short events, const char *doing, struct err
         int64_t left_ms = (c->deadline_ns - time_mono_ns()) / 1000000;
         int t = c->idle_ms;
         if (left_ms <= 0)
-            return err_set(e, ERR_TIMEOUT, "%s %s: no complete answer within %d s", doing,
-                           c->where, c->total_ms / 1000);
+            return err_set(e, ERR_TIMEOUT, "%s %s: no complete answer within %d s", doing, c->where,
+                           c->total_ms / 1000);
         if (left_ms < t)
             t = (int)left_ms;
         struct pollfd pfd = {.fd = c->fd, .events = events};
@@ -527,8 +529,8 @@ static int conn_open(struct conn *c, const struct http_url *u, int connect_timeo
     if (rc != 0)
         return err_set(e, ERR_INVALID, "cannot resolve '%s': %s", u->host, gai_strerror(rc));
     for (ai = res; ai; ai = ai->ai_next) {
-        int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
-                        ai->ai_protocol);
+        int fd =
+            socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
         if (fd < 0) {
             last_errno = errno;
             continue;
@@ -575,8 +577,8 @@ static int conn_open(struct conn *c, const struct http_url *u, int connect_timeo
     freeaddrinfo(res);
     if (c->fd < 0) {
         if (timed_out && last_errno == 0)
-            return err_set(e, ERR_TIMEOUT, "cannot connect to %s: no answer within %d ms",
-                           c->where, connect_timeout_ms);
+            return err_set(e, ERR_TIMEOUT, "cannot connect to %s: no answer within %d ms", c->where,
+                           connect_timeout_ms);
         return err_set(e, ERR_IO, "cannot connect to %s: %s", c->where,
                        strerror(last_errno ? last_errno : ECONNREFUSED));
     }

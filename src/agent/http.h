@@ -106,18 +106,18 @@ int http_parser_header(const struct http_parser *p, const char *name, char *out,
 /* One request. */
 struct http_call {
     const struct http_url *url;
-    const char *method;             /* "POST" */
-    const char *target;             /* request target, starts with '/' */
-    const char *const *headers;     /* NULL-terminated "Name: value" lines, or NULL */
-    const char *body;               /* may be NULL when body_len is 0 */
+    const char *method;         /* "POST" */
+    const char *target;         /* request target, starts with '/' */
+    const char *const *headers; /* NULL-terminated "Name: value" lines, or NULL */
+    const char *body;           /* may be NULL when body_len is 0 */
     size_t body_len;
-    int connect_timeout_ms;         /* > 0 */
-    int idle_timeout_ms;            /* > 0: longest wait for the next bytes */
-    int total_timeout_ms;           /* > 0: the whole exchange */
-    uint64_t max_body;              /* response body limit; 0: none */
-    http_body_fn on_body;           /* as for the parser; may be NULL */
+    int connect_timeout_ms; /* > 0 */
+    int idle_timeout_ms;    /* > 0: longest wait for the next bytes */
+    int total_timeout_ms;   /* > 0: the whole exchange */
+    uint64_t max_body;      /* response body limit; 0: none */
+    http_body_fn on_body;   /* as for the parser; may be NULL */
     void *arg;
-    volatile sig_atomic_t *stop;    /* when non-NULL and set (a signal handler), give up */
+    volatile sig_atomic_t *stop; /* when non-NULL and set (a signal handler), give up */
 };
 
 /* Runs c. p is caller-owned and initialised here (release it with http_parser_release, also

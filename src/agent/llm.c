@@ -32,9 +32,12 @@
 const char *llm_api_name(enum llm_api api)
 {
     switch (api) {
-    case LLM_API_ANTHROPIC: return "anthropic";
-    case LLM_API_CHAT: return "openai";
-    case LLM_API_RESPONSES: return "responses";
+    case LLM_API_ANTHROPIC:
+        return "anthropic";
+    case LLM_API_CHAT:
+        return "openai";
+    case LLM_API_RESPONSES:
+        return "responses";
     }
     return "?";
 }
@@ -57,9 +60,12 @@ int llm_api_parse(const char *s, enum llm_api *out)
 enum wire_api llm_wire_api(enum llm_api api)
 {
     switch (api) {
-    case LLM_API_ANTHROPIC: return WIRE_API_ANTHROPIC_MESSAGES;
-    case LLM_API_CHAT: return WIRE_API_OPENAI_CHAT;
-    case LLM_API_RESPONSES: return WIRE_API_OPENAI_RESPONSES;
+    case LLM_API_ANTHROPIC:
+        return WIRE_API_ANTHROPIC_MESSAGES;
+    case LLM_API_CHAT:
+        return WIRE_API_OPENAI_CHAT;
+    case LLM_API_RESPONSES:
+        return WIRE_API_OPENAI_RESPONSES;
     }
     return WIRE_API_UNKNOWN;
 }
@@ -212,7 +218,8 @@ static json_t *tools_for(enum llm_api api, const json_t *tools)
     json_t *out = json_array(), *t;
     size_t i;
 
-    json_array_foreach(tools, i, t) {
+    json_array_foreach(tools, i, t)
+    {
         json_t *o = json_object(), *desc = json_object_get(t, "description");
         json_t *schema = json_object_get(t, "input_schema");
         json_t *fn;
@@ -224,7 +231,8 @@ static json_t *tools_for(enum llm_api api, const json_t *tools)
             if (json_is_string(desc))
                 json_object_set(o, "description", desc);
             json_object_set_new(o, "input_schema",
-                                schema ? json_incref(schema) : json_pack("{s:s}", "type", "object"));
+                                schema ? json_incref(schema)
+                                       : json_pack("{s:s}", "type", "object"));
             break;
         case LLM_API_CHAT:
             fn = json_object();
@@ -232,7 +240,8 @@ static json_t *tools_for(enum llm_api api, const json_t *tools)
             if (json_is_string(desc))
                 json_object_set(fn, "description", desc);
             json_object_set_new(fn, "parameters",
-                                schema ? json_incref(schema) : json_pack("{s:s}", "type", "object"));
+                                schema ? json_incref(schema)
+                                       : json_pack("{s:s}", "type", "object"));
             json_object_set_new(o, "type", json_string("function"));
             json_object_set_new(o, "function", fn);
             break;
@@ -242,7 +251,8 @@ static json_t *tools_for(enum llm_api api, const json_t *tools)
             if (json_is_string(desc))
                 json_object_set(o, "description", desc);
             json_object_set_new(o, "parameters",
-                                schema ? json_incref(schema) : json_pack("{s:s}", "type", "object"));
+                                schema ? json_incref(schema)
+                                       : json_pack("{s:s}", "type", "object"));
             break;
         }
         json_array_append_new(out, o);
@@ -255,7 +265,8 @@ static void anthropic_messages(const json_t *items, json_t *msgs)
     size_t i, j;
     json_t *it, *x;
 
-    json_array_foreach(items, i, it) {
+    json_array_foreach(items, i, it)
+    {
         const char *role = jstr(it, "role");
         json_t *m = json_object(), *content;
         if (strcmp(role, "user") == 0) {
@@ -266,23 +277,25 @@ static void anthropic_messages(const json_t *items, json_t *msgs)
             if (*jstr(it, "text"))
                 json_array_append_new(content, json_pack("{s:s,s:O}", "type", "text", "text",
                                                          json_object_get(it, "text")));
-            json_array_foreach(json_object_get(it, "calls"), j, x) {
+            json_array_foreach(json_object_get(it, "calls"), j, x)
+            {
                 json_array_append_new(content, json_pack("{s:s,s:O,s:O,s:O}", "type", "tool_use",
                                                          "id", json_object_get(x, "id"), "name",
                                                          json_object_get(x, "name"), "input",
                                                          json_object_get(x, "input")));
             }
             if (json_array_size(content) == 0)
-                json_array_append_new(content,
-                                      json_pack("{s:s,s:s}", "type", "text", "text", "(no content)"));
+                json_array_append_new(
+                    content, json_pack("{s:s,s:s}", "type", "text", "text", "(no content)"));
             json_object_set_new(m, "role", json_string("assistant"));
             json_object_set_new(m, "content", content);
         } else {
             content = json_array();
-            json_array_foreach(json_object_get(it, "results"), j, x) {
-                json_t *b = json_pack("{s:s,s:O,s:O}", "type", "tool_result", "tool_use_id",
-                                      json_object_get(x, "id"), "content",
-                                      json_object_get(x, "content"));
+            json_array_foreach(json_object_get(it, "results"), j, x)
+            {
+                json_t *b =
+                    json_pack("{s:s,s:O,s:O}", "type", "tool_result", "tool_use_id",
+                              json_object_get(x, "id"), "content", json_object_get(x, "content"));
                 if (json_is_true(json_object_get(x, "is_error")))
                     json_object_set_new(b, "is_error", json_true());
                 json_array_append_new(content, b);
@@ -299,7 +312,8 @@ static void chat_messages(const json_t *items, json_t *msgs)
     size_t i, j;
     json_t *it, *x;
 
-    json_array_foreach(items, i, it) {
+    json_array_foreach(items, i, it)
+    {
         const char *role = jstr(it, "role");
         if (strcmp(role, "user") == 0) {
             json_array_append_new(msgs, json_pack("{s:s,s:O}", "role", "user", "content",
@@ -307,14 +321,15 @@ static void chat_messages(const json_t *items, json_t *msgs)
         } else if (strcmp(role, "assistant") == 0) {
             json_t *m = json_object(), *calls = json_array();
             json_object_set_new(m, "role", json_string("assistant"));
-            json_object_set(m, "content", *jstr(it, "text") ? json_object_get(it, "text")
-                                                             : json_null());
-            json_array_foreach(json_object_get(it, "calls"), j, x) {
-                json_array_append_new(
-                    calls, json_pack("{s:O,s:s,s:{s:O,s:O}}", "id", json_object_get(x, "id"),
-                                     "type", "function", "function", "name",
-                                     json_object_get(x, "name"), "arguments",
-                                     json_object_get(x, "arguments")));
+            json_object_set(m, "content",
+                            *jstr(it, "text") ? json_object_get(it, "text") : json_null());
+            json_array_foreach(json_object_get(it, "calls"), j, x)
+            {
+                json_array_append_new(calls,
+                                      json_pack("{s:O,s:s,s:{s:O,s:O}}", "id",
+                                                json_object_get(x, "id"), "type", "function",
+                                                "function", "name", json_object_get(x, "name"),
+                                                "arguments", json_object_get(x, "arguments")));
             }
             if (json_array_size(calls))
                 json_object_set_new(m, "tool_calls", calls);
@@ -322,7 +337,8 @@ static void chat_messages(const json_t *items, json_t *msgs)
                 json_decref(calls);
             json_array_append_new(msgs, m);
         } else {
-            json_array_foreach(json_object_get(it, "results"), j, x) {
+            json_array_foreach(json_object_get(it, "results"), j, x)
+            {
                 json_array_append_new(msgs, json_pack("{s:s,s:O,s:o}", "role", "tool",
                                                       "tool_call_id", json_object_get(x, "id"),
                                                       "content", openai_result_text(x)));
@@ -336,27 +352,29 @@ static void responses_input(const json_t *items, json_t *input)
     size_t i, j;
     json_t *it, *x;
 
-    json_array_foreach(items, i, it) {
+    json_array_foreach(items, i, it)
+    {
         const char *role = jstr(it, "role");
         if (strcmp(role, "user") == 0) {
             json_array_append_new(input, json_pack("{s:s,s:O}", "role", "user", "content",
                                                    json_object_get(it, "text")));
         } else if (strcmp(role, "assistant") == 0) {
             if (*jstr(it, "text"))
-                json_array_append_new(input, json_pack("{s:s,s:O}", "role", "assistant",
-                                                       "content", json_object_get(it, "text")));
-            json_array_foreach(json_object_get(it, "calls"), j, x) {
-                json_array_append_new(
-                    input, json_pack("{s:s,s:O,s:O,s:O}", "type", "function_call", "call_id",
-                                     json_object_get(x, "id"), "name", json_object_get(x, "name"),
-                                     "arguments", json_object_get(x, "arguments")));
+                json_array_append_new(input, json_pack("{s:s,s:O}", "role", "assistant", "content",
+                                                       json_object_get(it, "text")));
+            json_array_foreach(json_object_get(it, "calls"), j, x)
+            {
+                json_array_append_new(input, json_pack("{s:s,s:O,s:O,s:O}", "type", "function_call",
+                                                       "call_id", json_object_get(x, "id"), "name",
+                                                       json_object_get(x, "name"), "arguments",
+                                                       json_object_get(x, "arguments")));
             }
         } else {
-            json_array_foreach(json_object_get(it, "results"), j, x) {
-                json_array_append_new(input, json_pack("{s:s,s:O,s:o}", "type",
-                                                       "function_call_output", "call_id",
-                                                       json_object_get(x, "id"), "output",
-                                                       openai_result_text(x)));
+            json_array_foreach(json_object_get(it, "results"), j, x)
+            {
+                json_array_append_new(
+                    input, json_pack("{s:s,s:O,s:o}", "type", "function_call_output", "call_id",
+                                     json_object_get(x, "id"), "output", openai_result_text(x)));
             }
         }
     }
@@ -379,8 +397,8 @@ json_t *llm_build_request(const struct llm_params *p, const struct llm_conv *c)
         break;
     case LLM_API_CHAT:
         if (has_system)
-            json_array_append_new(list, json_pack("{s:s,s:o}", "role", "system", "content",
-                                                  jtext(p->system)));
+            json_array_append_new(
+                list, json_pack("{s:s,s:o}", "role", "system", "content", jtext(p->system)));
         chat_messages(c->items, list);
         json_object_set_new(req, "messages", list);
         json_object_set_new(req, "max_completion_tokens", json_integer(p->max_tokens));
@@ -553,7 +571,8 @@ static void parse_anthropic(const json_t *j, struct llm_reply *r)
     size_t i;
     json_t *b;
 
-    json_array_foreach(json_object_get(j, "content"), i, b) {
+    json_array_foreach(json_object_get(j, "content"), i, b)
+    {
         const char *t = jstr(b, "type");
         if (strcmp(t, "text") == 0) {
             const char *s = jstr(b, "text");
@@ -577,7 +596,8 @@ static void add_chat_content(struct llm_reply *r, const json_t *content)
         add_text(r, json_string_value(content), json_string_length(content));
         return;
     }
-    json_array_foreach(content, i, p) {
+    json_array_foreach(content, i, p)
+    {
         const char *s = jstr(p, "text");
         add_text(r, s, strlen(s));
     }
@@ -590,7 +610,8 @@ static void parse_chat(const json_t *j, struct llm_reply *r)
     size_t i;
 
     add_chat_content(r, json_object_get(msg, "content"));
-    json_array_foreach(json_object_get(msg, "tool_calls"), i, tc) {
+    json_array_foreach(json_object_get(msg, "tool_calls"), i, tc)
+    {
         json_t *fn = json_object_get(tc, "function");
         const char *args = jstr(fn, "arguments");
         add_call(r, jstr(tc, "id"), jstr(fn, "name"), args, strlen(args));
@@ -604,11 +625,13 @@ static void parse_responses_output(const json_t *output, struct llm_reply *r)
     size_t i, k;
     json_t *it, *c;
 
-    json_array_foreach(output, i, it) {
+    json_array_foreach(output, i, it)
+    {
         const char *t = jstr(it, "type");
         if (strcmp(t, "message") == 0) {
             int first = 1;
-            json_array_foreach(json_object_get(it, "content"), k, c) {
+            json_array_foreach(json_object_get(it, "content"), k, c)
+            {
                 const char *ct = jstr(c, "type");
                 const char *s = strcmp(ct, "refusal") == 0 ? jstr(c, "refusal") : jstr(c, "text");
                 if (first && r->text.len > 0 && *s)
@@ -705,9 +728,15 @@ void llm_reply_from_body(enum llm_api api, int status, const char *body, size_t 
         return;
     }
     switch (api) {
-    case LLM_API_ANTHROPIC: parse_anthropic(j, r); break;
-    case LLM_API_CHAT: parse_chat(j, r); break;
-    case LLM_API_RESPONSES: parse_responses(j, r); break;
+    case LLM_API_ANTHROPIC:
+        parse_anthropic(j, r);
+        break;
+    case LLM_API_CHAT:
+        parse_chat(j, r);
+        break;
+    case LLM_API_RESPONSES:
+        parse_responses(j, r);
+        break;
     }
     usage_from(api, j, r);
     json_decref(j);
@@ -730,8 +759,8 @@ struct llm_stream {
     struct wire_result wr;
     struct pending *pend;
     size_t npend;
-    int terminal;     /* the API's final event was seen */
-    int calls_final;  /* Responses: calls came from response.completed */
+    int terminal;    /* the API's final event was seen */
+    int calls_final; /* Responses: calls came from response.completed */
     size_t bad_events;
 };
 
@@ -886,7 +915,8 @@ static void on_chat(struct llm_stream *s, const json_t *d)
     json_t *content = json_object_get(delta, "content");
     if (json_is_string(content))
         emit(s, json_string_value(content), json_string_length(content));
-    json_array_foreach(json_object_get(delta, "tool_calls"), i, tc) {
+    json_array_foreach(json_object_get(delta, "tool_calls"), i, tc)
+    {
         struct pending *p = pending_at(s, jint(tc, "index", (long long)i));
         json_t *fn = json_object_get(tc, "function");
         if (p == NULL)
@@ -934,8 +964,7 @@ static void on_responses(struct llm_stream *s, const char *type, const json_t *d
             set_buf(&p->args, jstr(d, "arguments"));
             p->args_final = 1;
         }
-    } else if (strcmp(type, "response.created") == 0 ||
-               strcmp(type, "response.in_progress") == 0) {
+    } else if (strcmp(type, "response.created") == 0 || strcmp(type, "response.in_progress") == 0) {
         copy_to(s->r->model, sizeof(s->r->model), jstr(json_object_get(d, "response"), "model"));
     } else if (strcmp(type, "response.completed") == 0 ||
                strcmp(type, "response.incomplete") == 0 || strcmp(type, "response.failed") == 0 ||
@@ -1000,9 +1029,15 @@ static void on_event(struct llm_stream *s, const struct sse_event *ev)
     if (*type == '\0' || (ev->event_len > 0 && strcmp(ev->event, "error") == 0))
         type = ev->event_len > 0 ? ev->event : "";
     switch (s->api) {
-    case LLM_API_ANTHROPIC: on_anthropic(s, type, d); break;
-    case LLM_API_CHAT: on_chat(s, d); break;
-    case LLM_API_RESPONSES: on_responses(s, type, d); break;
+    case LLM_API_ANTHROPIC:
+        on_anthropic(s, type, d);
+        break;
+    case LLM_API_CHAT:
+        on_chat(s, d);
+        break;
+    case LLM_API_RESPONSES:
+        on_responses(s, type, d);
+        break;
     }
     json_decref(d);
 }
@@ -1114,8 +1149,8 @@ static void read_retry_headers(const struct http_parser *p, struct llm_reply *r)
         r->should_retry = strcasecmp(v, "true") == 0 ? 1 : strcasecmp(v, "false") == 0 ? 0 : -1;
 }
 
-int llm_exchange(const struct llm_endpoint *ep, const json_t *req, llm_text_fn on_text,
-                 void *arg, struct llm_reply *r, struct err *e)
+int llm_exchange(const struct llm_endpoint *ep, const json_t *req, llm_text_fn on_text, void *arg,
+                 struct llm_reply *r, struct err *e)
 {
     struct xchg x;
     struct http_call hc;

@@ -42,9 +42,9 @@
 #include "util/buf.h"
 #include "util/err.h"
 
-#define LLM_TEXT_MAX ((size_t)1 << 20)      /* assistant text kept per reply */
-#define LLM_CALLS_MAX 128                   /* tool calls per reply */
-#define LLM_ERROR_MAX 4096                  /* error message bytes kept */
+#define LLM_TEXT_MAX ((size_t)1 << 20)        /* assistant text kept per reply */
+#define LLM_CALLS_MAX 128                     /* tool calls per reply */
+#define LLM_ERROR_MAX 4096                    /* error message bytes kept */
 #define LLM_RESPONSE_MAX ((uint64_t)32 << 20) /* default response body limit */
 
 enum llm_api { LLM_API_ANTHROPIC = 0, LLM_API_CHAT, LLM_API_RESPONSES };
@@ -82,10 +82,10 @@ void llm_conv_add_result(struct llm_conv *c, const char *call_id, const char *na
 struct llm_params {
     enum llm_api api;
     const char *model;
-    const char *system;   /* NULL or "": none */
-    int max_tokens;       /* > 0 */
+    const char *system; /* NULL or "": none */
+    int max_tokens;     /* > 0 */
     int stream;
-    const json_t *tools;  /* neutral tool array (borrowed), may be NULL or empty */
+    const json_t *tools; /* neutral tool array (borrowed), may be NULL or empty */
 };
 
 /* The request body for p and c. New reference. Never fails (strings are copied). */
@@ -102,22 +102,22 @@ struct llm_call {
 };
 
 struct llm_reply {
-    struct buf text;        /* assistant text, at most LLM_TEXT_MAX bytes */
+    struct buf text; /* assistant text, at most LLM_TEXT_MAX bytes */
     int text_truncated;
     struct llm_call *calls;
     size_t ncalls;
-    size_t calls_dropped;   /* tool calls past LLM_CALLS_MAX, not kept */
-    char stop_reason[32];   /* stop_reason / finish_reason / Responses status */
+    size_t calls_dropped; /* tool calls past LLM_CALLS_MAX, not kept */
+    char stop_reason[32]; /* stop_reason / finish_reason / Responses status */
     struct wire_usage usage;
     char model[WIRE_MODEL_MAX];
-    int streamed;           /* the answer came as an event stream (text went to on_text) */
+    int streamed; /* the answer came as an event stream (text went to on_text) */
     /* outcome */
-    int status;             /* HTTP status, 0 when no response was read */
-    int error;              /* an API error: error status, error event, cut stream */
-    char error_type[64];    /* provider's error.type (or code), "" when none */
+    int status;               /* HTTP status, 0 when no response was read */
+    int error;                /* an API error: error status, error event, cut stream */
+    char error_type[64];      /* provider's error.type (or code), "" when none */
     struct buf error_message; /* the provider's message, whole (up to LLM_ERROR_MAX) */
-    int64_t retry_after_ms; /* from retry-after-ms / retry-after, -1 when absent */
-    int should_retry;       /* x-should-retry: 1 true, 0 false, -1 absent */
+    int64_t retry_after_ms;   /* from retry-after-ms / retry-after, -1 when absent */
+    int should_retry;         /* x-should-retry: 1 true, 0 false, -1 absent */
 };
 
 void llm_reply_init(struct llm_reply *r);
@@ -151,12 +151,12 @@ void llm_stream_finish(struct llm_stream *s);
 
 struct llm_endpoint {
     enum llm_api api;
-    struct http_url url;       /* base URL */
+    struct http_url url;             /* base URL */
     char target[HTTP_PATH_MAX + 32]; /* url.path + "/v1/messages", "/chat/completions", ... */
-    const char *api_key;       /* borrowed; NULL or "": none sent */
-    int bearer;                /* Anthropic: send Authorization: Bearer (ANTHROPIC_AUTH_TOKEN) */
+    const char *api_key;             /* borrowed; NULL or "": none sent */
+    int bearer; /* Anthropic: send Authorization: Bearer (ANTHROPIC_AUTH_TOKEN) */
     int connect_timeout_ms, idle_timeout_ms, total_timeout_ms;
-    uint64_t max_response;     /* 0: LLM_RESPONSE_MAX */
+    uint64_t max_response; /* 0: LLM_RESPONSE_MAX */
     volatile sig_atomic_t *stop;
 };
 
@@ -174,8 +174,8 @@ int llm_endpoint_init(struct llm_endpoint *ep, enum llm_api api, const char *bas
  * (look at r->error), or a negative code with e set when none could be (connect refused,
  * timeout, malformed HTTP, response too large: see http_call_run). Never retries and never
  * logs the API key. */
-int llm_exchange(const struct llm_endpoint *ep, const json_t *req, llm_text_fn on_text,
-                 void *arg, struct llm_reply *r, struct err *e);
+int llm_exchange(const struct llm_endpoint *ep, const json_t *req, llm_text_fn on_text, void *arg,
+                 struct llm_reply *r, struct err *e);
 
 /* ---- retries ---- */
 

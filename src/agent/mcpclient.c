@@ -32,13 +32,13 @@ struct mcpclient {
     struct proc p;
     int spawned;
     struct jsonrpc_framer fr;
-    struct buf outq;     /* bytes for the server's stdin not yet written */
-    struct buf errtail;  /* the last bytes of its stderr */
+    struct buf outq;    /* bytes for the server's stdin not yet written */
+    struct buf errtail; /* the last bytes of its stderr */
     json_t *tools;
     int changed;
     long long next_id;
-    int gone;            /* stdout reached EOF */
-    int quick;           /* the session failed: no polite wait at the end */
+    int gone;  /* stdout reached EOF */
+    int quick; /* the session failed: no polite wait at the end */
     volatile sig_atomic_t *stop;
 };
 
@@ -154,7 +154,8 @@ static int handle_line(struct mcpclient *c, const char *line, size_t len, long l
     case JSONRPC_BATCH: {
         size_t i;
         json_t *v;
-        json_array_foreach(m.root, i, v) {
+        json_array_foreach(m.root, i, v)
+        {
             struct jsonrpc_msg sub;
             enum jsonrpc_kind k = jsonrpc_classify(v, &sub);
             if ((k == JSONRPC_RESPONSE || k == JSONRPC_ERROR) && id_is(sub.id, want)) {
@@ -199,8 +200,8 @@ static int pump(struct mcpclient *c, long long want, int64_t deadline_ns, json_t
                 int mine = id_is(id, want);
                 json_decref(id);
                 if (mine)
-                    return err_set(e, ERR_LIMIT, "MCP server '%s': answer over %zu bytes",
-                                   c->name, MCPCLIENT_LINE_MAX);
+                    return err_set(e, ERR_LIMIT, "MCP server '%s': answer over %zu bytes", c->name,
+                                   MCPCLIENT_LINE_MAX);
             }
         }
         if (c->gone) {
@@ -335,11 +336,12 @@ int mcpclient_refresh_tools(struct mcpclient *c, int timeout_ms, struct err *e)
         json_t *tools = json_object_get(res, "tools");
         if (!json_is_array(tools)) {
             json_decref(res);
-            rc = err_set(e, ERR_PROTO, "MCP server '%s': tools/list without a tools array",
-                         c->name);
+            rc =
+                err_set(e, ERR_PROTO, "MCP server '%s': tools/list without a tools array", c->name);
             break;
         }
-        json_array_foreach(tools, i, t) {
+        json_array_foreach(tools, i, t)
+        {
             if (!json_is_string(json_object_get(t, "name")))
                 continue;
             if (json_array_size(all) >= MCPCLIENT_TOOLS_MAX) {
@@ -392,9 +394,9 @@ struct mcpclient *mcpclient_start(const struct mcpclient_opts *o, struct err *e)
         goto fail;
     c->spawned = 1;
 
-    json_t *params = json_pack("{s:s,s:{},s:{s:s,s:s}}", "protocolVersion",
-                               MCPCLIENT_PROTOCOL_VERSION, "capabilities", "clientInfo", "name",
-                               "faultline-agent", "version", "0.1.0");
+    json_t *params =
+        json_pack("{s:s,s:{},s:{s:s,s:s}}", "protocolVersion", MCPCLIENT_PROTOCOL_VERSION,
+                  "capabilities", "clientInfo", "name", "faultline-agent", "version", "0.1.0");
     if (request(c, "initialize", params, o->timeout_ms, &res, e) < 0) {
         if (e->code == ERR_TIMEOUT && !c->gone) {
             describe_gone(c, gone, sizeof(gone));
@@ -467,7 +469,8 @@ void mcpclient_result_text(const json_t *result, struct buf *out, int *is_error)
     size_t i, before = out->len;
 
     *is_error = json_is_true(json_object_get(result, "isError"));
-    json_array_foreach(content, i, item) {
+    json_array_foreach(content, i, item)
+    {
         const char *type = json_string_value(json_object_get(item, "type"));
         if (out->len > before)
             buf_addc(out, '\n');

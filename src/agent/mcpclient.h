@@ -30,9 +30,9 @@
 #include "util/err.h"
 
 #define MCPCLIENT_PROTOCOL_VERSION "2025-06-18"
-#define MCPCLIENT_LINE_MAX ((size_t)16 << 20) /* longest message accepted from a server */
-#define MCPCLIENT_TOOLS_MAX 1000              /* tools kept per server */
-#define MCPCLIENT_PAGES_MAX 100               /* tools/list pages followed */
+#define MCPCLIENT_LINE_MAX ((size_t)16 << 20)  /* longest message accepted from a server */
+#define MCPCLIENT_TOOLS_MAX 1000               /* tools kept per server */
+#define MCPCLIENT_PAGES_MAX 100                /* tools/list pages followed */
 #define MCPCLIENT_RESULT_MAX ((size_t)1 << 20) /* tool result text kept */
 
 struct mcpclient;
