@@ -53,7 +53,7 @@ for api in anthropic openai responses; do
 done
 
 test_expect "the hook gets Claude Code's PreToolUse input, the shell as Bash" '
-    python3 - b-anthropic/hook-input.json "$TMP/b-anthropic" <<PY
+    "$PYTHON" - b-anthropic/hook-input.json "$TMP/b-anthropic" <<PY
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["hook_event_name"] == "PreToolUse", d

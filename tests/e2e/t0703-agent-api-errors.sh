@@ -13,7 +13,7 @@ export DEAD
 
 # start_fake MODE: the misbehaving server of fake_model.py; exports FAKE_URL and FAKE_LOG.
 start_fake() {
-    start_bg python3 "$AGENT_DIR/fake_model.py" "$TMP/fake-$1.port" "$1" "$TMP/fake-$1.log"
+    start_bg "$PYTHON" "$AGENT_DIR/fake_model.py" "$TMP/fake-$1.port" "$1" "$TMP/fake-$1.log"
     wait_file 10 "$TMP/fake-$1.port" || { echo "fake model did not start"; return 1; }
     export FAKE_URL="http://127.0.0.1:$(cat "$TMP/fake-$1.port")" FAKE_LOG="$TMP/fake-$1.log"
 }
@@ -67,7 +67,7 @@ test_expect "retry-after is honoured, then the answer comes; the key is sent as 
     cat out
     grep -q "^\[retry\] model API: HTTP 429 rate_limit_error: slow down, retry in 1 s E-FAULTLINE-aaaa0001 (retry 1 of 2 in 1.0 s)" out
     test "$(tail -n 1 out)" = "recovered after the rate limit"
-    python3 - "$FAKE_LOG" <<PY
+    "$PYTHON" - "$FAKE_LOG" <<PY
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 assert len(rows) == 2, rows

@@ -8,7 +8,7 @@
 . "$FAULTLINE_ROOT/tests/e2e/agent/common.sh"
 
 start_mock M "$AGENT_DIR/mini-mcp.yaml"
-MINI="python3 $AGENT_DIR/mini_mcp.py"
+MINI="$PYTHON $AGENT_DIR/mini_mcp.py"
 export MINI
 
 for api in anthropic openai responses; do
@@ -24,7 +24,7 @@ for api in anthropic openai responses; do
 done
 
 test_expect "the handshake: initialize 2025-06-18, then initialized, tools/list, tools/call; pings answered" '
-    python3 - mini-anthropic.log <<PY
+    "$PYTHON" - mini-anthropic.log <<PY
 import json, sys
 msgs = [json.loads(l) for l in open(sys.argv[1])]
 kinds = [m.get("method") or ("response:" + str(m.get("id"))) for m in msgs]
@@ -53,7 +53,7 @@ test_expect "a tool call past --mcp-timeout is cancelled and reported to the mod
     grep -q "^\[result\] mcp__mini__slow error: MCP server .mini.: no answer to tools/call within 1000 ms" out
     grep -q "^Tool failed: MCP server" out
     test $(( (end - start) / 1000000 )) -lt 5000
-    python3 - slow.log <<PY
+    "$PYTHON" - slow.log <<PY
 import json, sys
 msgs = [json.loads(l) for l in open(sys.argv[1])]
 call = [m for m in msgs if m.get("method") == "tools/call"][0]

@@ -24,7 +24,7 @@ done
 
 test_expect "every tool is offered under its mcp__everything__ name" '
     grep -q "\"mcp__everything__trigger-long-running-operation\"" "$M_REC"
-    python3 - "$M_REC" <<PY
+    "$PYTHON" - "$M_REC" <<PY
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 names = set(rows[0]["tools"])

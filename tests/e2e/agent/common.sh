@@ -1,7 +1,9 @@
 # tests/e2e/agent/common.sh: helpers for the `faultline agent` end-to-end tests, sourced after
 # tests/e2e/lib.sh. Every agent run is under `timeout`.
 AGENT_DIR="$FAULTLINE_ROOT/tests/e2e/agent"
-export AGENT_DIR
+# the interpreter itself: a version-manager shim in front of python3 can cost seconds a start
+PYTHON=$(python3 -c 'import sys; print(sys.executable)')
+export AGENT_DIR PYTHON
 
 # start_mock NAME SCRIPT: starts `faultline mock-model` on a free port with a record file;
 # exports NAME_URL (http://127.0.0.1:PORT) and NAME_REC (the record file).
