@@ -20,9 +20,10 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: faultline mock-model --script FILE [--listen 127.0.0.1:PORT | --listen-fd N]\n"
-               "                            [--ready-file F] [--record F] [--max-body BYTES]\n"
-               "                            [--log F] [--log-level error|warn|info|debug] [--check]\n");
+    fprintf(
+        f, "usage: faultline mock-model --script FILE [--listen 127.0.0.1:PORT | --listen-fd N]\n"
+           "                            [--ready-file F] [--record F] [--max-body BYTES]\n"
+           "                            [--log F] [--log-level error|warn|info|debug] [--check]\n");
 }
 
 static void print_ready(const char *addr, void *arg)

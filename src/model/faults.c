@@ -172,9 +172,9 @@ static void repair_responses(json_t *items, struct faults_trim *t)
         if (!is_suffix(json_string_value(json_object_get(it, "type")), "_call_output") ||
             id_has(ids, json_object_get(it, "call_id")))
             continue;
-        json_t *user = json_pack("{s:s,s:s,s:[{s:s,s:o}]}", "type", "message", "role", "user",
-                                 "content", "type", "input_text", "text",
-                                 orphan_text(json_object_get(it, "output")));
+        json_t *user =
+            json_pack("{s:s,s:s,s:[{s:s,s:o}]}", "type", "message", "role", "user", "content",
+                      "type", "input_text", "text", orphan_text(json_object_get(it, "output")));
         json_array_set_new(items, i, user);
         t->converted++;
     }
@@ -345,8 +345,7 @@ static const char *status_text(int status)
     }
 }
 
-int faults_upstream_5xx(enum wire_api api, int status, const char *canary,
-                        struct faults_error *out)
+int faults_upstream_5xx(enum wire_api api, int status, const char *canary, struct faults_error *out)
 {
     char detail[96];
     if (status < 500 || status > 599) {
@@ -371,8 +370,7 @@ int faults_stream_cut(struct buf *out, enum wire_api api, int status, const char
              status_text(status));
     rc = faults_message(&msg, "llm.upstream_5xx", detail, canary);
     if (rc == 0)
-        rc = wire_stream_error(out, api, wire_error_for_status(status), msg.data,
-                               sequence_number);
+        rc = wire_stream_error(out, api, wire_error_for_status(status), msg.data, sequence_number);
     buf_release(&msg);
     return rc;
 }

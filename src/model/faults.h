@@ -37,9 +37,9 @@
 #include "util/err.h"
 
 struct faults_trim {
-    size_t dropped;      /* entries removed by drop_oldest (and the repair) */
-    size_t converted;    /* orphaned tool results turned into user text */
-    int dropped_system;  /* 1 when a system prompt / instructions / system entry was removed */
+    size_t dropped;     /* entries removed by drop_oldest (and the repair) */
+    size_t converted;   /* orphaned tool results turned into user text */
+    int dropped_system; /* 1 when a system prompt / instructions / system entry was removed */
 };
 
 /* llm.context_trim on req (borrowed, modified in place). out may be NULL. 0, or ERR_INVALID

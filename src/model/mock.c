@@ -125,9 +125,8 @@ static json_t *chat_usage(const struct render *r)
 {
     return json_pack("{s:I,s:I,s:I,s:{s:I},s:{s:i}}", "prompt_tokens", (json_int_t)(r->in + r->cr),
                      "completion_tokens", (json_int_t)r->out, "total_tokens",
-                     (json_int_t)(r->in + r->cr + r->out), "prompt_tokens_details",
-                     "cached_tokens", (json_int_t)r->cr, "completion_tokens_details",
-                     "reasoning_tokens", 0);
+                     (json_int_t)(r->in + r->cr + r->out), "prompt_tokens_details", "cached_tokens",
+                     (json_int_t)r->cr, "completion_tokens_details", "reasoning_tokens", 0);
 }
 
 static json_t *responses_usage(const struct render *r)
@@ -154,8 +153,8 @@ static void anthropic_body(struct mock_answer *a, const struct render *r)
                                                  r->reply->text.data, r->reply->text.len));
     for (size_t i = 0; i < r->ncalls; i++)
         json_array_append_new(content, json_pack("{s:s,s:s,s:s,s:o}", "type", "tool_use", "id",
-                                                 r->calls[i].id, "name", r->calls[i].name,
-                                                 "input", call_input(&r->calls[i])));
+                                                 r->calls[i].id, "name", r->calls[i].name, "input",
+                                                 call_input(&r->calls[i])));
     set_json(a, 200,
              json_pack("{s:s,s:s,s:s,s:s,s:o,s:s,s:n,s:o}", "id", r->msg_id, "type", "message",
                        "role", "assistant", "model", r->model, "content", content, "stop_reason",
@@ -169,10 +168,9 @@ static void anthropic_stream(struct mock_answer *a, const struct render *r)
     size_t n = r->reply->text.len, idx = 0;
 
     sse(a, "message_start",
-        json_pack("{s:s,s:{s:s,s:s,s:s,s:s,s:[],s:n,s:n,s:o}}", "type", "message_start",
-                  "message", "id", r->msg_id, "type", "message", "role", "assistant", "model",
-                  r->model, "content", "stop_reason", "stop_sequence", "usage",
-                  anthropic_usage(r, 1)));
+        json_pack("{s:s,s:{s:s,s:s,s:s,s:s,s:[],s:n,s:n,s:o}}", "type", "message_start", "message",
+                  "id", r->msg_id, "type", "message", "role", "assistant", "model", r->model,
+                  "content", "stop_reason", "stop_sequence", "usage", anthropic_usage(r, 1)));
     sse(a, "ping", json_pack("{s:s}", "type", "ping"));
     if (n > 0) {
         sse(a, "content_block_start",
@@ -227,8 +225,7 @@ static void chat_body(struct mock_answer *a, const struct render *r)
         for (size_t i = 0; i < r->ncalls; i++)
             json_array_append_new(tcs, json_pack("{s:s,s:s,s:{s:s,s:s}}", "id", r->calls[i].id,
                                                  "type", "function", "function", "name",
-                                                 r->calls[i].name, "arguments",
-                                                 r->calls[i].args));
+                                                 r->calls[i].name, "arguments", r->calls[i].args));
         json_object_set_new(msg, "tool_calls", tcs);
     }
     set_json(a, 200,
@@ -243,9 +240,9 @@ static void chat_chunk(struct mock_answer *a, const struct render *r, json_t *de
 {
     json_t *ch = json_pack("{s:i,s:o,s:n}", "index", 0, "delta", delta, "logprobs");
     json_object_set_new(ch, "finish_reason", finish ? json_string(finish) : json_null());
-    json_t *j = json_pack("{s:s,s:s,s:i,s:s,s:[o]}", "id", r->msg_id, "object",
-                          "chat.completion.chunk", "created", MOCK_CREATED, "model", r->model,
-                          "choices", ch);
+    json_t *j =
+        json_pack("{s:s,s:s,s:i,s:s,s:[o]}", "id", r->msg_id, "object", "chat.completion.chunk",
+                  "created", MOCK_CREATED, "model", r->model, "choices", ch);
     if (include_usage)
         json_object_set_new(j, "usage", json_null());
     sse(a, NULL, j);
@@ -298,8 +295,8 @@ static json_t *resp_message_item(const struct render *r, const char *status, int
         json_array_append_new(content,
                               json_pack("{s:s,s:s%,s:[]}", "type", "output_text", "text",
                                         r->reply->text.data, r->reply->text.len, "annotations"));
-    return json_pack("{s:s,s:s,s:s,s:s,s:o}", "type", "message", "id", r->msg_id, "status",
-                     status, "role", "assistant", "content", content);
+    return json_pack("{s:s,s:s,s:s,s:s,s:o}", "type", "message", "id", r->msg_id, "status", status,
+                     "role", "assistant", "content", content);
 }
 
 static json_t *resp_call_item(const struct call *c, const char *status, int with_args)
@@ -351,9 +348,9 @@ static void responses_stream(struct mock_answer *a, const struct render *r)
                    json_pack("{s:I,s:o}", "output_index", (json_int_t)oi, "item",
                              resp_message_item(r, "in_progress", 0)));
         resp_event(a, &seq, "response.content_part.added",
-                   json_pack("{s:s,s:I,s:i,s:{s:s,s:s,s:[]}}", "item_id", r->msg_id,
-                             "output_index", (json_int_t)oi, "content_index", 0, "part", "type",
-                             "output_text", "text", "", "annotations"));
+                   json_pack("{s:s,s:I,s:i,s:{s:s,s:s,s:[]}}", "item_id", r->msg_id, "output_index",
+                             (json_int_t)oi, "content_index", 0, "part", "type", "output_text",
+                             "text", "", "annotations"));
         for (size_t off = 0; off < n;) {
             size_t k = piece_len(t + off, n - off, PIECE);
             resp_event(a, &seq, "response.output_text.delta",
@@ -388,8 +385,8 @@ static void responses_stream(struct mock_answer *a, const struct render *r)
             off += k;
         }
         resp_event(a, &seq, "response.function_call_arguments.done",
-                   json_pack("{s:s,s:I,s:s}", "item_id", c->item_id, "output_index",
-                             (json_int_t)oi, "arguments", c->args));
+                   json_pack("{s:s,s:I,s:s}", "item_id", c->item_id, "output_index", (json_int_t)oi,
+                             "arguments", c->args));
         resp_event(a, &seq, "response.output_item.done",
                    json_pack("{s:I,s:o}", "output_index", (json_int_t)oi, "item",
                              resp_call_item(c, "completed", 1)));
@@ -526,8 +523,8 @@ out:
     json_decref(req);
 }
 
-int mock_handle(const struct mockscript *s, const char *method, const char *path,
-                const char *body, size_t len, enum wire_provider hint, struct mock_answer *a)
+int mock_handle(const struct mockscript *s, const char *method, const char *path, const char *body,
+                size_t len, enum wire_provider hint, struct mock_answer *a)
 {
     enum wire_api api = wire_api_from_path(path);
     char msg[200];
@@ -644,10 +641,10 @@ static void on_request(struct evhttp_request *req, void *arg)
     size_t len = evbuffer_get_length(in);
     const char *body = len ? (const char *)evbuffer_pullup(in, -1) : "";
     struct evkeyvalq *hdr = evhttp_request_get_input_headers(req);
-    enum wire_provider hint = evhttp_find_header(hdr, "x-api-key") ||
-                                      evhttp_find_header(hdr, "anthropic-version")
-                                  ? WIRE_PROVIDER_ANTHROPIC
-                                  : WIRE_PROVIDER_OPENAI;
+    enum wire_provider hint =
+        evhttp_find_header(hdr, "x-api-key") || evhttp_find_header(hdr, "anthropic-version")
+            ? WIRE_PROVIDER_ANTHROPIC
+            : WIRE_PROVIDER_OPENAI;
     struct mock_answer a;
     struct evkeyvalq *out = evhttp_request_get_output_headers(req);
     char rid[40];
@@ -657,9 +654,8 @@ static void on_request(struct evhttp_request *req, void *arg)
     mock_handle(sv->script, method, path ? path : "/", body, len, hint, &a);
     snprintf(rid, sizeof(rid), "req_mock_%llu", (unsigned long long)sv->seq);
     evhttp_add_header(out, "content-type", a.content_type);
-    evhttp_add_header(out, wire_api_provider(a.api) == WIRE_PROVIDER_OPENAI ? "x-request-id"
-                                                                             : "request-id",
-                      rid);
+    evhttp_add_header(
+        out, wire_api_provider(a.api) == WIRE_PROVIDER_OPENAI ? "x-request-id" : "request-id", rid);
     log_info("mock", "%s %s -> %d (%s, turn %zu, rule %d%s%s%s)", method, path ? path : "/",
              a.status, wire_api_name(a.api), a.turn, a.rule, a.rule_name[0] ? " '" : "",
              a.rule_name, a.rule_name[0] ? "'" : "");

@@ -42,15 +42,15 @@
 /* One answer. */
 struct mock_answer {
     int status;
-    const char *content_type;   /* static string */
-    struct buf body;            /* JSON, or the whole SSE text when is_sse */
-    int is_sse;                 /* body is a sequence of SSE events ("...\n\n") */
+    const char *content_type; /* static string */
+    struct buf body;          /* JSON, or the whole SSE text when is_sse */
+    int is_sse;               /* body is a sequence of SSE events ("...\n\n") */
     enum wire_api api;
     char model[WIRE_MODEL_MAX]; /* the model the answer names ("" when none) */
     int rule;                   /* matching rule index, -1 fallback, -2 no script reply */
     char rule_name[64];
     size_t turn;
-    struct wire_usage usage;    /* what the answer reports */
+    struct wire_usage usage; /* what the answer reports */
     size_t tool_calls;
     int stream;
 };
@@ -62,8 +62,8 @@ void mock_answer_release(struct mock_answer *a);
  * when len is 0. hint picks the error format for paths that name no API (from the request's
  * headers: x-api-key/anthropic-version -> Anthropic, else OpenAI). Fills a (reset first) and
  * returns 0; it never fails on input: a bad request is a 4xx answer. Pure: no I/O. */
-int mock_handle(const struct mockscript *s, const char *method, const char *path,
-                const char *body, size_t len, enum wire_provider hint, struct mock_answer *a);
+int mock_handle(const struct mockscript *s, const char *method, const char *path, const char *body,
+                size_t len, enum wire_provider hint, struct mock_answer *a);
 
 struct mock_server_opts {
     const char *listen;     /* "127.0.0.1:PORT", "localhost:PORT" or "[::1]:PORT"; PORT 0 picks a

@@ -22,8 +22,8 @@
 #include "util/fs.h"
 #include "util/banned.h"
 
-#define DEFAULT_ERROR_PATTERN                                                                     \
-    "[Ee]xit code:? *[1-9]|exited with code [1-9]|\"exit_code\": *[1-9]|[Ee]rror|ERROR|"         \
+#define DEFAULT_ERROR_PATTERN                                                                      \
+    "[Ee]xit code:? *[1-9]|exited with code [1-9]|\"exit_code\": *[1-9]|[Ee]rror|ERROR|"           \
     "[Ff]ailed|FAILED|[Pp]ermission denied|[Nn]ot found|E-[A-Z]+-[0-9a-f]{8}"
 
 enum cond_kind {
@@ -85,13 +85,13 @@ struct cond {
 };
 
 struct reply_tpl {
-    char *text;          /* template or NULL */
-    json_t *tool_calls;  /* array of {"name","input"} with templated strings (owned) */
+    char *text;         /* template or NULL */
+    json_t *tool_calls; /* array of {"name","input"} with templated strings (owned) */
     int repeat_last;
     int error_status;
     char *error_message; /* template */
     int has_usage;
-    int64_t usage[4];    /* input, cache_write, cache_read, output; -1 computed */
+    int64_t usage[4]; /* input, cache_write, cache_read, output; -1 computed */
 };
 
 struct rule {
@@ -114,9 +114,9 @@ struct mockscript {
 
 /* --- templates --- */
 
-static const char *const var_names[] = {"last_tool_result", "last_user_text", "canary",
-                                        "turn",             "model",          "tool_result_count",
-                                        "last_tool_name",   NULL};
+static const char *const var_names[] = {
+    "last_tool_result",  "last_user_text", "canary", "turn", "model",
+    "tool_result_count", "last_tool_name", NULL};
 
 /* Scans "{{ name }}" at s (s points at "{{"): sets the name span, returns the length of the
  * whole placeholder, 0 when s is not a well-formed placeholder. */
@@ -172,7 +172,7 @@ static int tpl_check(const char *t, char *bad, size_t bad_size, int *uses_match)
 
 struct render_ctx {
     const struct mockscript_view *v;
-    const char *subject;    /* the string the rule's regex matched, or NULL */
+    const char *subject; /* the string the rule's regex matched, or NULL */
     regmatch_t groups[10];
 };
 
@@ -322,8 +322,8 @@ static int check_keys(struct loader *L, const json_t *o, const char *const *allo
     return 0;
 }
 
-static int check_template(struct loader *L, const json_t *container, const char *key,
-                          const char *t, int *uses_match)
+static int check_template(struct loader *L, const json_t *container, const char *key, const char *t,
+                          int *uses_match)
 {
     char bad[64];
     if (tpl_check(t, bad, sizeof(bad), uses_match) < 0)
@@ -360,9 +360,77 @@ static int check_json_templates(struct loader *L, const json_t *container, const
     return 0;
 }
 
+#define REGEX_LEN_MAX 512
+#define REGEX_DUP_MAX 100
+
+/* glibc's regcomp/regexec blow up (time or memory) on some patterns a script could hold:
+ * stacked repetitions ("a++++", "a{9}{9}"), large bounds ("a{30000}") and back-references
+ * (exponential matching). Refuses those up front. NULL when p is fine, else the reason. */
+static const char *regex_unsafe(const char *p)
+{
+    int prev_quant = 0;
+    if (strlen(p) > REGEX_LEN_MAX)
+        return "longer than 512 bytes";
+    for (size_t i = 0; p[i]; i++) {
+        char c = p[i];
+        if (c == '\\') {
+            if (p[i + 1] >= '1' && p[i + 1] <= '9')
+                return "back-references are not supported";
+            if (p[i + 1])
+                i++;
+            prev_quant = 0;
+        } else if (c == '[') {
+            size_t j = i + 1;
+            if (p[j] == '^')
+                j++;
+            if (p[j] == ']')
+                j++;
+            while (p[j] && p[j] != ']') {
+                if (p[j] == '[' && (p[j + 1] == ':' || p[j + 1] == '.' || p[j + 1] == '=')) {
+                    const char *end = strchr(p + j + 2, p[j + 1]);
+                    if (end == NULL)
+                        break;
+                    j = (size_t)(end - p) + 1;
+                }
+                j++;
+            }
+            if (p[j] == '\0')
+                return NULL; /* unterminated: let regcomp say so */
+            i = j;
+            prev_quant = 0;
+        } else if (c == '*' || c == '+' || c == '?' || c == '{') {
+            if (prev_quant)
+                return "stacked repetition operators";
+            if (c == '{') {
+                long n = 0;
+                size_t j = i + 1;
+                for (; p[j] && p[j] != '}'; j++) {
+                    if (p[j] >= '0' && p[j] <= '9') {
+                        n = n * 10 + (p[j] - '0');
+                        if (n > REGEX_DUP_MAX)
+                            return "a repetition bound over 100";
+                    } else if (p[j] == ',') {
+                        n = 0;
+                    }
+                }
+                if (p[j] == '\0')
+                    return NULL;
+                i = j;
+            }
+            prev_quant = 1;
+        } else {
+            prev_quant = 0;
+        }
+    }
+    return NULL;
+}
+
 static int compile_regex(struct loader *L, const json_t *container, const char *key,
                          const char *pattern, regex_t *re)
 {
+    const char *why = regex_unsafe(pattern);
+    if (why)
+        return lerr(L, container, key, 0, "regular expression '%.60s' refused: %s", pattern, why);
     int rc = regcomp(re, pattern, REG_EXTENDED);
     if (rc != 0) {
         char msg[128];
@@ -383,8 +451,8 @@ static void reply_tpl_free(struct reply_tpl *r)
 
 static int parse_reply(struct loader *L, const json_t *o, struct reply_tpl *r, int *uses_match)
 {
-    static const char *const keys[] = {"text", "tool_calls", "repeat_last_tool_call", "error",
-                                       "usage", NULL};
+    static const char *const keys[] = {"text",  "tool_calls", "repeat_last_tool_call",
+                                       "error", "usage",      NULL};
     static const char *const call_keys[] = {"name", "input", NULL};
     static const char *const err_keys[] = {"status", "message", NULL};
     static const char *const usage_keys[] = {"input_tokens", "cache_write_tokens",
@@ -614,11 +682,10 @@ void mockscript_free(struct mockscript *s)
     free(s);
 }
 
-struct mockscript *mockscript_parse(const char *text, size_t len, const char *name,
-                                    struct err *e)
+struct mockscript *mockscript_parse(const char *text, size_t len, const char *name, struct err *e)
 {
-    static const char *const keys[] = {"name",  "description", "model",
-                                       "error_pattern", "rules", "fallback", NULL};
+    static const char *const keys[] = {"name",  "description", "model", "error_pattern",
+                                       "rules", "fallback",    NULL};
     struct loader L = {name ? name : "<script>", NULL, e};
     struct mockscript *s = NULL;
     json_t *root;
@@ -767,15 +834,15 @@ static void text_of(const json_t *content, struct buf *out)
     }
 }
 
-static void note_result(struct mockscript_view *v, const struct mockscript *s, const json_t *content,
-                        int flagged_error)
+static void note_result(struct mockscript_view *v, const struct mockscript *s,
+                        const json_t *content, int flagged_error)
 {
     buf_reset(&v->last_result);
     text_of(content, &v->last_result);
     add_joined(&v->all_results, v->last_result.data, v->last_result.len);
     v->tool_results++;
-    v->last_result_error = flagged_error || regexec(&s->error_re, v->last_result.data, 0, NULL,
-                                                    0) == 0;
+    v->last_result_error =
+        flagged_error || regexec(&s->error_re, v->last_result.data, 0, NULL, 0) == 0;
 }
 
 static void note_user_text(struct mockscript_view *v, const json_t *content)
@@ -795,7 +862,8 @@ static void note_call(struct mockscript_view *v, const json_t *name, const json_
     if (!json_is_string(name))
         return;
     json_decref(v->last_call);
-    v->last_call = json_pack("{s:O,s:O}", "name", name, "input", input ? input : json_object());
+    v->last_call = json_pack("{s:O,s:o}", "name", name, "input",
+                             input ? json_incref((json_t *)input) : json_object());
 }
 
 /* Parses arguments given as a JSON string; the string itself when not an object. */
@@ -1040,8 +1108,7 @@ static const char *api_short(enum wire_api api)
     }
 }
 
-static int cond_holds(const struct cond *c, const struct mockscript_view *v,
-                      struct render_ctx *ctx)
+static int cond_holds(const struct cond *c, const struct mockscript_view *v, struct render_ctx *ctx)
 {
     const char *subject = NULL;
     size_t i;

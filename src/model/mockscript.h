@@ -44,8 +44,7 @@ struct mockscript;
 /* Parses a script. name is used in messages ("NAME:LINE:COL: ..."). Caller frees with
  * mockscript_free. NULL with e set: ERR_PARSE (YAML), ERR_INVALID (unknown key, wrong type,
  * bad regex, unknown template variable, ...), ERR_LIMIT. */
-struct mockscript *mockscript_parse(const char *text, size_t len, const char *name,
-                                    struct err *e);
+struct mockscript *mockscript_parse(const char *text, size_t len, const char *name, struct err *e);
 /* Reads and parses a file (at most MOCKSCRIPT_FILE_MAX bytes). ERR_IO when unreadable. */
 struct mockscript *mockscript_load(const char *path, struct err *e);
 /* mockscript_free(NULL) is a no-op. */
@@ -58,18 +57,18 @@ const char *mockscript_model(const struct mockscript *s);
 /* The conversation of one request, as rules see it. */
 struct mockscript_view {
     enum wire_api api;
-    const char *model;        /* borrowed from the request; "" when absent */
-    size_t turn;              /* assistant turns so far (0 on the first call) */
-    size_t tool_results;      /* tool results in the conversation */
-    int last_result_error;    /* the last tool result is an error (is_error, or error_pattern) */
-    struct buf last_result;   /* text of the last tool result ("" when none) */
-    struct buf last_user;     /* text of the last user-authored message (not tool results) */
-    struct buf user_text;     /* all user-authored text, "\n"-joined */
-    struct buf all_results;   /* every tool result's text, "\n"-joined */
-    json_t *offered;          /* tool names offered by the request (array of strings) */
-    json_t *last_call;        /* the last tool call made: {"name": N, "input": {...}}, or NULL */
-    char canary[64];          /* the last canary-like token (E-XXXX-8 hex) in a tool result,
-                                 else in user text; "" when none */
+    const char *model;      /* borrowed from the request; "" when absent */
+    size_t turn;            /* assistant turns so far (0 on the first call) */
+    size_t tool_results;    /* tool results in the conversation */
+    int last_result_error;  /* the last tool result is an error (is_error, or error_pattern) */
+    struct buf last_result; /* text of the last tool result ("" when none) */
+    struct buf last_user;   /* text of the last user-authored message (not tool results) */
+    struct buf user_text;   /* all user-authored text, "\n"-joined */
+    struct buf all_results; /* every tool result's text, "\n"-joined */
+    json_t *offered;        /* tool names offered by the request (array of strings) */
+    json_t *last_call;      /* the last tool call made: {"name": N, "input": {...}}, or NULL */
+    char canary[64];        /* the last canary-like token (E-XXXX-8 hex) in a tool result,
+                               else in user text; "" when none */
 };
 
 /* Builds the view of req (borrowed) for api. error_pattern is the script's (NULL: the
@@ -81,13 +80,13 @@ void mockscript_view_release(struct mockscript_view *v);
 
 /* A rendered reply. */
 struct mockscript_reply {
-    int rule;                 /* index of the matching rule, -1 for the fallback */
-    const char *rule_name;    /* borrowed from the script: its name, or "" */
-    struct buf text;          /* assistant text ("" for none) */
-    json_t *tool_calls;       /* array of {"name": N, "input": {...}} (owned, may be empty) */
-    int error_status;         /* > 0: answer with this HTTP error instead */
+    int rule;              /* index of the matching rule, -1 for the fallback */
+    const char *rule_name; /* borrowed from the script: its name, or "" */
+    struct buf text;       /* assistant text ("" for none) */
+    json_t *tool_calls;    /* array of {"name": N, "input": {...}} (owned, may be empty) */
+    int error_status;      /* > 0: answer with this HTTP error instead */
     struct buf error_message;
-    int has_usage;            /* the rule fixes some usage counts: */
+    int has_usage; /* the rule fixes some usage counts: */
     int64_t usage_input, usage_cache_write, usage_cache_read, usage_output; /* -1: computed */
 };
 

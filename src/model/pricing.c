@@ -26,7 +26,10 @@ struct pricing_table {
 };
 
 /* Rates: input, 5m cache write, 1h cache write, cache read, output (USD per 1M tokens). */
-#define R(i, w, w1, r, o) {i, w, w1, r, o}
+#define R(i, w, w1, r, o)                                                                          \
+    {                                                                                              \
+        i, w, w1, r, o                                                                             \
+    }
 #define NOTIER 0, R(0, 0, 0, 0, 0)
 #define OA(i, r, o) R(i, i, i, r, o) /* OpenAI: no cache-write premium */
 
@@ -48,9 +51,8 @@ static const struct pricing_entry builtin[] = {
     {"claude-sonnet-4-6", R(3, 3.75, 6, 0.30, 15), NOTIER, "anthropic", "Sonnet 4.6"},
     {"claude-sonnet-4-5", R(3, 3.75, 6, 0.30, 15), NOTIER, "anthropic", "Sonnet 4.5"},
     {"claude-sonnet-4", R(3, 3.75, 6, 0.30, 15), NOTIER, "anthropic", "Sonnet 4"},
-    {"claude-haiku-5-5", R(0.10, 0.125, 0.20, 0.01, 0.50), 100000,
-     R(0.50, 0.625, 1.00, 0.05, 2.50), "anthropic",
-     "Haiku 5.5; a prompt over 100k tokens prices all its tokens at the tier"},
+    {"claude-haiku-5-5", R(0.10, 0.125, 0.20, 0.01, 0.50), 100000, R(0.50, 0.625, 1.00, 0.05, 2.50),
+     "anthropic", "Haiku 5.5; a prompt over 100k tokens prices all its tokens at the tier"},
     {"claude-haiku-4-5", R(1, 1.25, 2, 0.10, 5), NOTIER, "anthropic", "Haiku 4.5"},
     {"claude-fable-5-1", R(10, 12.50, 20, 0.25, 50), NOTIER, "anthropic",
      "Fable 5.1; id guessed from the naming pattern"},
@@ -292,9 +294,9 @@ static int read_rates(const json_t *o, struct pricing_rates *r, const char **bad
 static int parse_row(const char *name, const struct ymljson_marks *m, const char *model,
                      const json_t *o, struct pricing_entry *en, struct err *e)
 {
-    static const char *const allowed[] = {"input",  "cache_write", "cache_write_1h",
-                                          "cache_read", "output", "tier_above",
-                                          "tier",   "note",        NULL};
+    static const char *const allowed[] = {"input",      "cache_write", "cache_write_1h",
+                                          "cache_read", "output",      "tier_above",
+                                          "tier",       "note",        NULL};
     const char *key, *bad = NULL;
     const json_t *v;
     char msg[200];
@@ -309,8 +311,7 @@ static int parse_row(const char *name, const struct ymljson_marks *m, const char
         for (i = 0; allowed[i] && strcmp(allowed[i], key) != 0; i++)
             ;
         if (allowed[i] == NULL) {
-            snprintf(msg, sizeof(msg), "unknown key '%.64s' in the prices of '%.64s'", key,
-                     model);
+            snprintf(msg, sizeof(msg), "unknown key '%.64s' in the prices of '%.64s'", key, model);
             return pos_err_at(e, ERR_INVALID, name, m, o, key, 1, msg);
         }
     }
@@ -380,8 +381,7 @@ int pricing_load_text(struct pricing_table *t, const char *text, size_t len, con
     {
         if (strcmp(key, "models") != 0 && strcmp(key, "default") != 0) {
             char msg[160];
-            snprintf(msg, sizeof(msg), "unknown key '%.64s' (expected 'models' or 'default')",
-                     key);
+            snprintf(msg, sizeof(msg), "unknown key '%.64s' (expected 'models' or 'default')", key);
             rc = pos_err_at(e, ERR_INVALID, name, marks, root, key, 1, msg);
             goto out;
         }
@@ -444,8 +444,8 @@ int pricing_load_file(struct pricing_table *t, const char *path, struct err *e)
     size_t n = strlen(path);
     int rc = fs_read_file(path, PRICING_FILE_MAX, &b, e);
     if (rc == 0)
-        rc = pricing_load_text(t, b.data, b.len, path,
-                               n >= 5 && strcmp(path + n - 5, ".json") == 0, e);
+        rc = pricing_load_text(t, b.data, b.len, path, n >= 5 && strcmp(path + n - 5, ".json") == 0,
+                               e);
     buf_release(&b);
     return rc;
 }
@@ -471,8 +471,8 @@ static int md_row(struct buf *out, const char *model, const char *provider,
     fmt_rate(a[2], sizeof(a[2]), r->cache_write_1h);
     fmt_rate(a[3], sizeof(a[3]), r->cache_read);
     fmt_rate(a[4], sizeof(a[4]), r->output);
-    return buf_addf(out, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", model, provider, a[0],
-                    a[1], a[2], a[3], a[4], note);
+    return buf_addf(out, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", model, provider, a[0], a[1],
+                    a[2], a[3], a[4], note);
 }
 
 int pricing_markdown(const struct pricing_table *t, struct buf *out)

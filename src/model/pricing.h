@@ -53,12 +53,12 @@ struct pricing_rates {
 };
 
 struct pricing_entry {
-    const char *model;          /* API id, or a prefix of ids (see lookup) */
+    const char *model; /* API id, or a prefix of ids (see lookup) */
     struct pricing_rates rates;
-    int64_t tier_above;         /* > 0: prompts over this many tokens use tier */
+    int64_t tier_above; /* > 0: prompts over this many tokens use tier */
     struct pricing_rates tier;
-    const char *provider;       /* "anthropic", "openai", or "" for file rows */
-    const char *note;           /* shown in docs/pricing.md; "" when none */
+    const char *provider; /* "anthropic", "openai", or "" for file rows */
+    const char *note;     /* shown in docs/pricing.md; "" when none */
 };
 
 struct pricing_table;

@@ -29,13 +29,13 @@
 #define SSE_INPUT_MAX ((size_t)1 << 30)
 
 struct sse_parser {
-    struct buf in;     /* input not yet consumed */
-    size_t scan;       /* start of the next unread line of the current event */
-    size_t searched;   /* bytes after scan known to hold no line end */
-    size_t drop;       /* raw bytes of the event returned last, dropped on the next call */
+    struct buf in;   /* input not yet consumed */
+    size_t scan;     /* start of the next unread line of the current event */
+    size_t searched; /* bytes after scan known to hold no line end */
+    size_t drop;     /* raw bytes of the event returned last, dropped on the next call */
     size_t line_max, event_max;
-    size_t fed;        /* total bytes fed */
-    size_t consumed;   /* total bytes dropped from in */
+    size_t fed;      /* total bytes fed */
+    size_t consumed; /* total bytes dropped from in */
     int bom_done;
     int err;
     char errmsg[200];
@@ -243,8 +243,7 @@ int sse_parser_next(struct sse_parser *p, struct sse_event *ev, struct err *e)
         if (term == 0) {
             p->searched = avail;
             if (avail > p->line_max)
-                return fail(p, ERR_LIMIT, e, "line longer than the limit",
-                            p->consumed + p->scan);
+                return fail(p, ERR_LIMIT, e, "line longer than the limit", p->consumed + p->scan);
             return 0;
         }
         if (i > p->line_max)

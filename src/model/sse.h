@@ -38,12 +38,12 @@ struct sse_event {
     size_t event_len;
     const char *data; /* the data: lines joined with "\n", "" when none */
     size_t data_len;
-    int has_data;     /* 1 when the block held at least one data: line */
-    const char *id;   /* the id: field, "" when none */
+    int has_data;   /* 1 when the block held at least one data: line */
+    const char *id; /* the id: field, "" when none */
     size_t id_len;
-    long retry_ms;    /* the retry: field, -1 when absent or not all digits */
-    const char *raw;  /* the input bytes of this block, from the end of the previous one up to
-                         and including its terminating blank line: forward these verbatim */
+    long retry_ms;   /* the retry: field, -1 when absent or not all digits */
+    const char *raw; /* the input bytes of this block, from the end of the previous one up to
+                        and including its terminating blank line: forward these verbatim */
     size_t raw_len;
 };
 

@@ -94,8 +94,7 @@ json_t *wire_json_parse(const char *body, size_t len, struct err *e)
     }
     j = json_loadb(body, len, 0, &je);
     if (j == NULL) {
-        err_set(e, ERR_PARSE, "invalid JSON at line %d column %d: %s", je.line, je.column,
-                je.text);
+        err_set(e, ERR_PARSE, "invalid JSON at line %d column %d: %s", je.line, je.column, je.text);
         return NULL;
     }
     if (!json_is_object(j)) {
@@ -196,8 +195,8 @@ int wire_usage_read(enum wire_api api, const json_t *usage, struct wire_usage *u
     } else if (wire_api_provider(api) == WIRE_PROVIDER_OPENAI) {
         const char *in_key = "input_tokens", *out_key = "output_tokens";
         const char *in_det = "input_tokens_details", *out_det = "output_tokens_details";
-        if (api == WIRE_API_OPENAI_CHAT || (json_object_get(usage, "prompt_tokens") &&
-                                            !json_object_get(usage, "input_tokens"))) {
+        if (api == WIRE_API_OPENAI_CHAT ||
+            (json_object_get(usage, "prompt_tokens") && !json_object_get(usage, "input_tokens"))) {
             in_key = "prompt_tokens";
             out_key = "completion_tokens";
             in_det = "prompt_tokens_details";
@@ -229,10 +228,10 @@ int wire_usage_read(enum wire_api api, const json_t *usage, struct wire_usage *u
 
 json_t *wire_usage_to_json(const struct wire_usage *u)
 {
-    json_t *j = json_pack("{s:I,s:I,s:I,s:I}", "input_tokens", (json_int_t)u->input_tokens,
-                          "cache_write_tokens", (json_int_t)u->cache_write_tokens,
-                          "cache_read_tokens", (json_int_t)u->cache_read_tokens,
-                          "output_tokens", (json_int_t)u->output_tokens);
+    json_t *j =
+        json_pack("{s:I,s:I,s:I,s:I}", "input_tokens", (json_int_t)u->input_tokens,
+                  "cache_write_tokens", (json_int_t)u->cache_write_tokens, "cache_read_tokens",
+                  (json_int_t)u->cache_read_tokens, "output_tokens", (json_int_t)u->output_tokens);
     if (u->cache_write_1h_tokens)
         json_object_set_new(j, "cache_write_1h_tokens",
                             json_integer((json_int_t)u->cache_write_1h_tokens));
@@ -403,8 +402,8 @@ int wire_result_from_json(enum wire_api api, const json_t *body, struct wire_res
     return 0;
 }
 
-int wire_result_from_body(enum wire_api api, const char *body, size_t len,
-                          struct wire_result *r, struct err *e)
+int wire_result_from_body(enum wire_api api, const char *body, size_t len, struct wire_result *r,
+                          struct err *e)
 {
     json_t *j = wire_json_parse(body, len, e);
     if (j == NULL)
@@ -490,8 +489,8 @@ static void stream_responses(struct wire_result *r, const char *type, const json
         if (is_call_item(it))
             r->tool_calls++;
     } else if (strcmp(type, "response.completed") == 0 ||
-               strcmp(type, "response.incomplete") == 0 ||
-               strcmp(type, "response.failed") == 0 || strcmp(type, "response.done") == 0) {
+               strcmp(type, "response.incomplete") == 0 || strcmp(type, "response.failed") == 0 ||
+               strcmp(type, "response.done") == 0) {
         read_response(r, json_object_get(d, "response"), 0);
         r->complete = 1;
         if (strcmp(type, "response.failed") == 0)
@@ -504,8 +503,8 @@ static void stream_responses(struct wire_result *r, const char *type, const json
     }
 }
 
-int wire_result_stream_event(enum wire_api api, struct wire_result *r,
-                             const struct sse_event *ev, struct err *e)
+int wire_result_stream_event(enum wire_api api, struct wire_result *r, const struct sse_event *ev,
+                             struct err *e)
 {
     json_error_t je;
 
@@ -551,8 +550,7 @@ static const struct {
                                  "invalid_api_key"},
     [WIRE_ERR_PERMISSION] = {403, "permission_error", "permission_error", NULL},
     [WIRE_ERR_NOT_FOUND] = {404, "not_found_error", "invalid_request_error", "not_found"},
-    [WIRE_ERR_TOO_LARGE] = {413, "request_too_large", "invalid_request_error",
-                            "request_too_large"},
+    [WIRE_ERR_TOO_LARGE] = {413, "request_too_large", "invalid_request_error", "request_too_large"},
     [WIRE_ERR_RATE_LIMIT] = {429, "rate_limit_error", "requests", "rate_limit_exceeded"},
     [WIRE_ERR_API] = {500, "api_error", "server_error", "server_error"},
     [WIRE_ERR_OVERLOADED] = {529, "overloaded_error", "server_error", "server_is_overloaded"},
@@ -643,8 +641,8 @@ int wire_error_body(struct buf *out, enum wire_provider p, enum wire_error kind,
     return rc;
 }
 
-int wire_stream_error(struct buf *out, enum wire_api api, enum wire_error kind,
-                      const char *message, int64_t sequence_number)
+int wire_stream_error(struct buf *out, enum wire_api api, enum wire_error kind, const char *message,
+                      int64_t sequence_number)
 {
     size_t mark = out->len;
     unsigned k = kind_index(kind);
@@ -668,10 +666,10 @@ int wire_stream_error(struct buf *out, enum wire_api api, enum wire_error kind,
                       "param", "sequence_number", (json_int_t)sequence_number);
         rc = sse_write_json(out, "error", j);
         json_decref(j);
-        j = json_pack("{s:s,s:{s:s,s:s,s:s,s:{s:s,s:s},s:[],s:n},s:I}", "type",
-                      "response.failed", "response", "object", "response", "status", "failed",
-                      "id", "resp_failed", "error", "code", code, "message", message, "output",
-                      "usage", "sequence_number", (json_int_t)sequence_number + 1);
+        j = json_pack("{s:s,s:{s:s,s:s,s:s,s:{s:s,s:s},s:[],s:n},s:I}", "type", "response.failed",
+                      "response", "object", "response", "status", "failed", "id", "resp_failed",
+                      "error", "code", code, "message", message, "output", "usage",
+                      "sequence_number", (json_int_t)sequence_number + 1);
         if (rc == 0)
             rc = sse_write_json(out, "response.failed", j);
         break;

@@ -69,11 +69,11 @@ json_t *wire_json_parse(const char *body, size_t len, struct err *e);
 
 /* What a request asks for. */
 struct wire_request_info {
-    const char *model;   /* borrowed from the request; "" when absent */
-    int stream;          /* "stream": true */
-    int include_usage;   /* chat: stream_options.include_usage is true */
-    size_t n_messages;   /* messages[], or Responses input[] items (1 for a string input) */
-    size_t n_tools;      /* tools[] */
+    const char *model; /* borrowed from the request; "" when absent */
+    int stream;        /* "stream": true */
+    int include_usage; /* chat: stream_options.include_usage is true */
+    size_t n_messages; /* messages[], or Responses input[] items (1 for a string input) */
+    size_t n_tools;    /* tools[] */
 };
 
 /* Fills info from req (borrowed; info->model points into it). 0, or ERR_INVALID with e set
@@ -88,9 +88,9 @@ struct wire_usage {
     int64_t cache_write_tokens;    /* all cache writes (5-minute and 1-hour) */
     int64_t cache_write_1h_tokens; /* the part of cache_write_tokens written for 1 hour */
     int64_t cache_read_tokens;
-    int64_t output_tokens;         /* includes reasoning/thinking tokens */
-    int64_t reasoning_tokens;      /* informational, already counted in output_tokens */
-    int present;                   /* 1 once any usage was read */
+    int64_t output_tokens;    /* includes reasoning/thinking tokens */
+    int64_t reasoning_tokens; /* informational, already counted in output_tokens */
+    int present;              /* 1 once any usage was read */
 };
 
 /* Reads a provider's usage object (borrowed; the "usage" member's value, not the whole body)
@@ -111,9 +111,9 @@ struct wire_result {
     struct buf text;            /* assistant text, at most WIRE_TEXT_MAX bytes */
     int text_truncated;         /* 1 when text was cut at WIRE_TEXT_MAX */
     size_t tool_calls;          /* tool_use blocks / tool_calls / function_call items */
-    int complete;    /* a whole body was read, or the stream's terminal event was seen:
-                        message_stop, [DONE], response.completed/incomplete/failed */
-    int error;       /* an error body or error event was seen */
+    int complete;               /* a whole body was read, or the stream's terminal event was seen:
+                                   message_stop, [DONE], response.completed/incomplete/failed */
+    int error;                  /* an error body or error event was seen */
     char error_type[64];
     char error_message[256];
     int64_t last_sequence; /* Responses: highest sequence_number seen; -1 when none */
@@ -126,16 +126,16 @@ void wire_result_init(struct wire_result *r);
 void wire_result_release(struct wire_result *r);
 /* Reads a whole non-streaming response body (or an error body) into r. 0, or ERR_PARSE /
  * ERR_INVALID / ERR_LIMIT with e set (r keeps what it had). */
-int wire_result_from_body(enum wire_api api, const char *body, size_t len,
-                          struct wire_result *r, struct err *e);
+int wire_result_from_body(enum wire_api api, const char *body, size_t len, struct wire_result *r,
+                          struct err *e);
 /* Same, from a parsed body (borrowed). 0 or ERR_INVALID (not an object). */
 int wire_result_from_json(enum wire_api api, const json_t *body, struct wire_result *r,
                           struct err *e);
 /* Feeds one stream event (borrowed) into r. Events without data are ignored. 0, or ERR_PARSE
  * with e set when the data is not JSON (nor "[DONE]"); r stays usable, and a caller that only
  * accounts may log and go on. Callable from any callback: no I/O, no allocation but r->text. */
-int wire_result_stream_event(enum wire_api api, struct wire_result *r,
-                             const struct sse_event *ev, struct err *e);
+int wire_result_stream_event(enum wire_api api, struct wire_result *r, const struct sse_event *ev,
+                             struct err *e);
 
 /* Error kinds, with the status each has by default. */
 enum wire_error {
@@ -174,7 +174,7 @@ int wire_error_body(struct buf *out, enum wire_provider p, enum wire_error kind,
  *               response.error, S+1 (Codex acts on response.failed).
  * sequence_number is the one the event gets (last seen + 1; ignored by other APIs).
  * 0, ERR_LIMIT or ERR_INVALID (api UNKNOWN or COUNT_TOKENS). */
-int wire_stream_error(struct buf *out, enum wire_api api, enum wire_error kind,
-                      const char *message, int64_t sequence_number);
+int wire_stream_error(struct buf *out, enum wire_api api, enum wire_error kind, const char *message,
+                      int64_t sequence_number);
 
 #endif

@@ -138,8 +138,8 @@ static json_t *plain_scalar(const char *s, size_t len)
         return json_true();
     if (is_one_of(s, falses))
         return json_false();
-    if ((s[0] >= '0' && s[0] <= '9') || ((s[0] == '-' || s[0] == '+') && s[1] >= '0' &&
-                                         s[1] <= '9')) {
+    if ((s[0] >= '0' && s[0] <= '9') ||
+        ((s[0] == '-' || s[0] == '+') && s[1] >= '0' && s[1] <= '9')) {
         if (num_parse_ll(s, -0x7fffffffffffffffLL, 0x7fffffffffffffffLL, &ll) == 0)
             return json_integer(ll);
         uint64_t u;
@@ -195,8 +195,8 @@ json_t *ymljson_parse(const char *text, size_t len, const char *name,
             break;
         case YAML_DOCUMENT_START_EVENT:
             if (++docs > 1) {
-                err_set(e, ERR_PARSE, "%s:%zu:%zu: more than one YAML document", name,
-                        pos.line + 1, pos.column + 1);
+                err_set(e, ERR_PARSE, "%s:%zu:%zu: more than one YAML document", name, pos.line + 1,
+                        pos.column + 1);
                 yaml_event_delete(&ev);
                 goto fail;
             }
@@ -214,8 +214,8 @@ json_t *ymljson_parse(const char *text, size_t len, const char *name,
                 stack[depth - 1].key == NULL) {
                 /* a mapping key */
                 if (memchr(s, '\0', n)) {
-                    err_set(e, ERR_PARSE, "%s:%zu:%zu: NUL in a mapping key", name,
-                            pos.line + 1, pos.column + 1);
+                    err_set(e, ERR_PARSE, "%s:%zu:%zu: NUL in a mapping key", name, pos.line + 1,
+                            pos.column + 1);
                     yaml_event_delete(&ev);
                     goto fail;
                 }
@@ -236,8 +236,8 @@ json_t *ymljson_parse(const char *text, size_t len, const char *name,
             else
                 value = plain_scalar(s, n);
             if (value == NULL) {
-                err_set(e, ERR_PARSE, "%s:%zu:%zu: scalar is not valid UTF-8", name,
-                        pos.line + 1, pos.column + 1);
+                err_set(e, ERR_PARSE, "%s:%zu:%zu: scalar is not valid UTF-8", name, pos.line + 1,
+                        pos.column + 1);
                 yaml_event_delete(&ev);
                 goto fail;
             }
@@ -292,8 +292,8 @@ json_t *ymljson_parse(const char *text, size_t len, const char *name,
                 free(top->key);
                 top->key = NULL;
             } else {
-                mark_add(marks, top->node, value, NULL, json_array_size(top->node), pos, (int)pos.line,
-                         (int)pos.column);
+                mark_add(marks, top->node, value, NULL, json_array_size(top->node), pos,
+                         (int)pos.line, (int)pos.column);
                 json_array_append_new(top->node, value);
             }
         }

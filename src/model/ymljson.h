@@ -26,8 +26,8 @@ struct ymljson_marks;
  * ("NAME:LINE:COL: ..."). Returns a new reference and, when marks is non-NULL, the position
  * table (caller frees with ymljson_marks_free), or NULL with e set (ERR_PARSE, ERR_LIMIT,
  * ERR_UNSUPPORTED for aliases). */
-json_t *ymljson_parse(const char *text, size_t len, const char *name,
-                      struct ymljson_marks **marks, struct err *e);
+json_t *ymljson_parse(const char *text, size_t len, const char *name, struct ymljson_marks **marks,
+                      struct err *e);
 /* ymljson_marks_free(NULL) is a no-op. */
 void ymljson_marks_free(struct ymljson_marks *m);
 /* The 1-based line and column of a node: the value at container[key] (an object member), at

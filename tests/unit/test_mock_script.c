@@ -57,10 +57,17 @@ static void test_load_errors(void **state)
     expect_bad("name: x\n", "a script needs a 'rules' list");
     expect_bad("- a\n", "a script is a mapping");
     expect_bad("rules: []\nerror_pattern: \"[\"\n", "bad regular expression");
+    expect_bad("rules: []\nerror_pattern: \"a+++++++++++\"\n", "stacked repetition");
+    expect_bad("rules: []\nerror_pattern: \"a{2}{3}\"\n", "stacked repetition");
+    expect_bad("rules: []\nerror_pattern: \"a{1,30000}\"\n", "bound over 100");
+    expect_bad("rules: []\nerror_pattern: \"(a)\\\\1\"\n", "back-references");
     expect_bad("rules: []\nfallback: {text: \"{{match.0}}\"}\n", "the fallback has no condition");
     expect_bad("rules: [\n", "s.yaml:2:1:");
     expect_bad("a: &x 1\nrules: *x\n", "aliases");
     expect_bad("rules:\n  - reply: {usage: {output_tokens: -2}}\n", "'output_tokens' must be a count");
+
+    struct mockscript *ok = parse_ok("rules: []\nerror_pattern: \"\\\\++|[]+*?{]+|[[:digit:]]{1,9}x?|a*b\"\n");
+    mockscript_free(ok);
 
     struct err e = {0};
     assert_null(mockscript_load("/nonexistent/x.yaml", &e));
