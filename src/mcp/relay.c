@@ -77,11 +77,14 @@ static int64_t host_now(void *ctx)
     return time_mono_ns() / 1000000;
 }
 
+static void flush_outputs(struct relay *r);
+
 static void timer_fire(evutil_socket_t fd, short what, void *arg)
 {
     struct relay_timer *t = arg;
     t->armed = 0;
     mcp_session_timer(t->r->s, t->token);
+    flush_outputs(t->r);
 }
 
 static void host_set_timer(void *ctx, uint64_t token, int64_t delay_ms)
