@@ -60,7 +60,7 @@ struct relay {
     struct jsonrpc_framer cfr, sfr;
     struct event *ev_cin, *ev_cout, *ev_sout, *ev_sin;
     struct event *ev_sig[4];
-    struct event *ev_grace, *ev_drain;
+    struct event *ev_grace, *ev_drain, *ev_eofwait;
     struct relay_timer *timers;
     enum phase phase;
     int client_eof, client_out_dead, sout_eof;
@@ -285,6 +285,7 @@ static void child_gone(struct relay *r)
     log_info("mcp", "the MCP server %s", how);
     r->phase = PH_DRAINING;
     evtimer_del(r->ev_grace);
+    evtimer_del(r->ev_eofwait);
     close_child_stdin(r);
     if (r->sout_eof)
         finish_loop(r);
@@ -396,16 +397,29 @@ static void on_server_read(evutil_socket_t fd, short what, void *arg)
             child_gone(r);
             return;
         }
-        /* The server closed its output: it cannot answer anything more. Its status is taken
-         * when it exits (or after the grace steps). */
-        log_info("mcp", "the MCP server closed its output");
-        mcp_session_server_exited(r->s, "closed its output");
-        flush_outputs(r);
-        if (r->phase == PH_RUNNING) {
-            r->phase = PH_CLOSING;
-            close_child_stdin(r);
-            arm_grace(r, 1);
+        /* The exit usually follows at once: wait a moment for it, to report its status. */
+        {
+            struct timeval tv = {0, 250000};
+            evtimer_add(r->ev_eofwait, &tv);
         }
+    }
+}
+
+static void on_eof_wait(evutil_socket_t fd, short what, void *arg)
+{
+    struct relay *r = arg;
+
+    if (r->child.exited || r->phase >= PH_DRAINING)
+        return;
+    /* The server closed its output but lives on: it cannot answer anything more. Its status is
+     * taken when it exits (or after the grace steps). */
+    log_info("mcp", "the MCP server closed its output");
+    mcp_session_server_exited(r->s, "closed its output");
+    flush_outputs(r);
+    if (r->phase == PH_RUNNING) {
+        r->phase = PH_CLOSING;
+        close_child_stdin(r);
+        arm_grace(r, 1);
     }
 }
 
@@ -481,6 +495,8 @@ static void relay_teardown(struct relay *r)
         event_free(r->ev_grace);
     if (r->ev_drain)
         event_free(r->ev_drain);
+    if (r->ev_eofwait)
+        event_free(r->ev_eofwait);
     for (t = r->timers; t; t = next) {
         next = t->next;
         event_free(t->ev);
@@ -567,7 +583,9 @@ int mcp_relay_run(const struct mcp_relay_opts *oin, const struct mcp_session_opt
     r.ev_sin = event_new(r.base, r.child.in_fd, EV_WRITE | EV_PERSIST, on_write_ready, &r);
     r.ev_grace = evtimer_new(r.base, on_grace, &r);
     r.ev_drain = evtimer_new(r.base, on_drain_timeout, &r);
+    r.ev_eofwait = evtimer_new(r.base, on_eof_wait, &r);
     if (!r.ev_cin || !r.ev_cout || !r.ev_sout || !r.ev_sin || !r.ev_grace || !r.ev_drain ||
+        !r.ev_eofwait ||
         event_add(r.ev_cin, NULL) < 0 || event_add(r.ev_sout, NULL) < 0) {
         rc = err_set(e, ERR_SYS, "cannot watch the client and server descriptors");
         proc_terminate(&r.child, 0);

@@ -240,6 +240,20 @@ static void warn(struct mcp_session *s, const char *code, int from_client, const
                       "direction", from_client < 0 ? "none" : dir_name(from_client)));
 }
 
+/* A printable excerpt of a bad line for messages: at most 60 bytes, controls as '?'. */
+static void excerpt(const char *line, size_t len, char *out, size_t n)
+{
+    size_t k = 0;
+
+    for (size_t i = 0; i < len && k + 4 < n && i < 60; i++)
+        out[k++] = ((unsigned char)line[i] < 32 || line[i] == 127) ? '?' : line[i];
+    if (len > 60 && k + 4 < n) {
+        memcpy(out + k, "...", 3);
+        k += 3;
+    }
+    out[k] = '\0';
+}
+
 static void write_line(struct buf *out, const char *line, size_t len)
 {
     buf_add(out, line, len);
@@ -1133,6 +1147,7 @@ static void track_batch(struct mcp_session *s, json_t *arr, int from_client);
 void mcp_session_client_line(struct mcp_session *s, const char *line, size_t len)
 {
     struct jsonrpc_msg m;
+    char ex[80];
 
     switch (jsonrpc_parse(line, len, &m)) {
     case JSONRPC_EMPTY:
@@ -1140,7 +1155,9 @@ void mcp_session_client_line(struct mcp_session *s, const char *line, size_t len
         forward_raw(s, line, len);
         break;
     case JSONRPC_NOT_JSON:
-        warn(s, "jsonrpc_not_json", 1, "a line of %zu bytes that is not JSON (%s)", len, m.why);
+        excerpt(line, len, ex, sizeof(ex));
+        warn(s, "jsonrpc_not_json", 1, "a line of %zu bytes that is not JSON (%s): '%s'", len,
+             m.why, ex);
         if (!s->server_gone)
             forward_raw(s, line, len);
         break;
@@ -1539,16 +1556,18 @@ static void on_server_notification(struct mcp_session *s, struct jsonrpc_msg *m,
 void mcp_session_server_line(struct mcp_session *s, const char *line, size_t len)
 {
     struct jsonrpc_msg m;
+    char ex[80];
 
     switch (jsonrpc_parse(line, len, &m)) {
     case JSONRPC_EMPTY:
         warn(s, "jsonrpc_empty_line", 0, "an empty line (dropped)");
         break;
     case JSONRPC_NOT_JSON:
+        excerpt(line, len, ex, sizeof(ex));
         warn(s, "jsonrpc_not_json", 0,
              "a line of %zu bytes that is not JSON (dropped: the client only gets protocol "
-             "messages): %s",
-             len, m.why);
+             "messages): %s: '%s'",
+             len, m.why, ex);
         break;
     case JSONRPC_NOT_RPC:
         warn(s, "jsonrpc_invalid", 0, "JSON that is not a JSON-RPC message (dropped): %s", m.why);

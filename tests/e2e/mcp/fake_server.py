@@ -49,7 +49,7 @@ if opt("--stderr"):
     sys.stderr.write(opt("--stderr") + "\n")
     sys.stderr.flush()
 if opt("--grandchild"):
-    p = subprocess.Popen(["sleep", "300"])
+    p = subprocess.Popen(["sleep", "299.7"])  # an unusual length, for ps
     with open(opt("--grandchild"), "w") as f:
         f.write(str(p.pid))
 
