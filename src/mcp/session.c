@@ -203,9 +203,39 @@ static void id_text(const json_t *id, char *out, size_t n)
 
 static void emit(struct mcp_session *s, json_t *ev)
 {
+    if (ev == NULL) {
+        log_error("mcp", "an event could not be built (a bug: please report it)");
+        return;
+    }
     if (s->b.emit)
         s->b.emit(s->b.ctx, ev);
     json_decref(ev);
+}
+
+/* Makes s (NUL-terminated) valid UTF-8 without control characters, in place: every byte that
+ * does not start a valid sequence, and every control, becomes '?'. Messages quote input. */
+static void sanitize_utf8(char *s)
+{
+    unsigned char *p = (unsigned char *)s;
+
+    while (*p) {
+        size_t n = *p < 0x80 ? 1 : (*p >> 5) == 6 ? 2 : (*p >> 4) == 14 ? 3 : (*p >> 3) == 30 ? 4 : 0;
+        size_t i;
+        int ok = n > 0;
+        for (i = 1; ok && i < n; i++)
+            ok = (p[i] & 0xC0) == 0x80;
+        if (ok && n == 2 && *p < 0xC2)
+            ok = 0; /* overlong */
+        if (ok && n == 3 && ((*p == 0xE0 && p[1] < 0xA0) || (*p == 0xED && p[1] >= 0xA0)))
+            ok = 0; /* overlong, surrogate */
+        if (ok && n == 4 && ((*p == 0xF0 && p[1] < 0x90) || *p > 0xF4 || (*p == 0xF4 && p[1] >= 0x90)))
+            ok = 0;
+        if (!ok || (n == 1 && (*p < 0x20 || *p == 0x7f))) {
+            *p++ = '?';
+            continue;
+        }
+        p += n;
+    }
 }
 
 static const char *dir_name(int from_client)
@@ -235,6 +265,7 @@ static void warn(struct mcp_session *s, const char *code, int from_client, const
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
+    sanitize_utf8(msg);
     log_warn("mcp", "%s: %s (%s)", code, msg, from_client < 0 ? "shim" : dir_name(from_client));
     emit(s, json_pack("{s:s, s:s, s:s, s:s}", "kind", "warning", "code", code, "message", msg,
                       "direction", from_client < 0 ? "none" : dir_name(from_client)));
@@ -1531,9 +1562,11 @@ static void on_server_reply(struct mcp_session *s, struct jsonrpc_msg *m, const 
 static void on_server_request(struct mcp_session *s, struct jsonrpc_msg *m, const char *line,
                               size_t len)
 {
-    int rc = jsonrpc_idmap_put(&s->s2c, m->id, xstrdup(m->method));
+    char *method = xstrdup(m->method);
+    int rc = jsonrpc_idmap_put(&s->s2c, m->id, method);
 
     if (rc < 0) {
+        free(method);
         char idt[128];
         id_text(m->id, idt, sizeof(idt));
         warn(s, rc == ERR_LIMIT ? "jsonrpc_pending_limit" : "jsonrpc_duplicate_id", 0,
@@ -1624,8 +1657,10 @@ static void track_batch(struct mcp_session *s, json_t *arr, int from_client)
                     s->tool_calls++;
                     emit_tool_call(s, c);
                 }
-            } else if (jsonrpc_idmap_put(&s->s2c, m.id, xstrdup(m.method)) < 0) {
-                /* untracked */
+            } else {
+                char *method = xstrdup(m.method);
+                if (jsonrpc_idmap_put(&s->s2c, m.id, method) < 0)
+                    free(method); /* untracked */
             }
             break;
         case JSONRPC_RESPONSE:
