@@ -457,7 +457,7 @@ static int ask_model(struct run *r, const struct llm_endpoint *ep, const json_t 
         buf_reset(&why);
         describe_api_error(rep, rc, &te, &why);
         if (o->stop && *o->stop) {
-            p_step(&r->pr, 1, "error", "interrupted", NULL, 0, 0);
+            p_step(&r->pr, 1, "error", "interrupted while calling the model API", NULL, 0, 0);
             err_set(e, ERR_SYS, "interrupted");
             rc = AGENT_ERROR;
             goto out;
@@ -467,8 +467,12 @@ static int ask_model(struct run *r, const struct llm_endpoint *ep, const json_t 
                 llm_retry_delay_ms(rc < 0 ? NULL : rep, attempt + 1, o->retry_max_wait_ms);
             p_stepf(&r->pr, 0, "retry", "model API: %s (retry %d of %d in %.1f s)", why.data,
                     attempt + 1, o->retries, (double)wait / 1000.0);
-            if (interruptible_sleep(o, wait) < 0)
-                continue; /* reported at the top of the next failure */
+            if (interruptible_sleep(o, wait) < 0) {
+                p_step(&r->pr, 1, "error", "interrupted", NULL, 0, 0);
+                err_set(e, ERR_SYS, "interrupted");
+                rc = AGENT_ERROR;
+                goto out;
+            }
             continue;
         }
         p_step(&r->pr, 1, "error", "model API: ", why.data, why.len, 0);

@@ -435,8 +435,8 @@ static int conn_wait(struct conn *c, short events, const char *doing, struct err
         int64_t left_ms = (c->deadline_ns - time_mono_ns()) / 1000000;
         int t = c->idle_ms;
         if (left_ms <= 0)
-            return err_set(e, ERR_TIMEOUT, "%s %s: no complete answer within %d s", doing, c->where,
-                           c->total_ms / 1000);
+            return err_set(e, ERR_TIMEOUT, "%s %s: no complete answer within %g s", doing, c->where,
+                           c->total_ms / 1000.0);
         if (left_ms < t)
             t = (int)left_ms;
         struct pollfd pfd = {.fd = c->fd, .events = events};
@@ -447,8 +447,8 @@ static int conn_wait(struct conn *c, short events, const char *doing, struct err
             return 0;
         if (r == 0) {
             if (t == c->idle_ms)
-                return err_set(e, ERR_TIMEOUT, "%s %s: nothing for %d s", doing, c->where,
-                               c->idle_ms / 1000);
+                return err_set(e, ERR_TIMEOUT, "%s %s: nothing for %g s", doing, c->where,
+                               c->idle_ms / 1000.0);
             continue; /* the total deadline: reported at the top */
         }
         if (errno != EINTR)

@@ -99,6 +99,25 @@ test_expect "a server that never answers: the read timeout ends the call" '
     test $(( (end - start) / 1000000 )) -lt 6000
 '
 
+test_expect "SIGTERM while waiting: exit 1 at once, the MCP server it started is gone" '
+    mark=mini-marker-$$-$RANDOM
+    start=$(date +%s%N)
+    # timeout passes the SIGTERM on to the agent
+    MINI_MCP_LOG=/dev/null ANTHROPIC_BASE_URL=$FAKE_URL timeout 60 "$FAULTLINE" agent --retries 0 \
+        --mcp "mini=exec $PYTHON $AGENT_DIR/mini_mcp.py $mark" --prompt hi >out 2>err &
+    pid=$!
+    for i in $(seq 100); do grep -q "^\[agent\]" out 2>/dev/null && break; sleep 0.1; done
+    sleep 0.3
+    kill -TERM $pid
+    set +e; wait $pid; rc=$?; set -e
+    end=$(date +%s%N)
+    cat out
+    test $rc = 1
+    grep -q "^\[error\] interrupted while calling the model API" out
+    test $(( (end - start) / 1000000 )) -lt 8000
+    ! pgrep -f "$mark" >/dev/null
+'
+
 start_fake notjson
 test_expect "a 200 that is not JSON is an error naming what came" '
     set +e; agent anthropic "$FAKE_URL" --retries 0 --prompt hi --no-stream >out 2>err; rc=$?; set -e
