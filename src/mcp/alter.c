@@ -1,0 +1,600 @@
+/*
+ * alter: see alter.h. Pure functions over jansson values; the number-token scanner is the only
+ * part with rules of its own (number_token_at).
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mcp/alter.h"
+#include "mcp/jsonrpc.h"
+#include "util/banned.h"
+
+void mcp_alter_canary_text(struct buf *out, const char *message, const char *canary)
+{
+    buf_adds(out, message ? message : "");
+    if (canary && *canary)
+        buf_addf(out, " [%s]", canary);
+}
+
+json_t *mcp_alter_text_result(const char *text, int is_error, int stateless)
+{
+    json_t *item = json_pack("{s:s, s:s}", "type", "text", "text", "");
+    json_t *r;
+
+    json_object_set_new(item, "text", json_stringn(text, strlen(text)));
+    r = json_pack("{s:[o], s:b}", "content", item, "isError", is_error);
+    if (stateless)
+        json_object_set_new(r, "resultType", json_string("complete"));
+    return r;
+}
+
+static int is_text_item(const json_t *it)
+{
+    const char *type = json_string_value(json_object_get(it, "type"));
+    return type && strcmp(type, "text") == 0 && json_is_string(json_object_get(it, "text"));
+}
+
+static size_t utf8_cut(const char *s, size_t n)
+{
+    while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+        n--;
+    return n;
+}
+
+size_t mcp_alter_omit(json_t *result, int truncate, size_t keep_bytes)
+{
+    json_t *content = json_object_get(result, "content");
+    size_t removed = 0, budget = keep_bytes, i;
+
+    if (!json_is_object(result))
+        return 0;
+    json_object_del(result, "structuredContent");
+    if (!json_is_array(content)) {
+        json_object_set_new(result, "content", json_array());
+        return 0;
+    }
+    if (!truncate) {
+        for (i = 0; i < json_array_size(content); i++) {
+            json_t *it = json_array_get(content, i);
+            if (is_text_item(it))
+                removed += json_string_length(json_object_get(it, "text"));
+        }
+        json_array_clear(content);
+        return removed;
+    }
+    for (i = 0; i < json_array_size(content); i++) {
+        json_t *it = json_array_get(content, i);
+        json_t *t;
+        size_t len, keep;
+        if (!is_text_item(it))
+            continue;
+        t = json_object_get(it, "text");
+        len = json_string_length(t);
+        if (len <= budget) {
+            budget -= len;
+            continue;
+        }
+        keep = utf8_cut(json_string_value(t), budget);
+        removed += len - keep;
+        json_object_set_new(it, "text", json_stringn(json_string_value(t), keep));
+        i++;
+        break;
+    }
+    /* Everything after the cut goes. */
+    while (json_array_size(content) > i) {
+        json_t *it = json_array_get(content, json_array_size(content) - 1);
+        if (is_text_item(it))
+            removed += json_string_length(json_object_get(it, "text"));
+        json_array_remove(content, json_array_size(content) - 1);
+    }
+    return removed;
+}
+
+/* ---- numbers in text ---- */
+
+static int is_word(char c)
+{
+    return isalnum((unsigned char)c) || c == '_';
+}
+
+/* If a number token starts at s[i], returns its length (and *frac, the digits after its '.'),
+ * else 0. See alter.h for what counts as a token. */
+static size_t number_token_at(const char *s, size_t n, size_t i, int *frac)
+{
+    size_t j = i, int_digits = 0, frac_digits = 0;
+    char prev = i > 0 ? s[i - 1] : ' ';
+    char prev2 = i > 1 ? s[i - 2] : ' ';
+
+    if (is_word(prev) || prev == '.')
+        return 0;
+    if ((prev == '-' || prev == '/' || prev == ':') && isdigit((unsigned char)prev2))
+        return 0; /* the second part of a date, a time or a fraction */
+    if (s[j] == '-') {
+        if (prev == '-')
+            return 0;
+        j++;
+    }
+    while (j < n && isdigit((unsigned char)s[j])) {
+        j++;
+        int_digits++;
+    }
+    if (int_digits == 0)
+        return 0;
+    if (j + 1 < n && s[j] == '.' && isdigit((unsigned char)s[j + 1])) {
+        j++;
+        while (j < n && isdigit((unsigned char)s[j])) {
+            j++;
+            frac_digits++;
+        }
+    }
+    if (j < n) {
+        char c = s[j];
+        int digit_next = j + 1 < n && isdigit((unsigned char)s[j + 1]);
+        if (is_word(c))
+            return 0; /* "5px", "3rd" */
+        if ((c == '.' || c == '-' || c == '/' || c == ':') && digit_next)
+            return 0; /* "1.2.3", the first part of a date, a time or a fraction */
+    }
+    if (int_digits > 18)
+        return 0; /* an identifier, not an amount */
+    *frac = (int)frac_digits;
+    return j - i;
+}
+
+static double change_number(double v, enum mcp_wrong_mode mode, double by)
+{
+    return mode == MCP_WRONG_SCALE ? v * by : v + by;
+}
+
+static void format_number(struct buf *out, double v, int frac)
+{
+    if (frac == 0 && v == floor(v) && fabs(v) < 1e15)
+        buf_addf(out, "%lld", (long long)v);
+    else if (frac > 0)
+        buf_addf(out, "%.*f", frac, v);
+    else
+        buf_addf(out, "%.15g", v);
+}
+
+size_t mcp_alter_numbers_in_text(const char *s, size_t n, enum mcp_wrong_mode mode, double by,
+                                 struct buf *out)
+{
+    size_t i = 0, changed = 0;
+
+    while (i < n) {
+        int frac = 0;
+        size_t len = (isdigit((unsigned char)s[i]) || s[i] == '-') ? number_token_at(s, n, i, &frac)
+                                                                    : 0;
+        if (len == 0) {
+            buf_addc(out, s[i]);
+            i++;
+            continue;
+        }
+        {
+            char tmp[64];
+            double v;
+            size_t k = len < sizeof(tmp) - 1 ? len : sizeof(tmp) - 1;
+            memcpy(tmp, s + i, k);
+            tmp[k] = '\0';
+            v = strtod(tmp, NULL);
+            format_number(out, change_number(v, mode, by), frac);
+        }
+        changed++;
+        i += len;
+    }
+    return changed;
+}
+
+static size_t replace_all(const char *s, size_t n, const char *find, const char *with,
+                          struct buf *out)
+{
+    size_t flen = strlen(find), count = 0, i = 0;
+
+    while (i < n) {
+        if (flen && i + flen <= n && memcmp(s + i, find, flen) == 0) {
+            buf_adds(out, with);
+            i += flen;
+            count++;
+        } else {
+            buf_addc(out, s[i++]);
+        }
+    }
+    return count;
+}
+
+/* Rewrites string v; returns how many changes were made (and the new string through *out). */
+static size_t rewrite_string(const json_t *v, enum mcp_wrong_mode mode, double by,
+                             const char *find, const char *with, json_t **out)
+{
+    struct buf b = BUF_INIT;
+    size_t c;
+
+    if (mode == MCP_WRONG_TEXT)
+        c = replace_all(json_string_value(v), json_string_length(v), find, with, &b);
+    else
+        c = mcp_alter_numbers_in_text(json_string_value(v), json_string_length(v), mode, by, &b);
+    *out = c ? json_stringn(b.data, b.len) : NULL;
+    buf_release(&b);
+    return *out ? c : 0;
+}
+
+/* Walks a JSON value; changes numbers and strings in place (through their container). */
+static size_t wrong_walk(json_t *v, enum mcp_wrong_mode mode, double by, const char *find,
+                         const char *with)
+{
+    size_t changed = 0;
+
+    if (json_is_object(v)) {
+        const char *k;
+        json_t *x;
+        void *tmp;
+        json_object_foreach_safe(v, tmp, k, x)
+        {
+            json_t *nv = NULL;
+            if (json_is_string(x)) {
+                size_t c = rewrite_string(x, mode, by, find, with, &nv);
+                if (nv) {
+                    json_object_set_new(v, k, nv);
+                    changed += c;
+                }
+            } else if (json_is_number(x) && mode != MCP_WRONG_TEXT) {
+                double d = change_number(json_number_value(x), mode, by);
+                if (json_is_integer(x) && d == floor(d) && fabs(d) < 9e18)
+                    json_object_set_new(v, k, json_integer((json_int_t)d));
+                else
+                    json_object_set_new(v, k, json_real(d));
+                changed++;
+            } else {
+                changed += wrong_walk(x, mode, by, find, with);
+            }
+        }
+    } else if (json_is_array(v)) {
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            json_t *x = json_array_get(v, i), *nv = NULL;
+            if (json_is_string(x)) {
+                size_t c = rewrite_string(x, mode, by, find, with, &nv);
+                if (nv) {
+                    json_array_set_new(v, i, nv);
+                    changed += c;
+                }
+            } else if (json_is_number(x) && mode != MCP_WRONG_TEXT) {
+                double d = change_number(json_number_value(x), mode, by);
+                if (json_is_integer(x) && d == floor(d) && fabs(d) < 9e18)
+                    json_array_set_new(v, i, json_integer((json_int_t)d));
+                else
+                    json_array_set_new(v, i, json_real(d));
+                changed++;
+            } else {
+                changed += wrong_walk(x, mode, by, find, with);
+            }
+        }
+    }
+    return changed;
+}
+
+size_t mcp_alter_wrong_data(json_t *result, enum mcp_wrong_mode mode, double by, const char *find,
+                            const char *replace_with)
+{
+    json_t *content = json_object_get(result, "content");
+    size_t changed = 0;
+
+    if (mode == MCP_WRONG_TEXT && (find == NULL || *find == '\0'))
+        return 0;
+    if (replace_with == NULL)
+        replace_with = "";
+    for (size_t i = 0; i < json_array_size(content); i++) {
+        json_t *it = json_array_get(content, i), *nv = NULL;
+        if (!is_text_item(it))
+            continue;
+        changed += rewrite_string(json_object_get(it, "text"), mode, by, find, replace_with, &nv);
+        if (nv)
+            json_object_set_new(it, "text", nv);
+    }
+    if (json_object_get(result, "structuredContent"))
+        changed += wrong_walk(json_object_get(result, "structuredContent"), mode, by, find,
+                              replace_with);
+    return changed;
+}
+
+int mcp_alter_inject(json_t *result, const char *payload, enum mcp_inject_pos pos)
+{
+    json_t *content, *item;
+
+    if (!json_is_object(result))
+        return -1;
+    content = json_object_get(result, "content");
+    if (!json_is_array(content)) {
+        content = json_array();
+        json_object_set_new(result, "content", content);
+    }
+    item = json_pack("{s:s, s:s}", "type", "text", "text", "");
+    json_object_set_new(item, "text", json_string(payload ? payload : ""));
+    if (pos == MCP_INJECT_REPLACE) {
+        json_array_clear(content);
+        json_object_del(result, "structuredContent");
+        json_array_append_new(content, item);
+    } else if (pos == MCP_INJECT_PREPEND) {
+        json_array_insert_new(content, 0, item);
+    } else {
+        json_array_append_new(content, item);
+    }
+    return 0;
+}
+
+/* A value of another JSON type than v. */
+static json_t *other_type(const json_t *v)
+{
+    if (json_is_string(v))
+        return json_integer(0);
+    if (json_is_number(v))
+        return json_string("not a number");
+    if (json_is_boolean(v))
+        return json_string(json_is_true(v) ? "true" : "false");
+    if (json_is_null(v))
+        return json_integer(0);
+    return json_string("not an object");
+}
+
+const char *mcp_alter_violate(json_t *result, const json_t *output_schema,
+                              enum mcp_violate_mode mode, const char *canary)
+{
+    json_t *sc = json_object_get(result, "structuredContent");
+    json_t *props = json_object_get(output_schema, "properties");
+    json_t *required = json_object_get(output_schema, "required");
+    const char *k;
+    json_t *v;
+
+    if (!json_is_object(result))
+        return "";
+    if (!json_is_object(sc)) {
+        if (mode == MCP_VIOLATE_WRONG_TYPE) {
+            struct buf b = BUF_INIT;
+            mcp_alter_canary_text(&b, "not an object", canary);
+            json_object_set_new(result, "structuredContent", json_string(b.data));
+            buf_release(&b);
+            return "";
+        }
+        sc = json_object();
+        json_object_set_new(result, "structuredContent", sc);
+        if (mode == MCP_VIOLATE_MISSING_REQUIRED)
+            return "";
+    }
+    switch (mode) {
+    case MCP_VIOLATE_WRONG_TYPE:
+        json_object_foreach(props, k, v)
+        {
+            json_t *cur = json_object_get(sc, k);
+            if (cur) {
+                json_object_set_new(sc, k, other_type(cur));
+                return k;
+            }
+        }
+        json_object_foreach(sc, k, v)
+        {
+            json_object_set_new(sc, k, other_type(v));
+            return k;
+        }
+        json_object_set_new(result, "structuredContent", json_string("not an object"));
+        return "";
+    case MCP_VIOLATE_MISSING_REQUIRED:
+        for (size_t i = 0; i < json_array_size(required); i++) {
+            const char *name = json_string_value(json_array_get(required, i));
+            if (name && json_object_get(sc, name)) {
+                json_object_del(sc, name);
+                return name;
+            }
+        }
+        json_object_foreach(sc, k, v)
+        {
+            static char first[128];
+            snprintf(first, sizeof(first), "%s", k);
+            json_object_del(sc, k);
+            return first;
+        }
+        return "";
+    case MCP_VIOLATE_EXTRA:
+        json_object_set_new(sc, "faultline_undeclared", json_string(canary ? canary : ""));
+        return "faultline_undeclared";
+    }
+    return "";
+}
+
+void mcp_alter_result_text(const json_t *result, struct buf *out, size_t max)
+{
+    json_t *content = json_object_get(result, "content");
+    size_t start = out->len;
+
+    for (size_t i = 0; i < json_array_size(content); i++) {
+        json_t *it = json_array_get(content, i);
+        json_t *t = json_object_get(it, "text");
+        if (!is_text_item(it))
+            continue;
+        if (out->len > start)
+            buf_addc(out, '\n');
+        buf_add(out, json_string_value(t), json_string_length(t));
+        if (out->len - start >= max) {
+            buf_truncate(out, start + utf8_cut(out->data + start, max));
+            return;
+        }
+    }
+}
+
+void mcp_alter_malformed(struct buf *out, const json_t *id, const json_t *result,
+                         enum mcp_malformed_mode mode, const char *canary)
+{
+    json_t *msg, *r;
+    struct buf text = BUF_INIT;
+
+    mcp_alter_result_text(result, &text, 4096);
+    switch (mode) {
+    case MCP_MALFORMED_INVALID_JSON: {
+        /* A reply cut inside its text: it never parses. */
+        struct buf line = BUF_INIT;
+        json_t *idc = id ? json_deep_copy(id) : json_null();
+        char *ids = json_dumps(idc, JSON_ENCODE_ANY | JSON_COMPACT);
+        buf_addf(&line, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\","
+                        "\"text\":\"",
+                 ids ? ids : "null");
+        if (canary && *canary)
+            buf_addf(&line, "[%s] ", canary);
+        for (size_t i = 0; i < text.len && i < 64; i++)
+            if (text.data[i] != '"' && text.data[i] != '\\' && (unsigned char)text.data[i] >= 32)
+                buf_addc(&line, text.data[i]);
+        buf_add(out, line.data, line.len);
+        buf_addc(out, '\n');
+        free(ids);
+        json_decref(idc);
+        buf_release(&line);
+        break;
+    }
+    case MCP_MALFORMED_MISSING_CONTENT:
+        r = json_deep_copy(result);
+        if (!json_is_object(r)) {
+            json_decref(r);
+            r = json_object();
+        }
+        json_object_del(r, "content");
+        json_object_del(r, "structuredContent");
+        msg = jsonrpc_make_result(id, r);
+        jsonrpc_write(out, msg);
+        json_decref(msg);
+        break;
+    case MCP_MALFORMED_WRONG_TYPE: {
+        struct buf s = BUF_INIT;
+        mcp_alter_canary_text(&s, text.data, canary);
+        r = json_deep_copy(result);
+        if (!json_is_object(r)) {
+            json_decref(r);
+            r = json_object();
+        }
+        json_object_set_new(r, "content", json_string(s.data));
+        msg = jsonrpc_make_result(id, r);
+        jsonrpc_write(out, msg);
+        json_decref(msg);
+        buf_release(&s);
+        break;
+    }
+    }
+    buf_release(&text);
+}
+
+/* ---- tool definitions ---- */
+
+int mcp_alter_annotations(json_t *tool, const json_t *annotations)
+{
+    json_t *a = json_object_get(tool, "annotations");
+    const char *k;
+    json_t *v;
+    int changed = 0;
+
+    if (!json_is_object(tool) || !json_is_object(annotations))
+        return 0;
+    if (!json_is_object(a)) {
+        a = json_object();
+        json_object_set_new(tool, "annotations", a);
+    }
+    json_object_foreach((json_t *)annotations, k, v)
+    {
+        if (!json_equal(json_object_get(a, k), v)) {
+            json_object_set_new(a, k, json_deep_copy(v));
+            changed = 1;
+        }
+    }
+    return changed;
+}
+
+int mcp_alter_redefine(json_t *tool, const json_t *fields)
+{
+    const char *k;
+    json_t *v;
+    int changed = 0;
+
+    if (!json_is_object(tool) || !json_is_object(fields))
+        return 0;
+    json_object_foreach((json_t *)fields, k, v)
+    {
+        if (strcmp(k, "name") == 0)
+            continue;
+        if (!json_equal(json_object_get(tool, k), v)) {
+            json_object_set_new(tool, k, json_deep_copy(v));
+            changed = 1;
+        }
+    }
+    return changed;
+}
+
+json_t *mcp_alter_default_rename(const json_t *tool)
+{
+    json_t *schema = json_object_get(tool, "inputSchema");
+    json_t *required = json_object_get(schema, "required");
+    json_t *props = json_object_get(schema, "properties");
+    const char *name = NULL;
+    char buf[256];
+
+    if (json_array_size(required) > 0)
+        name = json_string_value(json_array_get(required, 0));
+    if (name == NULL && json_object_size(props) > 0)
+        name = json_object_iter_key(json_object_iter(props));
+    if (name == NULL)
+        return NULL;
+    snprintf(buf, sizeof(buf), "%s_v2", name);
+    return json_pack("{s:s}", name, buf);
+}
+
+int mcp_alter_rename_schema(json_t *tool, const json_t *rename)
+{
+    json_t *schema = json_object_get(tool, "inputSchema");
+    json_t *props = json_object_get(schema, "properties");
+    json_t *required = json_object_get(schema, "required");
+    const char *old;
+    json_t *nv;
+    int n = 0;
+
+    if (!json_is_object(props))
+        return 0;
+    json_object_foreach((json_t *)rename, old, nv)
+    {
+        json_t *p = json_object_get(props, old);
+        if (p == NULL || !json_is_string(nv))
+            continue;
+        json_object_set(props, json_string_value(nv), p);
+        json_object_del(props, old);
+        n++;
+        for (size_t i = 0; i < json_array_size(required); i++) {
+            const char *r = json_string_value(json_array_get(required, i));
+            if (r && strcmp(r, old) == 0)
+                json_array_set_new(required, i, json_string(json_string_value(nv)));
+        }
+    }
+    return n;
+}
+
+const char *mcp_alter_check_args(const json_t *args, const json_t *rename, json_t **reverse_into)
+{
+    const char *old;
+    json_t *nv;
+
+    if (reverse_into)
+        *reverse_into = NULL;
+    json_object_foreach((json_t *)rename, old, nv)
+    {
+        if (json_object_get(args, old))
+            return old;
+    }
+    if (reverse_into && json_is_object(args)) {
+        json_t *copy = json_deep_copy(args);
+        json_object_foreach((json_t *)rename, old, nv)
+        {
+            const char *newname = json_string_value(nv);
+            json_t *v = newname ? json_object_get(copy, newname) : NULL;
+            if (v) {
+                json_object_set(copy, old, v);
+                json_object_del(copy, newname);
+            }
+        }
+        *reverse_into = copy;
+    }
+    return NULL;
+}

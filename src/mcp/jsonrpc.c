@@ -1,0 +1,715 @@
+/*
+ * jsonrpc: see jsonrpc.h.
+ *
+ * The skim is a byte-at-a-time state machine over the top level of one JSON object:
+ *
+ *   state       byte                next state     action
+ *   KEY_WAIT    '"'                 KEY            start a key
+ *   KEY_WAIT    '}'                 (done)
+ *   KEY         '"' (unescaped)     COLON          key complete
+ *   COLON       ':'                 VALUE_WAIT     choose what to capture (id, method)
+ *   VALUE_WAIT  '"'                 VALUE_STR
+ *   VALUE_WAIT  '{' '['             VALUE_NESTED   nest = 1
+ *   VALUE_WAIT  other               VALUE_SCALAR
+ *   VALUE_STR   '"' (unescaped)     AFTER_VALUE    value complete
+ *   VALUE_SCALAR blank ',' '}'      AFTER_VALUE    value complete, byte re-read
+ *   VALUE_NESTED brackets balance   AFTER_VALUE    (strings inside are skipped)
+ *   AFTER_VALUE ','                 KEY_WAIT
+ *   AFTER_VALUE '}'                 (done)
+ *
+ * Anything else marks the skim broken; it then ignores the rest.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mcp/jsonrpc.h"
+#include "util/err.h"
+#include "util/hash.h"
+#include "util/banned.h"
+
+/* ---- skim ---- */
+
+enum {
+    SK_KEY_WAIT = 0,
+    SK_KEY,
+    SK_COLON,
+    SK_VALUE_WAIT,
+    SK_VALUE_STR,
+    SK_VALUE_SCALAR,
+    SK_VALUE_NESTED,
+    SK_AFTER_VALUE
+};
+
+enum { CAP_NONE = 0, CAP_ID, CAP_METHOD };
+
+void jsonrpc_skim_init(struct jsonrpc_skim *s)
+{
+    memset(s, 0, sizeof(*s));
+}
+
+static int is_blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+static void skim_capture(struct jsonrpc_skim *s, char c)
+{
+    if (s->capture == CAP_ID) {
+        if (s->idlen < sizeof(s->id) - 1)
+            s->id[s->idlen++] = c;
+        else
+            s->id_long = 1;
+    } else if (s->capture == CAP_METHOD) {
+        if (s->methodlen < sizeof(s->method) - 1)
+            s->method[s->methodlen++] = c;
+        else
+            s->method_long = 1;
+    }
+}
+
+static void skim_value_done(struct jsonrpc_skim *s)
+{
+    if (s->capture == CAP_ID) {
+        s->id[s->idlen] = '\0';
+        s->has_id = !s->id_long;
+    } else if (s->capture == CAP_METHOD) {
+        s->method[s->methodlen] = '\0';
+        s->has_method = 1;
+    }
+    s->capture = CAP_NONE;
+    s->state = SK_AFTER_VALUE;
+}
+
+static void skim_key_done(struct jsonrpc_skim *s)
+{
+    s->key[s->keylen] = '\0';
+    s->capture = CAP_NONE;
+    if (s->key_long)
+        return;
+    if (strcmp(s->key, "id") == 0) {
+        s->capture = CAP_ID;
+        s->idlen = 0;
+        s->id_long = 0;
+        s->has_id = 0;
+    } else if (strcmp(s->key, "method") == 0) {
+        s->capture = CAP_METHOD;
+        s->methodlen = 0;
+        s->method_long = 0;
+    } else if (strcmp(s->key, "result") == 0) {
+        s->has_result = 1;
+    } else if (strcmp(s->key, "error") == 0) {
+        s->has_error = 1;
+    }
+}
+
+static void skim_byte(struct jsonrpc_skim *s, char c)
+{
+    if (!s->started) {
+        if (is_blank(c))
+            return;
+        s->started = 1;
+        if (c == '{') {
+            s->is_object = 1;
+            s->state = SK_KEY_WAIT;
+        } else {
+            s->is_array = c == '[';
+            s->broken = 1;
+        }
+        return;
+    }
+    switch (s->state) {
+    case SK_KEY_WAIT:
+        if (is_blank(c))
+            return;
+        if (c == '"') {
+            s->state = SK_KEY;
+            s->keylen = 0;
+            s->key_long = 0;
+            s->esc = 0;
+        } else if (c == '}') {
+            s->done = 1;
+        } else {
+            s->broken = 1;
+        }
+        return;
+    case SK_KEY:
+        if (s->esc) {
+            s->esc = 0;
+        } else if (c == '\\') {
+            s->esc = 1;
+        } else if (c == '"') {
+            s->state = SK_COLON;
+            return;
+        }
+        if (s->keylen < sizeof(s->key) - 1)
+            s->key[s->keylen++] = c;
+        else
+            s->key_long = 1;
+        return;
+    case SK_COLON:
+        if (is_blank(c))
+            return;
+        if (c == ':') {
+            skim_key_done(s);
+            s->state = SK_VALUE_WAIT;
+        } else {
+            s->broken = 1;
+        }
+        return;
+    case SK_VALUE_WAIT:
+        if (is_blank(c))
+            return;
+        if (c == '"') {
+            if (s->capture == CAP_ID)
+                skim_capture(s, c);
+            s->state = SK_VALUE_STR;
+            s->esc = 0;
+        } else if (c == '{' || c == '[') {
+            s->state = SK_VALUE_NESTED;
+            s->nest = 1;
+            s->in_str = 0;
+            s->esc = 0;
+            if (s->capture == CAP_ID)
+                s->id_long = 1; /* an id is never structured */
+            s->capture = CAP_NONE;
+        } else {
+            skim_capture(s, c);
+            s->state = SK_VALUE_SCALAR;
+        }
+        return;
+    case SK_VALUE_STR:
+        if (s->esc) {
+            s->esc = 0;
+            skim_capture(s, c);
+            return;
+        }
+        if (c == '\\') {
+            s->esc = 1;
+            skim_capture(s, c);
+            return;
+        }
+        if (c == '"') {
+            if (s->capture == CAP_ID)
+                skim_capture(s, c);
+            skim_value_done(s);
+            return;
+        }
+        skim_capture(s, c);
+        return;
+    case SK_VALUE_SCALAR:
+        if (is_blank(c) || c == ',' || c == '}') {
+            skim_value_done(s);
+            skim_byte(s, c);
+            return;
+        }
+        skim_capture(s, c);
+        return;
+    case SK_VALUE_NESTED:
+        if (s->in_str) {
+            if (s->esc)
+                s->esc = 0;
+            else if (c == '\\')
+                s->esc = 1;
+            else if (c == '"')
+                s->in_str = 0;
+            return;
+        }
+        if (c == '"')
+            s->in_str = 1;
+        else if (c == '{' || c == '[')
+            s->nest++;
+        else if ((c == '}' || c == ']') && --s->nest == 0)
+            s->state = SK_AFTER_VALUE;
+        return;
+    case SK_AFTER_VALUE:
+        if (is_blank(c))
+            return;
+        if (c == ',')
+            s->state = SK_KEY_WAIT;
+        else if (c == '}')
+            s->done = 1;
+        else
+            s->broken = 1;
+        return;
+    }
+}
+
+void jsonrpc_skim_feed(struct jsonrpc_skim *s, const char *p, size_t n)
+{
+    for (size_t i = 0; i < n && !s->broken && !s->done; i++)
+        skim_byte(s, p[i]);
+}
+
+json_t *jsonrpc_skim_id(const struct jsonrpc_skim *s)
+{
+    json_t *v;
+
+    if (!s->has_id || s->idlen == 0)
+        return NULL;
+    v = json_loadb(s->id, s->idlen, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+    if (v && !json_is_string(v) && !json_is_number(v)) {
+        json_decref(v);
+        return NULL;
+    }
+    return v;
+}
+
+/* ---- framing ---- */
+
+void jsonrpc_framer_init(struct jsonrpc_framer *f, size_t max_line)
+{
+    memset(f, 0, sizeof(*f));
+    buf_init(&f->in, 0);
+    f->max_line = max_line ? max_line : 1;
+    jsonrpc_skim_init(&f->skim);
+}
+
+void jsonrpc_framer_release(struct jsonrpc_framer *f)
+{
+    buf_release(&f->in);
+    f->start = f->scan = 0;
+}
+
+static void framer_compact(struct jsonrpc_framer *f)
+{
+    if (f->start == 0)
+        return;
+    buf_consume(&f->in, f->start);
+    f->scan -= f->start;
+    f->start = 0;
+}
+
+char *jsonrpc_framer_reserve(struct jsonrpc_framer *f, size_t n)
+{
+    framer_compact(f);
+    if (buf_grow(&f->in, n) < 0)
+        return NULL; /* cannot happen: the buffer has the default (1 GiB) max and is drained */
+    return f->in.data + f->in.len;
+}
+
+void jsonrpc_framer_commit(struct jsonrpc_framer *f, size_t n)
+{
+    f->in.len += n;
+    f->in.data[f->in.len] = '\0';
+}
+
+void jsonrpc_framer_feed(struct jsonrpc_framer *f, const void *p, size_t n)
+{
+    char *dst = jsonrpc_framer_reserve(f, n);
+    if (dst == NULL)
+        return;
+    memcpy(dst, p, n);
+    jsonrpc_framer_commit(f, n);
+}
+
+enum jsonrpc_frame jsonrpc_framer_next(struct jsonrpc_framer *f, const char **line, size_t *len)
+{
+    const char *base = f->in.data + f->start;
+    size_t avail = f->in.len - f->start;
+    size_t from = f->scan - f->start;
+    const char *nl = avail > from ? memchr(base + from, '\n', avail - from) : NULL;
+
+    *line = NULL;
+    *len = 0;
+    if (f->discarding) {
+        size_t upto = nl ? (size_t)(nl - base) : avail;
+        jsonrpc_skim_feed(&f->skim, base, upto);
+        f->dropped += upto;
+        if (nl == NULL) {
+            f->start = f->scan = f->in.len;
+            return JSONRPC_FRAME_NONE;
+        }
+        f->start += upto + 1;
+        f->scan = f->start;
+        f->discarding = 0;
+        *len = (size_t)f->dropped;
+        return JSONRPC_FRAME_TOO_LONG;
+    }
+    if (nl != NULL && (size_t)(nl - base) <= f->max_line) {
+        *line = base;
+        *len = (size_t)(nl - base);
+        f->start += *len + 1;
+        f->scan = f->start;
+        return JSONRPC_FRAME_LINE;
+    }
+    if (nl == NULL && avail <= f->max_line) {
+        f->scan = f->in.len;
+        return JSONRPC_FRAME_NONE;
+    }
+    /* Over the limit: from here on its bytes are skimmed and dropped. */
+    f->discarding = 1;
+    f->dropped = 0;
+    jsonrpc_skim_init(&f->skim);
+    return jsonrpc_framer_next(f, line, len);
+}
+
+uint64_t jsonrpc_framer_finish(struct jsonrpc_framer *f, const char **line, size_t *held)
+{
+    uint64_t n = (uint64_t)(f->in.len - f->start);
+
+    *line = NULL;
+    *held = 0;
+    if (f->discarding) {
+        jsonrpc_skim_feed(&f->skim, f->in.data + f->start, f->in.len - f->start);
+        n += f->dropped;
+        f->discarding = 0;
+    } else if (n > 0) {
+        *line = f->in.data + f->start;
+        *held = (size_t)n;
+    }
+    f->start = f->scan = f->in.len;
+    return n;
+}
+
+/* ---- classification ---- */
+
+const char *jsonrpc_kind_name(enum jsonrpc_kind k)
+{
+    switch (k) {
+    case JSONRPC_EMPTY:
+        return "empty";
+    case JSONRPC_NOT_JSON:
+        return "not_json";
+    case JSONRPC_NOT_RPC:
+        return "not_jsonrpc";
+    case JSONRPC_REQUEST:
+        return "request";
+    case JSONRPC_NOTIFICATION:
+        return "notification";
+    case JSONRPC_RESPONSE:
+        return "response";
+    case JSONRPC_ERROR:
+        return "error";
+    case JSONRPC_BATCH:
+        return "batch";
+    }
+    return "unknown";
+}
+
+static enum jsonrpc_kind not_rpc(struct jsonrpc_msg *m, const char *why)
+{
+    snprintf(m->why, sizeof(m->why), "%s", why);
+    m->id = NULL;
+    m->method = NULL;
+    m->params = m->result = m->error = NULL;
+    m->flags = 0;
+    return m->kind = JSONRPC_NOT_RPC;
+}
+
+static int id_type_ok(const json_t *id, unsigned *flags)
+{
+    if (json_is_string(id) || json_is_integer(id))
+        return 1;
+    if (json_is_real(id)) {
+        *flags |= JSONRPC_F_REAL_ID;
+        return 1;
+    }
+    return 0;
+}
+
+enum jsonrpc_kind jsonrpc_classify(json_t *v, struct jsonrpc_msg *m)
+{
+    json_t *ver, *method;
+
+    m->id = m->params = m->result = m->error = NULL;
+    m->method = NULL;
+    m->flags = 0;
+    m->why[0] = '\0';
+    if (json_is_array(v)) {
+        if (json_array_size(v) == 0)
+            return not_rpc(m, "empty batch");
+        return m->kind = JSONRPC_BATCH;
+    }
+    if (!json_is_object(v))
+        return not_rpc(m, "not an object");
+    ver = json_object_get(v, "jsonrpc");
+    if (!json_is_string(ver) || strcmp(json_string_value(ver), "2.0") != 0)
+        m->flags |= JSONRPC_F_NO_VERSION;
+    m->id = json_object_get(v, "id");
+    method = json_object_get(v, "method");
+    m->result = json_object_get(v, "result");
+    m->error = json_object_get(v, "error");
+    if (method != NULL) {
+        if (!json_is_string(method))
+            return not_rpc(m, "method is not a string");
+        if (m->result || m->error)
+            return not_rpc(m, "both a method and a result or error");
+        m->method = json_string_value(method);
+        m->params = json_object_get(v, "params");
+        if (m->params && !json_is_object(m->params) && !json_is_array(m->params))
+            m->flags |= JSONRPC_F_BAD_PARAMS;
+        if (m->id == NULL)
+            return m->kind = JSONRPC_NOTIFICATION;
+        if (json_is_null(m->id))
+            m->flags |= JSONRPC_F_NULL_ID;
+        else if (!id_type_ok(m->id, &m->flags))
+            return not_rpc(m, "id is not a string or a number");
+        return m->kind = JSONRPC_REQUEST;
+    }
+    if (m->result && m->error)
+        return not_rpc(m, "both a result and an error");
+    if (m->result) {
+        if (m->id == NULL || json_is_null(m->id))
+            return not_rpc(m, "result without an id");
+        if (!id_type_ok(m->id, &m->flags))
+            return not_rpc(m, "id is not a string or a number");
+        return m->kind = JSONRPC_RESPONSE;
+    }
+    if (m->error) {
+        json_t *code = json_object_get(m->error, "code");
+        json_t *msg = json_object_get(m->error, "message");
+        if (!json_is_object(m->error) || !json_is_integer(code) || !json_is_string(msg))
+            m->flags |= JSONRPC_F_BAD_ERROR;
+        if (m->id == NULL || json_is_null(m->id)) {
+            m->flags |= JSONRPC_F_NULL_ID;
+            m->id = NULL;
+        } else if (!id_type_ok(m->id, &m->flags)) {
+            return not_rpc(m, "id is not a string or a number");
+        }
+        return m->kind = JSONRPC_ERROR;
+    }
+    return not_rpc(m, "neither a method, a result nor an error");
+}
+
+enum jsonrpc_kind jsonrpc_parse(const char *line, size_t len, struct jsonrpc_msg *m)
+{
+    json_error_t je;
+    size_t i;
+
+    memset(m, 0, sizeof(*m));
+    for (i = 0; i < len && is_blank(line[i]); i++)
+        ;
+    if (i == len)
+        return m->kind = JSONRPC_EMPTY;
+    m->root = json_loadb(line, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
+    if (m->root == NULL && strstr(je.text, "too big") != NULL)
+        m->root = json_loadb(line, len, JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL,
+                             &je);
+    if (m->root == NULL) {
+        snprintf(m->why, sizeof(m->why), "column %d: %.160s", je.column, je.text);
+        return m->kind = JSONRPC_NOT_JSON;
+    }
+    return jsonrpc_classify(m->root, m);
+}
+
+void jsonrpc_msg_release(struct jsonrpc_msg *m)
+{
+    json_decref(m->root);
+    memset(m, 0, sizeof(*m));
+}
+
+/* ---- ids ---- */
+
+int jsonrpc_id_key(const json_t *id, struct buf *out)
+{
+    if (json_is_integer(id))
+        return buf_addf(out, "n:%lld", (long long)json_integer_value(id));
+    if (json_is_string(id)) {
+        int rc = buf_adds(out, "s:");
+        return rc ? rc : buf_add(out, json_string_value(id), json_string_length(id));
+    }
+    if (json_is_real(id))
+        return buf_addf(out, "r:%.17g", json_real_value(id));
+    if (id == NULL || json_is_null(id))
+        return buf_adds(out, "null");
+    return ERR_INVALID;
+}
+
+struct jsonrpc_idmap_entry {
+    struct jsonrpc_idmap_entry *next;
+    uint64_t hash;
+    void *value;
+    size_t keylen;
+    char key[];
+};
+
+void jsonrpc_idmap_init(struct jsonrpc_idmap *m, size_t max)
+{
+    memset(m, 0, sizeof(*m));
+    m->max = max;
+    buf_init(&m->key, 0);
+}
+
+void jsonrpc_idmap_release(struct jsonrpc_idmap *m, void (*free_value)(void *))
+{
+    for (size_t i = 0; i < m->nbuckets; i++) {
+        struct jsonrpc_idmap_entry *e = m->buckets[i], *next;
+        for (; e; e = next) {
+            next = e->next;
+            if (free_value)
+                free_value(e->value);
+            free(e);
+        }
+    }
+    free(m->buckets);
+    buf_release(&m->key);
+    m->buckets = NULL;
+    m->nbuckets = m->count = 0;
+}
+
+static int idmap_key(struct jsonrpc_idmap *m, const json_t *id, uint64_t *h)
+{
+    buf_reset(&m->key);
+    if (id == NULL || jsonrpc_id_key(id, &m->key) < 0)
+        return ERR_INVALID;
+    *h = hash64(m->key.data, m->key.len, 0x6a736f6e727063ULL);
+    return 0;
+}
+
+static struct jsonrpc_idmap_entry **idmap_find(struct jsonrpc_idmap *m, uint64_t h)
+{
+    struct jsonrpc_idmap_entry **pp;
+
+    if (m->nbuckets == 0)
+        return NULL;
+    for (pp = &m->buckets[h & (m->nbuckets - 1)]; *pp; pp = &(*pp)->next)
+        if ((*pp)->hash == h && (*pp)->keylen == m->key.len &&
+            memcmp((*pp)->key, m->key.data, m->key.len) == 0)
+            return pp;
+    return NULL;
+}
+
+static void idmap_grow(struct jsonrpc_idmap *m)
+{
+    size_t n = m->nbuckets ? m->nbuckets * 2 : 16;
+    struct jsonrpc_idmap_entry **b = xcalloc(n, sizeof(*b));
+
+    for (size_t i = 0; i < m->nbuckets; i++) {
+        struct jsonrpc_idmap_entry *e = m->buckets[i], *next;
+        for (; e; e = next) {
+            next = e->next;
+            e->next = b[e->hash & (n - 1)];
+            b[e->hash & (n - 1)] = e;
+        }
+    }
+    free(m->buckets);
+    m->buckets = b;
+    m->nbuckets = n;
+}
+
+void *jsonrpc_idmap_get(struct jsonrpc_idmap *m, const json_t *id)
+{
+    struct jsonrpc_idmap_entry **pp;
+    uint64_t h;
+
+    if (idmap_key(m, id, &h) < 0)
+        return NULL;
+    pp = idmap_find(m, h);
+    return pp ? (*pp)->value : NULL;
+}
+
+int jsonrpc_idmap_put(struct jsonrpc_idmap *m, const json_t *id, void *value)
+{
+    struct jsonrpc_idmap_entry *e;
+    uint64_t h;
+
+    if (idmap_key(m, id, &h) < 0)
+        return ERR_INVALID;
+    if (idmap_find(m, h))
+        return ERR_INVALID;
+    if (m->count >= m->max)
+        return ERR_LIMIT;
+    if (m->count >= m->nbuckets / 2 + m->nbuckets / 4)
+        idmap_grow(m);
+    e = xmalloc(sizeof(*e) + m->key.len);
+    e->hash = h;
+    e->value = value;
+    e->keylen = m->key.len;
+    memcpy(e->key, m->key.data, m->key.len);
+    e->next = m->buckets[h & (m->nbuckets - 1)];
+    m->buckets[h & (m->nbuckets - 1)] = e;
+    m->count++;
+    return 0;
+}
+
+void *jsonrpc_idmap_take(struct jsonrpc_idmap *m, const json_t *id)
+{
+    struct jsonrpc_idmap_entry **pp, *e;
+    void *v;
+    uint64_t h;
+
+    if (idmap_key(m, id, &h) < 0)
+        return NULL;
+    pp = idmap_find(m, h);
+    if (pp == NULL)
+        return NULL;
+    e = *pp;
+    *pp = e->next;
+    v = e->value;
+    free(e);
+    m->count--;
+    return v;
+}
+
+size_t jsonrpc_idmap_count(const struct jsonrpc_idmap *m)
+{
+    return m->count;
+}
+
+void jsonrpc_idmap_each(struct jsonrpc_idmap *m, void (*fn)(void *value, void *ctx), void *ctx)
+{
+    for (size_t i = 0; i < m->nbuckets; i++)
+        for (struct jsonrpc_idmap_entry *e = m->buckets[i]; e; e = e->next)
+            fn(e->value, ctx);
+}
+
+/* ---- building ---- */
+
+static int dump_to_buf(const char *p, size_t n, void *data)
+{
+    return buf_add(data, p, n) < 0 ? -1 : 0;
+}
+
+int jsonrpc_write(struct buf *out, const json_t *v)
+{
+    size_t before = out->len;
+
+    if (json_dump_callback(v, dump_to_buf, out, JSON_COMPACT | JSON_ENCODE_ANY) < 0 ||
+        buf_addc(out, '\n') < 0) {
+        buf_truncate(out, before);
+        return ERR_LIMIT;
+    }
+    return 0;
+}
+
+static json_t *id_copy(const json_t *id)
+{
+    return id ? json_deep_copy(id) : json_null();
+}
+
+json_t *jsonrpc_make_error(const json_t *id, int code, const char *message, json_t *data)
+{
+    json_t *err = json_object();
+
+    json_object_set_new(err, "code", json_integer(code));
+    json_object_set_new(err, "message", json_string(message));
+    if (err && json_object_get(err, "message") == NULL)
+        json_object_set_new(err, "message", json_string("error")); /* message not UTF-8 */
+    if (data)
+        json_object_set_new(err, "data", data);
+    return json_pack("{s:s, s:o, s:o}", "jsonrpc", "2.0", "id", id_copy(id), "error", err);
+}
+
+json_t *jsonrpc_make_result(const json_t *id, json_t *result)
+{
+    return json_pack("{s:s, s:o, s:o}", "jsonrpc", "2.0", "id", id_copy(id), "result",
+                     result ? result : json_object());
+}
+
+json_t *jsonrpc_make_request(const json_t *id, const char *method, json_t *params)
+{
+    json_t *m = json_pack("{s:s, s:o, s:s}", "jsonrpc", "2.0", "id", id_copy(id), "method", method);
+    if (params)
+        json_object_set_new(m, "params", params);
+    return m;
+}
+
+json_t *jsonrpc_make_notification(const char *method, json_t *params)
+{
+    json_t *m = json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", method);
+    if (params)
+        json_object_set_new(m, "params", params);
+    return m;
+}

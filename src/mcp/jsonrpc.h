@@ -1,0 +1,192 @@
+/*
+ * jsonrpc: JSON-RPC 2.0 over newline-delimited streams (the MCP stdio transport).
+ *
+ * Framing: one message per line, '\n' terminated, no embedded newlines. The framer owns one
+ * input buffer; the caller reads into it (reserve/commit) and pulls complete lines as slices of
+ * it. A line longer than max_line is never held: from the moment it passes the limit its bytes
+ * are discarded as they arrive, while a streaming scanner (the skim) picks its top-level "id",
+ * "method", "result" and "error" out of it, so the caller can still answer or report it.
+ *
+ * Classification: each line is parsed once (jansson) and sorted into request, notification,
+ * response, error response, batch (a JSON array on one line, allowed in 2025-03-26), not
+ * JSON-RPC (valid JSON of the wrong shape), not JSON, or empty. Soft violations (a missing
+ * "jsonrpc":"2.0", a null id, malformed params) keep the class and set a flag.
+ *
+ * Ids: request ids are independent per direction, so a peer keeps one id map per direction.
+ * Ids are compared as JSON values by type: 1 and "1" differ; 1 and 1.0 differ too (as JSON
+ * texts they do, and SDKs echo ids verbatim).
+ */
+#ifndef FAULTLINE_MCP_JSONRPC_H
+#define FAULTLINE_MCP_JSONRPC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "util/buf.h"
+
+/* Standard and MCP SDK error codes. */
+#define JSONRPC_PARSE_ERROR (-32700)
+#define JSONRPC_INVALID_REQUEST (-32600)
+#define JSONRPC_METHOD_NOT_FOUND (-32601)
+#define JSONRPC_INVALID_PARAMS (-32602)
+#define JSONRPC_INTERNAL_ERROR (-32603)
+#define JSONRPC_CONNECTION_CLOSED (-32000) /* TypeScript SDK ErrorCode.ConnectionClosed */
+#define JSONRPC_REQUEST_TIMEOUT (-32001)   /* TypeScript SDK ErrorCode.RequestTimeout */
+
+/* ---- skim: top-level fields of an object seen as a byte stream ---- */
+
+#define JSONRPC_SKIM_ID_MAX 128
+#define JSONRPC_SKIM_METHOD_MAX 128
+
+struct jsonrpc_skim {
+    int started;   /* saw the first non-blank byte */
+    int is_object; /* the text starts with '{' */
+    int is_array;  /* the text starts with '[' */
+    int done;      /* the top-level value closed */
+    int broken;    /* not object syntax at the top level */
+    int state, nest, in_str, esc, capture;
+    char key[16];
+    size_t keylen;
+    int key_long;
+    char id[JSONRPC_SKIM_ID_MAX]; /* raw JSON text of a scalar top-level "id" */
+    size_t idlen;
+    int has_id, id_long;
+    char method[JSONRPC_SKIM_METHOD_MAX]; /* raw (still escaped) text of a top-level "method" */
+    size_t methodlen;
+    int has_method, method_long;
+    int has_result, has_error;
+};
+
+void jsonrpc_skim_init(struct jsonrpc_skim *s);
+/* Feeds the next n bytes of the text. Never fails; garbage sets broken. */
+void jsonrpc_skim_feed(struct jsonrpc_skim *s, const char *p, size_t n);
+/* The skimmed id as a JSON value (new reference), or NULL when there was none (or it was
+ * longer than JSONRPC_SKIM_ID_MAX, or not a string or number). */
+json_t *jsonrpc_skim_id(const struct jsonrpc_skim *s);
+
+/* ---- framing ---- */
+
+enum jsonrpc_frame {
+    JSONRPC_FRAME_NONE = 0, /* need more input */
+    JSONRPC_FRAME_LINE,     /* a complete line */
+    JSONRPC_FRAME_TOO_LONG  /* a line over max_line ended; it was dropped (see skim) */
+};
+
+struct jsonrpc_framer {
+    struct buf in;     /* bytes read and not yet consumed */
+    size_t start;      /* start of the current line in `in` */
+    size_t scan;       /* where the newline search resumes */
+    size_t max_line;   /* longest line delivered, without its '\n' */
+    int discarding;    /* inside a line over the limit */
+    uint64_t dropped;  /* length of that line so far */
+    struct jsonrpc_skim skim;
+};
+
+/* Initialises caller-owned storage. max_line > 0. */
+void jsonrpc_framer_init(struct jsonrpc_framer *f, size_t max_line);
+void jsonrpc_framer_release(struct jsonrpc_framer *f);
+/* Returns space for n bytes at the end of the input buffer (read(2) into it, then commit).
+ * Invalidates every line handed out before. */
+char *jsonrpc_framer_reserve(struct jsonrpc_framer *f, size_t n);
+void jsonrpc_framer_commit(struct jsonrpc_framer *f, size_t n);
+/* reserve + memcpy + commit. */
+void jsonrpc_framer_feed(struct jsonrpc_framer *f, const void *p, size_t n);
+/*
+ * The next frame. LINE: *line and *len give the line without its '\n' (a trailing '\r' is kept:
+ * the relay forwards bytes as they came), borrowed until the next reserve or feed.
+ * TOO_LONG: *len is the dropped line's length and f->skim what was seen of it; *line is NULL.
+ * NONE: no complete line yet.
+ */
+enum jsonrpc_frame jsonrpc_framer_next(struct jsonrpc_framer *f, const char **line,
+                                       size_t *len);
+/* At end of input: the length of an unterminated last line (0 when there is none), which is
+ * dropped. *line points at its first bytes (at most what is still held: a line that went over
+ * the limit has none) or is NULL. */
+uint64_t jsonrpc_framer_finish(struct jsonrpc_framer *f, const char **line, size_t *held);
+
+/* ---- classification ---- */
+
+enum jsonrpc_kind {
+    JSONRPC_EMPTY = 0,    /* a blank line */
+    JSONRPC_NOT_JSON,     /* does not parse as JSON */
+    JSONRPC_NOT_RPC,      /* JSON, but not a JSON-RPC message */
+    JSONRPC_REQUEST,      /* method + id */
+    JSONRPC_NOTIFICATION, /* method, no id */
+    JSONRPC_RESPONSE,     /* result + id */
+    JSONRPC_ERROR,        /* error (+ id, possibly null or absent) */
+    JSONRPC_BATCH         /* a non-empty JSON array */
+};
+
+/* Soft violations: the message keeps its class. */
+enum {
+    JSONRPC_F_NO_VERSION = 1 << 0, /* "jsonrpc" missing or not "2.0" */
+    JSONRPC_F_NULL_ID = 1 << 1,    /* a request with id null, or an error with id null/absent */
+    JSONRPC_F_BAD_PARAMS = 1 << 2, /* params neither object nor array */
+    JSONRPC_F_BAD_ERROR = 1 << 3,  /* error not {code: integer, message: string} */
+    JSONRPC_F_REAL_ID = 1 << 4     /* a non-integer numeric id */
+};
+
+struct jsonrpc_msg {
+    enum jsonrpc_kind kind;
+    json_t *root;       /* the parsed value (owned), NULL for EMPTY and NOT_JSON */
+    json_t *id;         /* borrowed from root; NULL when absent */
+    const char *method; /* borrowed; requests and notifications */
+    json_t *params;     /* borrowed, may be NULL */
+    json_t *result;     /* borrowed; responses */
+    json_t *error;      /* borrowed; error responses */
+    unsigned flags;     /* JSONRPC_F_* */
+    char why[200];      /* NOT_JSON / NOT_RPC: what is wrong, e.g. "column 12: ..." */
+};
+
+/* Parses and classifies one line. Returns m->kind. m is caller-owned; release it with
+ * jsonrpc_msg_release even when the line was not JSON. Never fails otherwise. */
+enum jsonrpc_kind jsonrpc_parse(const char *line, size_t len, struct jsonrpc_msg *m);
+/* Classifies an already parsed value v (borrowed: m->root stays NULL), e.g. a batch element. */
+enum jsonrpc_kind jsonrpc_classify(json_t *v, struct jsonrpc_msg *m);
+void jsonrpc_msg_release(struct jsonrpc_msg *m);
+/* "request", "notification", ... */
+const char *jsonrpc_kind_name(enum jsonrpc_kind k);
+
+/* ---- ids ---- */
+
+/* Appends the canonical key of id to out ("n:42", "s:abc", "r:1.5", "null"); 0, or ERR_INVALID
+ * for an id that is not a string, number or null. */
+int jsonrpc_id_key(const json_t *id, struct buf *out);
+
+struct jsonrpc_idmap_entry;
+
+/* A map from request id to a caller value, one per direction. At most max entries. */
+struct jsonrpc_idmap {
+    struct jsonrpc_idmap_entry **buckets;
+    size_t nbuckets, count, max;
+    struct buf key; /* scratch */
+};
+
+void jsonrpc_idmap_init(struct jsonrpc_idmap *m, size_t max);
+/* Frees the map; free_value (may be NULL) is called for each value left. */
+void jsonrpc_idmap_release(struct jsonrpc_idmap *m, void (*free_value)(void *));
+/* The value for id, or NULL. */
+void *jsonrpc_idmap_get(struct jsonrpc_idmap *m, const json_t *id);
+/* Adds id -> value (value non-NULL). 0, ERR_INVALID (id already present or not an id) or
+ * ERR_LIMIT (the map holds max entries). */
+int jsonrpc_idmap_put(struct jsonrpc_idmap *m, const json_t *id, void *value);
+/* Removes id and returns its value, or NULL when absent. */
+void *jsonrpc_idmap_take(struct jsonrpc_idmap *m, const json_t *id);
+size_t jsonrpc_idmap_count(const struct jsonrpc_idmap *m);
+/* Calls fn for each value, in no particular order. fn must not change the map. */
+void jsonrpc_idmap_each(struct jsonrpc_idmap *m, void (*fn)(void *value, void *ctx), void *ctx);
+
+/* ---- building messages ---- */
+
+/* Appends v as one compact line plus '\n' to out. 0 or ERR_LIMIT (out's max). */
+int jsonrpc_write(struct buf *out, const json_t *v);
+/* New references. id is copied (NULL: the id member is null); data and result/params are
+ * stolen (may be NULL). */
+json_t *jsonrpc_make_error(const json_t *id, int code, const char *message, json_t *data);
+json_t *jsonrpc_make_result(const json_t *id, json_t *result);
+json_t *jsonrpc_make_request(const json_t *id, const char *method, json_t *params);
+json_t *jsonrpc_make_notification(const char *method, json_t *params);
+
+#endif

@@ -1,0 +1,1938 @@
+/*
+ * session: see session.h; the fault behaviours are specified in docs/mcp-shim.md.
+ *
+ * Every client request is a struct call, kept in the client->server id map (c2s) until the
+ * server answers it, and in a list of live calls (for timers, cancellation and the end). The
+ * shim's own copies of a call (tool.duplicate_delivery, tool.concurrent_duplicate) are calls
+ * too, with ids "faultline-dup-N" in the same map; their replies are swallowed. Server requests
+ * are kept in the server->client map (s2c) until the client answers.
+ *
+ * A call's states and the function that takes each edge:
+ *
+ *   from        event                          to           function
+ *   (new)       tools/call, no fault            FORWARDED    handle_tool_call
+ *   (new)       request-side fault answers      (freed)      answer_* + call_free
+ *   (new)       tool.timeout                    HELD         start_fault
+ *   (new)       tool.latency                    DELAYED      start_fault
+ *   HELD        timer (reply: error)            (freed)      on_timer
+ *   HELD        notifications/cancelled         (freed)      on_client_cancel
+ *   DELAYED     timer                           FORWARDED    on_timer
+ *   FORWARDED   server reply                    (freed)      on_server_reply
+ *   FORWARDED   reply under timeout_after_commit WAIT_TIMEOUT on_tool_reply
+ *   WAIT_TIMEOUT timer                          (freed)      on_timer
+ *   any         server exited                   (freed)      mcp_session_server_exited
+ *   HELD/DELAYED/WAIT_TIMEOUT client EOF        (freed)      mcp_session_client_eof
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "experiment/catalog.h"
+#include "mcp/alter.h"
+#include "mcp/session.h"
+#include "util/log.h"
+#include "util/banned.h"
+
+#define META_VERSION "io.modelcontextprotocol/protocolVersion"
+#define META_SUBSCRIPTION "io.modelcontextprotocol/subscriptionId"
+#define STALE_MAX_BYTES (1u << 20)
+#define SESSION_FAULTS_MAX 64 /* PLAN_FAULTS_MAX */
+
+enum fkind {
+    FK_UNKNOWN = 0,
+    FK_TOOL_ERROR,
+    FK_LATENCY,
+    FK_TIMEOUT,
+    FK_TIMEOUT_AFTER_COMMIT,
+    FK_OMISSION,
+    FK_WRONG_DATA,
+    FK_PARTIAL_FAILURE,
+    FK_TRANSIENT_ERROR,
+    FK_RATE_LIMIT,
+    FK_MALFORMED,
+    FK_AUTH_EXPIRY,
+    FK_WRONG_CHANNEL,
+    FK_STALE_DATA,
+    FK_DUPLICATE,
+    FK_CONCURRENT_DUPLICATE,
+    FK_TOOLSET_CHANGE,
+    FK_SCHEMA_DRIFT,
+    FK_VIOLATING_OUTPUT,
+    FK_ANNOTATION_LIE,
+    FK_CAPABILITY_DOWNGRADE,
+    FK_INJECT_RESULT
+};
+
+/* The faults this shim implements. Their safety class comes from the catalog. */
+static const struct {
+    const char *id;
+    enum fkind k;
+} fault_kinds[] = {
+    {"tool.error", FK_TOOL_ERROR},
+    {"tool.latency", FK_LATENCY},
+    {"tool.timeout", FK_TIMEOUT},
+    {"tool.timeout_after_commit", FK_TIMEOUT_AFTER_COMMIT},
+    {"tool.omission", FK_OMISSION},
+    {"tool.silent_wrong_data", FK_WRONG_DATA},
+    {"tool.partial_failure", FK_PARTIAL_FAILURE},
+    {"tool.transient_error", FK_TRANSIENT_ERROR},
+    {"tool.rate_limit", FK_RATE_LIMIT},
+    {"tool.malformed_response", FK_MALFORMED},
+    {"tool.auth_expiry", FK_AUTH_EXPIRY},
+    {"tool.wrong_error_channel", FK_WRONG_CHANNEL},
+    {"tool.stale_data", FK_STALE_DATA},
+    {"tool.duplicate_delivery", FK_DUPLICATE},
+    {"tool.concurrent_duplicate", FK_CONCURRENT_DUPLICATE},
+    {"mcp.toolset_change", FK_TOOLSET_CHANGE},
+    {"mcp.schema_drift", FK_SCHEMA_DRIFT},
+    {"mcp.schema_violating_output", FK_VIOLATING_OUTPUT},
+    {"mcp.annotation_lie", FK_ANNOTATION_LIE},
+    {"mcp.capability_downgrade", FK_CAPABILITY_DOWNGRADE},
+    {"inject.tool_result", FK_INJECT_RESULT},
+};
+
+static enum fkind fkind_of(const char *id)
+{
+    for (size_t i = 0; i < sizeof(fault_kinds) / sizeof(fault_kinds[0]); i++)
+        if (strcmp(fault_kinds[i].id, id) == 0)
+            return fault_kinds[i].k;
+    return FK_UNKNOWN;
+}
+
+static int fault_is_mutating(const char *id)
+{
+    const struct catalog_fault *f = catalog_fault_find(id);
+    return f == NULL || f->safety == CATALOG_MUTATING; /* unknown: treat as mutating */
+}
+
+enum call_state { CALL_NEW = 0, CALL_FORWARDED, CALL_HELD, CALL_DELAYED, CALL_WAIT_TIMEOUT };
+
+enum timer_what { TIMER_TIMEOUT_REPLY = 1, TIMER_FORWARD, TIMER_COMMIT_ERROR };
+
+struct call {
+    struct call *prev, *next; /* the live list */
+    json_t *id;               /* our copy of the request id */
+    char *method;
+    char *tool;               /* tools/call: params.name */
+    json_t *args;             /* tools/call: params.arguments (reference) */
+    json_t *params;           /* the request's params (reference), for duplicates */
+    char *raw;                /* the line to forward later (DELAYED), with its '\n' */
+    size_t rawlen;
+    int64_t t0;
+    enum call_state state;
+    int in_map;       /* still in c2s */
+    int stateless;    /* the request carried 2026-07-28 _meta */
+    int listen;       /* subscriptions/listen asking for toolsListChanged */
+    int cancelled;    /* the client cancelled it */
+    int dup;          /* a shim-made copy: its copy number (2, 3...), else 0 */
+    int copies_left;  /* tool.duplicate_delivery: copies still to send after this reply */
+    int gap_ms;
+    struct mcp_decision fault; /* fault.inject: a fault rides on this call */
+    enum fkind fk;
+    uint64_t timer;   /* token, 0 = none */
+    int timer_what;
+    json_t *server_result; /* timeout_after_commit: what the server answered (for events) */
+};
+
+struct timer_ent {
+    uint64_t token;
+    struct call *c;
+};
+
+struct warn_count {
+    char code[40];
+    size_t n;
+};
+
+struct mcp_session {
+    struct mcp_session_opts o;
+    struct mcp_backend b;
+    struct mcp_host h;
+    char *server;
+    int server_named;
+    struct buf to_server, to_client;
+    struct jsonrpc_idmap c2s, s2c;
+    struct call *calls;
+    struct timer_ent *timers;
+    size_t ntimers, atimers;
+    uint64_t next_token, dup_seq, tool_calls, pending_client;
+    int server_gone, server_input_closed, client_gone, stateless, client_saw_list_changed;
+    char gone_how[128];
+    json_t *tools;     /* name -> the server's own definition */
+    json_t *removed;   /* name -> true (mcp.toolset_change) */
+    json_t *redefined; /* name -> fields (mcp.toolset_change) */
+    json_t *drift;     /* name -> {old: new} (mcp.schema_drift) */
+    json_t *stale;     /* name -> first result (tool.stale_data) */
+    struct {
+        uint64_t seen, altered;
+    } listc[SESSION_FAULTS_MAX];
+    struct warn_count warns[48];
+    size_t nwarns;
+};
+
+/* ---- small helpers ---- */
+
+static int64_t now_ms(struct mcp_session *s)
+{
+    return s->h.now_ms(s->h.ctx);
+}
+
+static const char *canary(struct mcp_session *s)
+{
+    const char *c = s->b.canary ? s->b.canary(s->b.ctx) : NULL;
+    return c ? c : "";
+}
+
+const char *mcp_session_server_name(const struct mcp_session *s)
+{
+    return s->server ? s->server : "mcp";
+}
+
+static void id_text(const json_t *id, char *out, size_t n)
+{
+    if (json_is_integer(id))
+        snprintf(out, n, "%lld", (long long)json_integer_value(id));
+    else if (json_is_string(id))
+        snprintf(out, n, "%s", json_string_value(id));
+    else if (json_is_real(id))
+        snprintf(out, n, "%.17g", json_real_value(id));
+    else
+        snprintf(out, n, "null");
+}
+
+static void emit(struct mcp_session *s, json_t *ev)
+{
+    if (ev == NULL) {
+        log_error("mcp", "an event could not be built (a bug: please report it)");
+        return;
+    }
+    if (s->b.emit)
+        s->b.emit(s->b.ctx, ev);
+    json_decref(ev);
+}
+
+/* Makes s (NUL-terminated) valid UTF-8 without control characters, in place: every byte that
+ * does not start a valid sequence, and every control, becomes '?'. Messages quote input. */
+static void sanitize_utf8(char *s)
+{
+    unsigned char *p = (unsigned char *)s;
+
+    while (*p) {
+        size_t n = *p < 0x80 ? 1 : (*p >> 5) == 6 ? 2 : (*p >> 4) == 14 ? 3 : (*p >> 3) == 30 ? 4 : 0;
+        size_t i;
+        int ok = n > 0;
+        for (i = 1; ok && i < n; i++)
+            ok = (p[i] & 0xC0) == 0x80;
+        if (ok && n == 2 && *p < 0xC2)
+            ok = 0; /* overlong */
+        if (ok && n == 3 && ((*p == 0xE0 && p[1] < 0xA0) || (*p == 0xED && p[1] >= 0xA0)))
+            ok = 0; /* overlong, surrogate */
+        if (ok && n == 4 && ((*p == 0xF0 && p[1] < 0x90) || *p > 0xF4 || (*p == 0xF4 && p[1] >= 0x90)))
+            ok = 0;
+        if (!ok || (n == 1 && (*p < 0x20 || *p == 0x7f))) {
+            *p++ = '?';
+            continue;
+        }
+        p += n;
+    }
+}
+
+static const char *dir_name(int from_client)
+{
+    return from_client ? "client_to_server" : "server_to_client";
+}
+
+static void warn(struct mcp_session *s, const char *code, int from_client, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void warn(struct mcp_session *s, const char *code, int from_client, const char *fmt, ...)
+{
+    struct warn_count *w = NULL;
+    char msg[512];
+    va_list ap;
+
+    for (size_t i = 0; i < s->nwarns; i++)
+        if (strcmp(s->warns[i].code, code) == 0)
+            w = &s->warns[i];
+    if (w == NULL && s->nwarns < sizeof(s->warns) / sizeof(s->warns[0])) {
+        w = &s->warns[s->nwarns++];
+        snprintf(w->code, sizeof(w->code), "%s", code);
+        w->n = 0;
+    }
+    if (w && ++w->n > s->o.warn_limit)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    sanitize_utf8(msg);
+    log_warn("mcp", "%s: %s (%s)", code, msg, from_client < 0 ? "shim" : dir_name(from_client));
+    emit(s, json_pack("{s:s, s:s, s:s, s:s}", "kind", "warning", "code", code, "message", msg,
+                      "direction", from_client < 0 ? "none" : dir_name(from_client)));
+}
+
+/* A printable excerpt of a bad line for messages: at most 60 bytes, controls as '?'. */
+static void excerpt(const char *line, size_t len, char *out, size_t n)
+{
+    size_t k = 0;
+
+    for (size_t i = 0; i < len && k + 4 < n && i < 60; i++)
+        out[k++] = ((unsigned char)line[i] < 32 || line[i] == 127) ? '?' : line[i];
+    if (len > 60 && k + 4 < n) {
+        memcpy(out + k, "...", 3);
+        k += 3;
+    }
+    out[k] = '\0';
+}
+
+static void write_line(struct buf *out, const char *line, size_t len)
+{
+    buf_add(out, line, len);
+    buf_addc(out, '\n');
+}
+
+static json_t *opt(const struct call *c, const char *name)
+{
+    return json_object_get(c->fault.options, name);
+}
+
+static long long opt_int(const struct call *c, const char *name, long long def)
+{
+    json_t *v = opt(c, name);
+    return json_is_number(v) ? (long long)json_number_value(v) : def;
+}
+
+static double opt_num(const struct call *c, const char *name, double def)
+{
+    json_t *v = opt(c, name);
+    return json_is_number(v) ? json_number_value(v) : def;
+}
+
+static const char *opt_str(const struct call *c, const char *name, const char *def)
+{
+    const char *v = json_string_value(opt(c, name));
+    return v ? v : def;
+}
+
+static int opt_bool(const struct call *c, const char *name, int def)
+{
+    json_t *v = opt(c, name);
+    return json_is_boolean(v) ? json_is_true(v) : def;
+}
+
+static int opt_is(const struct call *c, const char *name, const char *value, int is_default)
+{
+    const char *v = json_string_value(opt(c, name));
+    return v ? strcmp(v, value) == 0 : is_default;
+}
+
+/* ---- calls and timers ---- */
+
+static struct call *call_new(struct mcp_session *s, const json_t *id, const char *method)
+{
+    struct call *c = xcalloc(1, sizeof(*c));
+    c->id = json_deep_copy(id);
+    c->method = xstrdup(method ? method : "");
+    c->t0 = now_ms(s);
+    c->next = s->calls;
+    if (s->calls)
+        s->calls->prev = c;
+    s->calls = c;
+    return c;
+}
+
+static void timer_cancel(struct mcp_session *s, struct call *c, int notify_host)
+{
+    if (c->timer == 0)
+        return;
+    for (size_t i = 0; i < s->ntimers; i++) {
+        if (s->timers[i].token == c->timer) {
+            s->timers[i] = s->timers[--s->ntimers];
+            break;
+        }
+    }
+    if (notify_host)
+        s->h.cancel_timer(s->h.ctx, c->timer);
+    c->timer = 0;
+}
+
+static void timer_set(struct mcp_session *s, struct call *c, int what, int64_t ms)
+{
+    timer_cancel(s, c, 1);
+    if (s->ntimers == s->atimers) {
+        s->atimers = s->atimers ? s->atimers * 2 : 8;
+        s->timers = xrealloc(s->timers, s->atimers * sizeof(*s->timers));
+    }
+    c->timer = ++s->next_token;
+    c->timer_what = what;
+    s->timers[s->ntimers].token = c->timer;
+    s->timers[s->ntimers].c = c;
+    s->ntimers++;
+    s->h.set_timer(s->h.ctx, c->timer, ms < 0 ? 0 : ms);
+}
+
+static void call_release(struct call *c)
+{
+    json_decref(c->id);
+    json_decref(c->args);
+    json_decref(c->params);
+    json_decref(c->fault.options);
+    json_decref(c->server_result);
+    free(c->method);
+    free(c->tool);
+    free(c->raw);
+    free(c);
+}
+
+/* Unlinks c (from the list, the map, its timer) and frees it. notify_host 0 from
+ * mcp_session_free, which must not call the host. */
+static void call_free_ex(struct mcp_session *s, struct call *c, int notify_host)
+{
+    if (c->in_map) {
+        jsonrpc_idmap_take(&s->c2s, c->id);
+        c->in_map = 0;
+    }
+    timer_cancel(s, c, notify_host);
+    if (!c->dup && s->pending_client > 0)
+        s->pending_client--;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        s->calls = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    call_release(c);
+}
+
+static void call_free(struct mcp_session *s, struct call *c)
+{
+    call_free_ex(s, c, 1);
+}
+
+/* ---- events ---- */
+
+static void target_name(struct mcp_session *s, const char *tool, char *out, size_t n)
+{
+    snprintf(out, n, "mcp__%s__%s", mcp_session_server_name(s), tool ? tool : "");
+}
+
+static void emit_tool_call(struct mcp_session *s, struct call *c)
+{
+    char idt[128];
+    json_t *ev;
+
+    id_text(c->id, idt, sizeof(idt));
+    ev = json_pack("{s:s, s:s, s:s, s:s}", "kind", "tool_call", "tool", c->tool ? c->tool : "",
+                   "server", mcp_session_server_name(s), "id", idt);
+    if (c->args)
+        json_object_set(ev, "args", c->args);
+    emit(s, ev);
+}
+
+/* result: the result member the client saw (or NULL); error: the error message when not ok. */
+static void emit_tool_result(struct mcp_session *s, struct call *c, const json_t *result,
+                             const char *error, int faulted, json_t *extra)
+{
+    char idt[128];
+    json_t *ev;
+    int ok = error == NULL && !json_is_true(json_object_get(result, "isError"));
+
+    id_text(c->id, idt, sizeof(idt));
+    ev = json_pack("{s:s, s:s, s:s, s:s, s:b, s:I}", "kind", "tool_result", "tool",
+                   c->tool ? c->tool : "", "server", mcp_session_server_name(s), "id", idt, "ok",
+                   ok, "duration_ms", (json_int_t)(now_ms(s) - c->t0));
+    if (error)
+        json_object_set_new(ev, "error", json_string(error));
+    if (!ok && error == NULL) {
+        struct buf t = BUF_INIT;
+        mcp_alter_result_text(result, &t, 1024);
+        json_object_set_new(ev, "error", json_stringn(t.data, t.len));
+        buf_release(&t);
+    }
+    if (result) {
+        char *dump = json_dumps(result, JSON_COMPACT);
+        size_t n = dump ? strlen(dump) : 0;
+        if (n <= s->o.max_result_event) {
+            json_object_set(ev, "result", (json_t *)result);
+        } else {
+            struct buf t = BUF_INIT;
+            mcp_alter_result_text(result, &t, 1024);
+            json_object_set_new(ev, "result",
+                                json_pack("{s:b, s:I, s:s%}", "truncated", 1, "bytes",
+                                          (json_int_t)n, "text", t.data, t.len));
+            buf_release(&t);
+        }
+        free(dump);
+    }
+    if (faulted)
+        json_object_set_new(ev, "faulted", json_true());
+    if (extra)
+        json_object_update(ev, extra);
+    json_decref(extra);
+    emit(s, ev);
+}
+
+static void emit_fault(struct mcp_session *s, struct call *c, json_t *detail)
+{
+    char target[512];
+
+    target_name(s, c->tool, target, sizeof(target));
+    emit(s, json_pack("{s:s, s:s, s:I, s:I, s:s, s:s, s:s, s:o}", "kind", "fault_injected",
+                      "fault", c->fault.kind, "fault_index", (json_int_t)c->fault.fault_index,
+                      "call_index", (json_int_t)c->fault.call_index, "target", target, "canary",
+                      canary(s), "component", "mcp", "detail", detail ? detail : json_object()));
+}
+
+/* ---- answering the client ---- */
+
+static void answer_result(struct mcp_session *s, struct call *c, json_t *result)
+{
+    json_t *msg;
+
+    if (c->stateless && json_is_object(result) && !json_object_get(result, "resultType"))
+        json_object_set_new(result, "resultType", json_string("complete"));
+    msg = jsonrpc_make_result(c->id, json_incref(result));
+    jsonrpc_write(&s->to_client, msg);
+    json_decref(msg);
+}
+
+static void answer_error(struct mcp_session *s, struct call *c, int code, const char *message)
+{
+    json_t *msg = jsonrpc_make_error(c->id, code, message, NULL);
+    jsonrpc_write(&s->to_client, msg);
+    json_decref(msg);
+}
+
+/* An injected isError (or success-shaped) result with message + canary; records and frees. */
+static void answer_text_fault(struct mcp_session *s, struct call *c, const char *message,
+                              int is_error, json_t *detail)
+{
+    struct buf t = BUF_INIT;
+    json_t *r;
+
+    mcp_alter_canary_text(&t, message, canary(s));
+    r = mcp_alter_text_result(t.data, is_error, c->stateless);
+    answer_result(s, c, r);
+    emit_fault(s, c, detail);
+    emit_tool_result(s, c, r, NULL, 1, NULL);
+    json_decref(r);
+    buf_release(&t);
+    call_free(s, c);
+}
+
+static void answer_error_fault(struct mcp_session *s, struct call *c, int code,
+                               const char *message, json_t *detail, int report)
+{
+    struct buf t = BUF_INIT;
+
+    mcp_alter_canary_text(&t, message, canary(s));
+    answer_error(s, c, code, t.data);
+    if (report)
+        emit_fault(s, c, detail);
+    else
+        json_decref(detail);
+    emit_tool_result(s, c, NULL, t.data, 1, NULL);
+    buf_release(&t);
+    call_free(s, c);
+}
+
+/* ---- list changes (mcp.toolset_change, mcp.schema_drift) ---- */
+
+/* Sends notifications/tools/list_changed the way the session's protocol era allows. Returns
+ * how many were sent. */
+static int notify_list_changed(struct mcp_session *s)
+{
+    json_t *msg;
+    int n = 0;
+
+    if (s->client_gone)
+        return 0;
+    if (!s->stateless) {
+        if (!s->client_saw_list_changed)
+            warn(s, "list_changed_undeclared", 0,
+                 "sending notifications/tools/list_changed although the client was not told "
+                 "tools.listChanged (the plan was not known when the handshake passed)");
+        msg = jsonrpc_make_notification("notifications/tools/list_changed", NULL);
+        jsonrpc_write(&s->to_client, msg);
+        json_decref(msg);
+        return 1;
+    }
+    /* 2026-07-28: only inside an open subscriptions/listen asking for tool list changes. */
+    for (struct call *c = s->calls; c; c = c->next) {
+        if (!c->listen || c->dup)
+            continue;
+        msg = jsonrpc_make_notification(
+            "notifications/tools/list_changed",
+            json_pack("{s:{s:O}}", "_meta", META_SUBSCRIPTION, c->id));
+        jsonrpc_write(&s->to_client, msg);
+        json_decref(msg);
+        n++;
+    }
+    return n;
+}
+
+static int pattern_match(const char *pattern, const char *name)
+{
+    size_t pl, nl;
+
+    if (pattern == NULL)
+        return 1;
+    if (name == NULL)
+        return 0;
+    if (pattern[0] != '*')
+        return strcmp(pattern, name) == 0;
+    pl = strlen(pattern + 1);
+    nl = strlen(name);
+    return nl >= pl && strcmp(name + nl - pl, pattern + 1) == 0;
+}
+
+/* match.tool against a tool of this server, with MCP name equivalence (docs/plan.md). */
+static int tool_matches(struct mcp_session *s, const char *pattern, const char *tool)
+{
+    char full[512];
+
+    if (pattern == NULL)
+        return 1;
+    if (pattern_match(pattern, tool))
+        return 1;
+    target_name(s, tool, full, sizeof(full));
+    return pattern_match(pattern, full);
+}
+
+static int fault_for_mcp(const json_t *f)
+{
+    json_t *inj = json_object_get(f, "injectors");
+    size_t i;
+    json_t *v;
+
+    if (inj == NULL)
+        return 1;
+    json_array_foreach(inj, i, v)
+    {
+        if (json_is_string(v) && strcmp(json_string_value(v), "mcp") == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static int fault_server_matches(struct mcp_session *s, const json_t *f)
+{
+    json_t *m = json_object_get(f, "match");
+    return pattern_match(json_string_value(json_object_get(m, "server")),
+                         mcp_session_server_name(s));
+}
+
+/* 1 when the plan (if known here) may change this server's tool list and notify. */
+static int plan_may_notify(struct mcp_session *s)
+{
+    json_t *faults = s->b.plan_faults ? s->b.plan_faults(s->b.ctx) : NULL;
+    size_t i;
+    json_t *f;
+
+    json_array_foreach(faults, i, f)
+    {
+        const char *kind = json_string_value(json_object_get(f, "kind"));
+        json_t *notify = json_object_get(json_object_get(f, "options"), "notify");
+        if (kind == NULL || !fault_for_mcp(f) || !fault_server_matches(s, f))
+            continue;
+        if (strcmp(kind, "mcp.toolset_change") == 0 && !json_is_false(notify))
+            return 1;
+        if (strcmp(kind, "mcp.schema_drift") == 0 && json_is_true(notify))
+            return 1;
+    }
+    return 0;
+}
+
+/* ---- requests from the client ---- */
+
+static int is_stateless_request(const json_t *params)
+{
+    return json_object_get(json_object_get(params, "_meta"), META_VERSION) != NULL;
+}
+
+static void forward_raw(struct mcp_session *s, const char *line, size_t len)
+{
+    write_line(&s->to_server, line, len);
+}
+
+static void forward_json(struct mcp_session *s, const json_t *msg)
+{
+    jsonrpc_write(&s->to_server, msg);
+}
+
+/* Forwards c (a tools/call) with its arguments replaced by args (stolen). */
+static void forward_with_args(struct mcp_session *s, struct call *c, json_t *root, json_t *args)
+{
+    json_t *params = json_object_get(root, "params");
+    json_object_set_new(params, "arguments", args);
+    forward_json(s, root);
+    c->state = CALL_FORWARDED;
+}
+
+static json_t *list_of(const json_t *v)
+{
+    if (json_is_string(v))
+        return json_pack("[O]", v);
+    return json_is_array(v) ? json_incref((json_t *)v) : json_array();
+}
+
+/* Builds the copy number `dup` of call orig's request and sends it now or after gap_ms. */
+static void send_duplicate(struct mcp_session *s, const char *tool, const json_t *params,
+                           int dup, int copies_left, int gap_ms, const struct mcp_decision *d,
+                           int stateless)
+{
+    char idbuf[64];
+    json_t *id, *p, *req;
+    struct call *c;
+    char *line;
+
+    snprintf(idbuf, sizeof(idbuf), "faultline-dup-%llu", (unsigned long long)++s->dup_seq);
+    id = json_string(idbuf);
+    c = call_new(s, id, "tools/call");
+    c->tool = tool ? xstrdup(tool) : NULL;
+    c->dup = dup;
+    c->copies_left = copies_left;
+    c->gap_ms = gap_ms;
+    c->stateless = stateless;
+    c->fault = *d;
+    c->fault.options = json_incref(d->options);
+    c->fk = fkind_of(d->kind);
+    p = json_deep_copy(params);
+    /* A progress token belongs to the client's request: the copy must not reuse it. */
+    json_object_del(json_object_get(p, "_meta"), "progressToken");
+    c->params = json_incref(p);
+    c->args = json_incref(json_object_get(p, "arguments"));
+    req = jsonrpc_make_request(id, "tools/call", p);
+    line = json_dumps(req, JSON_COMPACT);
+    json_decref(req);
+    json_decref(id);
+    if (line == NULL || jsonrpc_idmap_put(&s->c2s, c->id, c) < 0) {
+        warn(s, "duplicate_not_sent", -1, "could not track the copy of a '%s' call", tool);
+        free(line);
+        call_free(s, c);
+        return;
+    }
+    c->in_map = 1;
+    if (gap_ms > 0) {
+        c->raw = line;
+        c->rawlen = strlen(line);
+        c->state = CALL_DELAYED;
+        timer_set(s, c, TIMER_FORWARD, gap_ms);
+    } else {
+        write_line(&s->to_server, line, strlen(line));
+        c->state = CALL_FORWARDED;
+        free(line);
+    }
+}
+
+static void start_toolset_change(struct mcp_session *s, struct call *c)
+{
+    json_t *remove = list_of(opt(c, "remove"));
+    json_t *redefine = opt(c, "redefine");
+    json_t *detail = json_object();
+    size_t i;
+    json_t *v;
+    const char *k;
+    int notified = 0;
+
+    json_array_foreach(remove, i, v)
+    {
+        if (json_is_string(v))
+            json_object_set_new(s->removed, json_string_value(v), json_true());
+    }
+    json_object_foreach(redefine, k, v)
+    {
+        if (json_is_object(v))
+            json_object_set(s->redefined, k, v);
+    }
+    if (opt_bool(c, "notify", 1))
+        notified = notify_list_changed(s);
+    json_object_set_new(detail, "remove", remove);
+    if (json_is_object(redefine))
+        json_object_set_new(detail, "redefine", json_pack("[]"));
+    json_object_foreach(redefine, k, v)
+    {
+        json_array_append_new(json_object_get(detail, "redefine"), json_string(k));
+    }
+    json_object_set_new(detail, "notified", json_integer(notified));
+    emit_fault(s, c, detail);
+}
+
+static void drift_reject(struct mcp_session *s, struct call *c, const char *old,
+                         const json_t *rename, int report)
+{
+    struct buf t = BUF_INIT;
+    json_t *detail = report ? json_pack("{s:O}", "rename", rename) : NULL;
+
+    buf_addf(&t, "Invalid params for tool '%s': unknown parameter '%s' (the tool's input schema "
+                 "changed: expected '%s')",
+             c->tool, old, json_string_value(json_object_get(rename, old)));
+    answer_error_fault(s, c, JSONRPC_INVALID_PARAMS, t.data, detail, report);
+    buf_release(&t);
+}
+
+/* Handles a call whose decision says inject; c->fault is set. */
+static void start_fault(struct mcp_session *s, struct call *c, struct jsonrpc_msg *m,
+                        const char *line, size_t len)
+{
+    struct buf t = BUF_INIT;
+
+    switch (c->fk) {
+    case FK_TOOL_ERROR:
+        answer_text_fault(s, c, opt_str(c, "message", "tool failed (injected fault)"), 1, NULL);
+        break;
+    case FK_TRANSIENT_ERROR: {
+        long long ms = opt_int(c, "retry_after_ms", 0);
+        buf_adds(&t, opt_str(c, "message", "service temporarily unavailable, retry later"));
+        if (ms > 0)
+            buf_addf(&t, " (retry after %lld ms)", ms);
+        answer_text_fault(s, c, t.data, 1, ms > 0 ? json_pack("{s:I}", "retry_after_ms",
+                                                              (json_int_t)ms)
+                                                  : NULL);
+        break;
+    }
+    case FK_RATE_LIMIT: {
+        long long sec = opt_int(c, "retry_after_s", 5);
+        buf_addf(&t, "429 Too Many Requests: rate limit exceeded, retry after %lld s", sec);
+        answer_text_fault(s, c, t.data, 1, json_pack("{s:I}", "retry_after_s", (json_int_t)sec));
+        break;
+    }
+    case FK_AUTH_EXPIRY: {
+        long long from = opt_int(c, "from_call", 2);
+        if ((long long)s->tool_calls < from) {
+            c->fault.inject = 0; /* the token has not expired yet */
+            forward_raw(s, line, len);
+            c->state = CALL_FORWARDED;
+            break;
+        }
+        answer_text_fault(s, c, opt_str(c, "message", "401 Unauthorized: the access token expired"),
+                          1, json_pack("{s:I, s:I}", "from_call", (json_int_t)from, "session_call",
+                                       (json_int_t)s->tool_calls));
+        break;
+    }
+    case FK_PARTIAL_FAILURE: {
+        const char *pattern = json_string_value(opt(c, "pattern"));
+        int fail;
+        if (pattern && *pattern) {
+            fail = pattern[c->fault.call_index % strlen(pattern)] == 'F';
+        } else {
+            long long every = opt_int(c, "fail_every", 2);
+            if (every < 1)
+                every = 1;
+            fail = (c->fault.call_index + 1) % (uint64_t)every == 0;
+        }
+        if (!fail) {
+            c->fault.inject = 0;
+            forward_raw(s, line, len);
+            c->state = CALL_FORWARDED;
+            break;
+        }
+        answer_text_fault(s, c, opt_str(c, "message", "step failed (injected partial failure)"), 1,
+                          NULL);
+        break;
+    }
+    case FK_WRONG_CHANNEL:
+        if (opt_is(c, "mode", "protocol_error", 0))
+            answer_error_fault(s, c, JSONRPC_INTERNAL_ERROR,
+                               opt_str(c, "message", "error: the operation failed"),
+                               json_pack("{s:s}", "mode", "protocol_error"), 1);
+        else
+            answer_text_fault(s, c, opt_str(c, "message", "error: the operation failed"), 0,
+                              json_pack("{s:s}", "mode", "success_text"));
+        break;
+    case FK_CAPABILITY_DOWNGRADE:
+        if (opt_is(c, "mode", "method_not_found", 0))
+            answer_error_fault(s, c, JSONRPC_METHOD_NOT_FOUND,
+                               opt_str(c, "message", "this operation is not supported by the server"),
+                               json_pack("{s:s}", "mode", "method_not_found"), 1);
+        else
+            answer_text_fault(s, c,
+                              opt_str(c, "message", "this operation is not supported by the server"),
+                              1, json_pack("{s:s}", "mode", "unsupported"));
+        break;
+    case FK_STALE_DATA: {
+        json_t *fixed = opt(c, "result"), *r;
+        const char *source = "option";
+        if (fixed != NULL && !json_is_null(fixed)) {
+            if (json_is_string(fixed)) {
+                r = mcp_alter_text_result(json_string_value(fixed), 0, c->stateless);
+            } else {
+                char *d = json_dumps(fixed, JSON_COMPACT | JSON_ENCODE_ANY);
+                r = mcp_alter_text_result(d ? d : "", 0, c->stateless);
+                free(d);
+            }
+        } else if (json_object_get(s->stale, c->tool)) {
+            r = json_deep_copy(json_object_get(s->stale, c->tool));
+            source = "first_result";
+        } else {
+            warn(s, "fault_not_applied", 1,
+                 "tool.stale_data on '%s': no earlier result to return; the call goes through",
+                 c->tool);
+            c->fault.inject = 0;
+            forward_raw(s, line, len);
+            c->state = CALL_FORWARDED;
+            break;
+        }
+        answer_result(s, c, r);
+        emit_fault(s, c, json_pack("{s:s}", "source", source));
+        emit_tool_result(s, c, r, NULL, 1, NULL);
+        json_decref(r);
+        call_free(s, c);
+        break;
+    }
+    case FK_TIMEOUT: {
+        int reply_error = !opt_is(c, "reply", "none", 0);
+        long long ms = opt_int(c, "timeout_ms", 30000);
+        c->state = CALL_HELD;
+        emit_fault(s, c, json_pack("{s:I, s:s}", "timeout_ms", (json_int_t)ms, "reply",
+                                   reply_error ? "error" : "none"));
+        if (reply_error)
+            timer_set(s, c, TIMER_TIMEOUT_REPLY, ms);
+        break;
+    }
+    case FK_LATENCY: {
+        long long ms = opt_int(c, "delay_ms", 2000);
+        c->raw = xmalloc(len + 1);
+        memcpy(c->raw, line, len);
+        c->raw[len] = '\n';
+        c->rawlen = len + 1;
+        c->state = CALL_DELAYED;
+        emit_fault(s, c, json_pack("{s:I}", "delay_ms", (json_int_t)ms));
+        timer_set(s, c, TIMER_FORWARD, ms);
+        break;
+    }
+    case FK_TOOLSET_CHANGE:
+        start_toolset_change(s, c);
+        if (json_object_get(s->removed, c->tool)) {
+            struct buf u = BUF_INIT;
+            json_t *r;
+            buf_addf(&u, "Unknown tool: %s", c->tool);
+            mcp_alter_canary_text(&u, "", canary(s));
+            r = mcp_alter_text_result(u.data, 1, c->stateless);
+            answer_result(s, c, r);
+            emit_tool_result(s, c, r, NULL, 1, NULL);
+            json_decref(r);
+            buf_release(&u);
+            call_free(s, c);
+        } else {
+            forward_raw(s, line, len);
+            c->state = CALL_FORWARDED;
+        }
+        break;
+    case FK_SCHEMA_DRIFT: {
+        json_t *rename = opt(c, "rename");
+        json_t *def = json_object_get(s->tools, c->tool);
+        const char *old;
+        json_t *back = NULL;
+        if (json_object_size(rename) > 0)
+            json_incref(rename);
+        else
+            rename = def ? mcp_alter_default_rename(def) : NULL;
+        if (rename == NULL) {
+            warn(s, "fault_not_applied", 1,
+                 "mcp.schema_drift on '%s': the tool's parameters are not known (no tools/list "
+                 "reply named it); the call goes through",
+                 c->tool);
+            c->fault.inject = 0;
+            forward_raw(s, line, len);
+            c->state = CALL_FORWARDED;
+            break;
+        }
+        json_object_set_new(s->drift, c->tool, rename);
+        if (opt_bool(c, "notify", 0))
+            notify_list_changed(s);
+        old = mcp_alter_check_args(c->args, rename, &back);
+        if (old) {
+            drift_reject(s, c, old, rename, 1);
+        } else {
+            emit_fault(s, c, json_pack("{s:O}", "rename", rename));
+            forward_with_args(s, c, m->root, back ? back : json_object());
+        }
+        break;
+    }
+    case FK_CONCURRENT_DUPLICATE: {
+        int gap = (int)opt_int(c, "gap_ms", 0);
+        forward_raw(s, line, len);
+        c->state = CALL_FORWARDED;
+        emit_fault(s, c, json_pack("{s:i, s:i}", "copies", 2, "gap_ms", gap));
+        send_duplicate(s, c->tool, c->params, 2, 0, gap, &c->fault, c->stateless);
+        break;
+    }
+    case FK_DUPLICATE:
+    case FK_TIMEOUT_AFTER_COMMIT:
+    case FK_OMISSION:
+    case FK_WRONG_DATA:
+    case FK_MALFORMED:
+    case FK_VIOLATING_OUTPUT:
+    case FK_INJECT_RESULT:
+        /* Applied to the reply (on_tool_reply). */
+        forward_raw(s, line, len);
+        c->state = CALL_FORWARDED;
+        break;
+    case FK_ANNOTATION_LIE:
+    case FK_UNKNOWN:
+        c->fault.inject = 0;
+        forward_raw(s, line, len);
+        c->state = CALL_FORWARDED;
+        break;
+    }
+    buf_release(&t);
+}
+
+static void handle_tool_call(struct mcp_session *s, struct call *c, struct jsonrpc_msg *m,
+                             const char *line, size_t len)
+{
+    json_t *params = m->params;
+    const char *name = json_string_value(json_object_get(params, "name"));
+    struct plan_call pc;
+    struct mcp_decision d;
+    json_t *rename;
+
+    c->tool = name ? xstrdup(name) : NULL;
+    c->params = json_incref(params);
+    c->args = json_incref(json_object_get(params, "arguments"));
+    s->tool_calls++;
+    emit_tool_call(s, c);
+    c->state = CALL_FORWARDED;
+    if (name == NULL) {
+        forward_raw(s, line, len);
+        return;
+    }
+    /* Consequences of faults injected earlier in the session. */
+    if (json_object_get(s->removed, name)) {
+        struct buf t = BUF_INIT;
+        json_t *r;
+        buf_addf(&t, "Unknown tool: %s", name);
+        mcp_alter_canary_text(&t, "", canary(s));
+        r = mcp_alter_text_result(t.data, 1, c->stateless);
+        answer_result(s, c, r);
+        emit_tool_result(s, c, r, NULL, 1, json_pack("{s:s}", "fault", "mcp.toolset_change"));
+        json_decref(r);
+        buf_release(&t);
+        call_free(s, c);
+        return;
+    }
+    rename = json_object_get(s->drift, name);
+    if (rename) {
+        json_t *back = NULL;
+        const char *old = mcp_alter_check_args(c->args, rename, &back);
+        if (old) {
+            drift_reject(s, c, old, rename, 0);
+            return;
+        }
+        forward_with_args(s, c, m->root, back ? back : json_object());
+        return;
+    }
+    memset(&pc, 0, sizeof(pc));
+    pc.component = CATALOG_INJ_MCP;
+    pc.tool = name;
+    pc.server = mcp_session_server_name(s);
+    pc.args = c->args;
+    memset(&d, 0, sizeof(d));
+    if (s->b.decide(s->b.ctx, &pc, &d) < 0) {
+        warn(s, "decide_failed", 1, "no fault decision for '%s' (the call goes through)", name);
+        json_decref(d.options);
+        forward_raw(s, line, len);
+        return;
+    }
+    if (!d.inject) {
+        json_decref(d.options);
+        forward_raw(s, line, len);
+        return;
+    }
+    c->fault = d;
+    c->fk = fkind_of(d.kind);
+    if (c->fk == FK_UNKNOWN) {
+        warn(s, "fault_unsupported", 1, "fault '%s' is not one the MCP shim injects", d.kind);
+        c->fault.inject = 0;
+        forward_raw(s, line, len);
+        return;
+    }
+    if (s->o.refuse_mutating && fault_is_mutating(d.kind)) {
+        warn(s, "fault_refused", 1,
+             "mutating fault '%s' refused outside a sandbox (FAULTLINE_SANDBOX is not set)",
+             d.kind);
+        c->fault.inject = 0;
+        forward_raw(s, line, len);
+        return;
+    }
+    start_fault(s, c, m, line, len);
+}
+
+static void handle_client_request(struct mcp_session *s, struct jsonrpc_msg *m, const char *line,
+                                  size_t len)
+{
+    struct call *c;
+    int rc;
+
+    if (s->server_gone || s->server_input_closed) {
+        struct buf t = BUF_INIT;
+        json_t *msg;
+        buf_addf(&t, "MCP server is not running (%s)",
+                 s->server_gone ? s->gone_how : "it closed its input");
+        msg = jsonrpc_make_error(m->id, JSONRPC_CONNECTION_CLOSED, t.data, NULL);
+        jsonrpc_write(&s->to_client, msg);
+        json_decref(msg);
+        buf_release(&t);
+        return;
+    }
+    c = call_new(s, m->id, m->method);
+    s->pending_client++;
+    if (is_stateless_request(m->params))
+        s->stateless = c->stateless = 1;
+    rc = jsonrpc_idmap_put(&s->c2s, m->id, c);
+    if (rc == ERR_INVALID) {
+        char idt[128];
+        id_text(m->id, idt, sizeof(idt));
+        warn(s, "jsonrpc_duplicate_id", 1, "request id %s is already in flight ('%s')", idt,
+             m->method);
+    } else if (rc == ERR_LIMIT) {
+        warn(s, "jsonrpc_pending_limit", 1, "more than %zu requests in flight; not tracked",
+             s->o.max_pending);
+    }
+    if (rc < 0) {
+        forward_raw(s, line, len);
+        call_free(s, c);
+        return;
+    }
+    c->in_map = 1;
+    if (strcmp(m->method, "tools/call") == 0) {
+        handle_tool_call(s, c, m, line, len);
+        return;
+    }
+    if (strcmp(m->method, "subscriptions/listen") == 0)
+        c->listen = json_is_true(json_object_get(json_object_get(m->params, "notifications"),
+                                                 "toolsListChanged"));
+    forward_raw(s, line, len);
+    c->state = CALL_FORWARDED;
+}
+
+static struct call *find_waiting(struct mcp_session *s, const json_t *id)
+{
+    for (struct call *c = s->calls; c; c = c->next)
+        if (!c->dup && !c->in_map && json_equal(c->id, id))
+            return c;
+    return NULL;
+}
+
+static void handle_client_notification(struct mcp_session *s, struct jsonrpc_msg *m,
+                                       const char *line, size_t len)
+{
+    if (strcmp(m->method, "notifications/cancelled") == 0) {
+        json_t *rid = json_object_get(m->params, "requestId");
+        struct call *c = rid ? jsonrpc_idmap_get(&s->c2s, rid) : NULL;
+        if (c == NULL && rid)
+            c = find_waiting(s, rid);
+        if (c && c->dup)
+            c = NULL;
+        if (c && (c->state == CALL_HELD || c->state == CALL_DELAYED ||
+                  c->state == CALL_WAIT_TIMEOUT)) {
+            /* The server never saw it (or already answered it): the cancel ends here. */
+            if (strcmp(c->method, "tools/call") == 0)
+                emit_tool_result(s, c, NULL, "cancelled by the client", c->fault.inject, NULL);
+            call_free(s, c);
+            return;
+        }
+        if (c)
+            c->cancelled = 1;
+    }
+    if (s->server_gone || s->server_input_closed)
+        return;
+    forward_raw(s, line, len);
+}
+
+static void handle_client_response(struct mcp_session *s, struct jsonrpc_msg *m, const char *line,
+                                   size_t len)
+{
+    char *method = m->id ? jsonrpc_idmap_take(&s->s2c, m->id) : NULL;
+
+    if (method == NULL) {
+        char idt[128];
+        id_text(m->id, idt, sizeof(idt));
+        warn(s, "jsonrpc_unknown_id", 1, "%s for id %s, which the server never asked",
+             jsonrpc_kind_name(m->kind), idt);
+    }
+    free(method);
+    if (s->server_gone || s->server_input_closed)
+        return;
+    forward_raw(s, line, len);
+}
+
+static void soft_flags(struct mcp_session *s, const struct jsonrpc_msg *m, int from_client)
+{
+    if (m->flags & JSONRPC_F_NO_VERSION)
+        warn(s, "jsonrpc_no_version", from_client, "a %s without \"jsonrpc\": \"2.0\"",
+             jsonrpc_kind_name(m->kind));
+    if ((m->flags & JSONRPC_F_NULL_ID) && m->kind == JSONRPC_REQUEST)
+        warn(s, "jsonrpc_null_id", from_client, "a request ('%s') with a null id", m->method);
+    if (m->flags & JSONRPC_F_BAD_PARAMS)
+        warn(s, "jsonrpc_bad_params", from_client, "params of '%s' are neither object nor array",
+             m->method);
+    if (m->flags & JSONRPC_F_BAD_ERROR)
+        warn(s, "jsonrpc_bad_error", from_client,
+             "an error object without an integer code and a string message");
+}
+
+static void track_batch(struct mcp_session *s, json_t *arr, int from_client);
+
+void mcp_session_client_line(struct mcp_session *s, const char *line, size_t len)
+{
+    struct jsonrpc_msg m;
+    char ex[80];
+
+    switch (jsonrpc_parse(line, len, &m)) {
+    case JSONRPC_EMPTY:
+        warn(s, "jsonrpc_empty_line", 1, "an empty line");
+        forward_raw(s, line, len);
+        break;
+    case JSONRPC_NOT_JSON:
+        excerpt(line, len, ex, sizeof(ex));
+        warn(s, "jsonrpc_not_json", 1, "a line of %zu bytes that is not JSON (%s): '%s'", len,
+             m.why, ex);
+        if (!s->server_gone)
+            forward_raw(s, line, len);
+        break;
+    case JSONRPC_NOT_RPC:
+        warn(s, "jsonrpc_invalid", 1, "JSON that is not a JSON-RPC message: %s", m.why);
+        if (!s->server_gone)
+            forward_raw(s, line, len);
+        break;
+    case JSONRPC_BATCH:
+        warn(s, "jsonrpc_batch", 1, "a batch of %zu messages (relayed as is, no faults)",
+             json_array_size(m.root));
+        track_batch(s, m.root, 1);
+        if (!s->server_gone)
+            forward_raw(s, line, len);
+        break;
+    case JSONRPC_REQUEST:
+        soft_flags(s, &m, 1);
+        handle_client_request(s, &m, line, len);
+        break;
+    case JSONRPC_NOTIFICATION:
+        soft_flags(s, &m, 1);
+        handle_client_notification(s, &m, line, len);
+        break;
+    case JSONRPC_RESPONSE:
+    case JSONRPC_ERROR:
+        soft_flags(s, &m, 1);
+        handle_client_response(s, &m, line, len);
+        break;
+    }
+    jsonrpc_msg_release(&m);
+}
+
+/* ---- replies from the server ---- */
+
+static void rewrite_or_raw(struct mcp_session *s, int changed, const json_t *root,
+                           const char *line, size_t len)
+{
+    if (changed)
+        jsonrpc_write(&s->to_client, root);
+    else
+        write_line(&s->to_client, line, len);
+}
+
+static void on_capabilities_reply(struct mcp_session *s, struct jsonrpc_msg *m, const char *line,
+                                  size_t len)
+{
+    json_t *result = m->result;
+    json_t *caps = json_object_get(result, "capabilities");
+    json_t *tools = json_object_get(caps, "tools");
+    const char *name = json_string_value(json_object_get(json_object_get(result, "serverInfo"),
+                                                         "name"));
+    int changed = 0;
+
+    if (!s->server_named && name && *name) {
+        free(s->server);
+        s->server = xstrdup(name);
+    }
+    s->client_saw_list_changed = json_is_true(json_object_get(tools, "listChanged"));
+    if (!s->client_saw_list_changed && json_is_object(caps) && plan_may_notify(s)) {
+        if (!json_is_object(tools)) {
+            tools = json_object();
+            json_object_set_new(caps, "tools", tools);
+        }
+        json_object_set_new(tools, "listChanged", json_true());
+        s->client_saw_list_changed = 1;
+        changed = 1;
+        log_info("mcp", "announcing tools.listChanged to the client: the plan may change the "
+                        "tool list");
+    }
+    rewrite_or_raw(s, changed, m->root, line, len);
+}
+
+static void apply_annotation_lies(struct mcp_session *s, json_t *tools, int *changed)
+{
+    json_t *faults = s->b.plan_faults ? s->b.plan_faults(s->b.ctx) : NULL;
+    size_t i;
+    json_t *f;
+
+    json_array_foreach(faults, i, f)
+    {
+        const char *kind = json_string_value(json_object_get(f, "kind"));
+        json_t *match = json_object_get(f, "match");
+        json_t *idx = json_object_get(f, "index");
+        size_t fi = json_is_integer(idx) ? (size_t)json_integer_value(idx) : i;
+        json_t *times = json_object_get(f, "times");
+        json_t *prob = json_object_get(f, "probability");
+        json_t *ann = json_object_get(json_object_get(f, "options"), "annotations");
+        uint64_t k;
+        json_t *names;
+        size_t j;
+        json_t *tool;
+
+        if (kind == NULL || strcmp(kind, "mcp.annotation_lie") != 0 || !fault_for_mcp(f) ||
+            !fault_server_matches(s, f) || fi >= SESSION_FAULTS_MAX)
+            continue;
+        k = s->listc[fi].seen++;
+        if ((json_int_t)k < json_integer_value(json_object_get(f, "after_calls")))
+            continue;
+        if (json_is_integer(times) && json_integer_value(times) >= 0 &&
+            s->listc[fi].altered >= (uint64_t)json_integer_value(times))
+            continue;
+        if (json_is_number(prob) && s->b.select &&
+            !s->b.select(s->b.ctx, fi, mcp_session_server_name(s), k, json_number_value(prob)))
+            continue;
+        if (s->o.refuse_mutating) {
+            warn(s, "fault_refused", 0,
+                 "mutating fault 'mcp.annotation_lie' refused outside a sandbox "
+                 "(FAULTLINE_SANDBOX is not set)");
+            continue;
+        }
+        names = json_array();
+        json_array_foreach(tools, j, tool)
+        {
+            const char *tn = json_string_value(json_object_get(tool, "name"));
+            json_t *lie = json_is_object(ann) ? json_incref(ann)
+                                              : json_pack("{s:b, s:b, s:b}", "readOnlyHint", 1,
+                                                          "destructiveHint", 0, "idempotentHint",
+                                                          1);
+            if (tn && tool_matches(s, json_string_value(json_object_get(match, "tool")), tn) &&
+                mcp_alter_annotations(tool, lie))
+                json_array_append_new(names, json_string(tn));
+            json_decref(lie);
+        }
+        if (json_array_size(names) > 0) {
+            char target[512];
+            s->listc[fi].altered++;
+            *changed = 1;
+            target_name(s, json_string_value(json_array_get(names, 0)), target, sizeof(target));
+            emit(s, json_pack("{s:s, s:s, s:I, s:I, s:s, s:s, s:s, s:{s:o, s:I}}", "kind",
+                              "fault_injected", "fault", "mcp.annotation_lie", "fault_index",
+                              (json_int_t)fi, "call_index", (json_int_t)k, "target", target,
+                              "canary", canary(s), "component", "mcp", "detail", "tools", names,
+                              "list_reply", (json_int_t)k));
+        } else {
+            json_decref(names);
+        }
+    }
+}
+
+static void on_tools_list_reply(struct mcp_session *s, struct jsonrpc_msg *m, const char *line,
+                                size_t len)
+{
+    json_t *tools = json_object_get(m->result, "tools");
+    int changed = 0;
+    size_t i;
+
+    for (i = 0; i < json_array_size(tools); i++) {
+        json_t *t = json_array_get(tools, i);
+        const char *name = json_string_value(json_object_get(t, "name"));
+        if (name && json_object_size(s->tools) < 10000)
+            json_object_set_new(s->tools, name, json_deep_copy(t));
+    }
+    for (i = 0; i < json_array_size(tools);) {
+        json_t *t = json_array_get(tools, i);
+        const char *name = json_string_value(json_object_get(t, "name"));
+        json_t *fields, *rename;
+        if (name && json_object_get(s->removed, name)) {
+            json_array_remove(tools, i);
+            changed = 1;
+            continue;
+        }
+        fields = name ? json_object_get(s->redefined, name) : NULL;
+        if (fields && mcp_alter_redefine(t, fields))
+            changed = 1;
+        rename = name ? json_object_get(s->drift, name) : NULL;
+        if (rename && mcp_alter_rename_schema(t, rename))
+            changed = 1;
+        i++;
+    }
+    if (json_is_array(tools))
+        apply_annotation_lies(s, tools, &changed);
+    rewrite_or_raw(s, changed, m->root, line, len);
+}
+
+static void cache_first_result(struct mcp_session *s, struct call *c, const json_t *result)
+{
+    char *dump;
+
+    if (c->tool == NULL || json_object_get(s->stale, c->tool) || !json_is_object(result) ||
+        json_is_true(json_object_get(result, "isError")) || json_object_size(s->stale) >= 256)
+        return;
+    dump = json_dumps(result, JSON_COMPACT);
+    if (dump && strlen(dump) <= STALE_MAX_BYTES)
+        json_object_set_new(s->stale, c->tool, json_deep_copy(result));
+    free(dump);
+}
+
+static void send_commit_timeout(struct mcp_session *s, struct call *c)
+{
+    struct buf t = BUF_INIT;
+
+    mcp_alter_canary_text(&t, "Request timed out", canary(s));
+    if (!s->client_gone)
+        answer_error(s, c, JSONRPC_REQUEST_TIMEOUT, t.data);
+    emit_tool_result(s, c, NULL, t.data, 1, NULL);
+    buf_release(&t);
+    call_free(s, c);
+}
+
+static void on_tool_reply(struct mcp_session *s, struct call *c, struct jsonrpc_msg *m,
+                          const char *line, size_t len)
+{
+    json_t *result = m->kind == JSONRPC_RESPONSE ? m->result : NULL;
+    const char *errmsg = m->kind == JSONRPC_ERROR
+                             ? json_string_value(json_object_get(m->error, "message"))
+                             : NULL;
+    int changed = 0;
+
+    if (m->kind == JSONRPC_ERROR && errmsg == NULL)
+        errmsg = "JSON-RPC error";
+    cache_first_result(s, c, result);
+    if (!c->fault.inject) {
+        write_line(&s->to_client, line, len);
+        emit_tool_result(s, c, result, errmsg, 0, NULL);
+        call_free(s, c);
+        return;
+    }
+    switch (c->fk) {
+    case FK_TIMEOUT_AFTER_COMMIT: {
+        long long ms = opt_int(c, "timeout_ms", 30000);
+        emit_fault(s, c, json_pack("{s:I, s:b, s:O?}", "timeout_ms", (json_int_t)ms, "server_ok",
+                                   m->kind == JSONRPC_RESPONSE &&
+                                       !json_is_true(json_object_get(result, "isError")),
+                                   "server_result", result));
+        if (ms <= 0) {
+            send_commit_timeout(s, c);
+            return;
+        }
+        c->state = CALL_WAIT_TIMEOUT;
+        timer_set(s, c, TIMER_COMMIT_ERROR, ms);
+        return;
+    }
+    case FK_MALFORMED: {
+        enum mcp_malformed_mode mode = opt_is(c, "mode", "invalid_json", 0) ? MCP_MALFORMED_INVALID_JSON
+                                       : opt_is(c, "mode", "wrong_type", 0)
+                                           ? MCP_MALFORMED_WRONG_TYPE
+                                           : MCP_MALFORMED_MISSING_CONTENT;
+        mcp_alter_malformed(&s->to_client, c->id, result, mode, canary(s));
+        emit_fault(s, c, json_pack("{s:s}", "mode", opt_str(c, "mode", "missing_content")));
+        emit_tool_result(s, c, NULL, "malformed reply (injected)", 1, NULL);
+        call_free(s, c);
+        return;
+    }
+    case FK_DUPLICATE: {
+        int copies = (int)opt_int(c, "copies", 2);
+        int gap = (int)opt_int(c, "gap_ms", 0);
+        write_line(&s->to_client, line, len);
+        emit_fault(s, c, json_pack("{s:i, s:i}", "copies", copies, "gap_ms", gap));
+        emit_tool_result(s, c, result, errmsg, 0, NULL);
+        if (copies > 1 && !s->server_gone)
+            send_duplicate(s, c->tool, c->params, 2, copies - 2, gap, &c->fault, c->stateless);
+        call_free(s, c);
+        return;
+    }
+    default:
+        break;
+    }
+    if (!json_is_object(result)) {
+        warn(s, "fault_not_applied", 0,
+             "%s on '%s': the server answered with an error, not a result; passed through",
+             c->fault.kind, c->tool);
+        write_line(&s->to_client, line, len);
+        emit_tool_result(s, c, result, errmsg, 0, NULL);
+        call_free(s, c);
+        return;
+    }
+    switch (c->fk) {
+    case FK_OMISSION: {
+        int truncate = opt_is(c, "mode", "truncate", 0);
+        size_t removed = mcp_alter_omit(result, truncate, (size_t)opt_int(c, "keep_bytes", 0));
+        emit_fault(s, c, json_pack("{s:s, s:I}", "mode", truncate ? "truncate" : "empty",
+                                   "bytes_removed", (json_int_t)removed));
+        changed = 1;
+        break;
+    }
+    case FK_WRONG_DATA: {
+        enum mcp_wrong_mode mode = opt_is(c, "mode", "text", 0)            ? MCP_WRONG_TEXT
+                                   : opt_is(c, "mode", "numbers_scale", 0) ? MCP_WRONG_SCALE
+                                                                           : MCP_WRONG_OFFSET;
+        size_t n = mcp_alter_wrong_data(result, mode, opt_num(c, "by", 1),
+                                        opt_str(c, "find", NULL), opt_str(c, "replace_with", ""));
+        emit_fault(s, c, json_pack("{s:s, s:I}", "mode", opt_str(c, "mode", "numbers_offset"),
+                                   "values_changed", (json_int_t)n));
+        changed = n > 0;
+        break;
+    }
+    case FK_VIOLATING_OUTPUT: {
+        json_t *def = json_object_get(s->tools, c->tool);
+        enum mcp_violate_mode mode = opt_is(c, "mode", "missing_required", 0)
+                                         ? MCP_VIOLATE_MISSING_REQUIRED
+                                     : opt_is(c, "mode", "extra_field", 0) ? MCP_VIOLATE_EXTRA
+                                                                            : MCP_VIOLATE_WRONG_TYPE;
+        const char *prop = mcp_alter_violate(result, json_object_get(def, "outputSchema"), mode,
+                                             canary(s));
+        emit_fault(s, c, json_pack("{s:s, s:s, s:b}", "mode", opt_str(c, "mode", "wrong_type"),
+                                   "property", prop, "output_schema_known",
+                                   json_object_get(def, "outputSchema") != NULL));
+        changed = 1;
+        break;
+    }
+    case FK_INJECT_RESULT: {
+        enum mcp_inject_pos pos = opt_is(c, "position", "prepend", 0)   ? MCP_INJECT_PREPEND
+                                  : opt_is(c, "position", "replace", 0) ? MCP_INJECT_REPLACE
+                                                                        : MCP_INJECT_APPEND;
+        mcp_alter_inject(result, opt_str(c, "payload", ""), pos);
+        emit_fault(s, c, json_pack("{s:s}", "position", opt_str(c, "position", "append")));
+        changed = 1;
+        break;
+    }
+    default:
+        break;
+    }
+    rewrite_or_raw(s, changed, m->root, line, len);
+    emit_tool_result(s, c, result, NULL, changed, NULL);
+    call_free(s, c);
+}
+
+static void on_server_reply(struct mcp_session *s, struct jsonrpc_msg *m, const char *line,
+                            size_t len)
+{
+    struct call *c = m->id ? jsonrpc_idmap_take(&s->c2s, m->id) : NULL;
+
+    if (c == NULL) {
+        char idt[128];
+        id_text(m->id, idt, sizeof(idt));
+        warn(s, "jsonrpc_unknown_id", 0, "%s for id %s, which the client never asked",
+             jsonrpc_kind_name(m->kind), idt);
+        if (!s->client_gone)
+            write_line(&s->to_client, line, len);
+        return;
+    }
+    c->in_map = 0;
+    if (c->dup) {
+        /* The shim's own copy: the client never asked for it. */
+        emit_tool_result(s, c, m->result,
+                         m->kind == JSONRPC_ERROR ? json_string_value(json_object_get(m->error,
+                                                                                      "message"))
+                                                  : NULL,
+                         1, json_pack("{s:i}", "copy", c->dup));
+        if (c->copies_left > 0 && !s->server_gone)
+            send_duplicate(s, c->tool, c->params, c->dup + 1, c->copies_left - 1, c->gap_ms,
+                           &c->fault, c->stateless);
+        call_free(s, c);
+        return;
+    }
+    if (c->cancelled || c->state != CALL_FORWARDED) {
+        write_line(&s->to_client, line, len);
+        call_free(s, c);
+        return;
+    }
+    if (m->kind == JSONRPC_RESPONSE && json_is_object(m->result) &&
+        (strcmp(c->method, "initialize") == 0 || strcmp(c->method, "server/discover") == 0)) {
+        on_capabilities_reply(s, m, line, len);
+        call_free(s, c);
+        return;
+    }
+    if (m->kind == JSONRPC_RESPONSE && json_is_object(m->result) &&
+        strcmp(c->method, "tools/list") == 0) {
+        on_tools_list_reply(s, m, line, len);
+        call_free(s, c);
+        return;
+    }
+    if (strcmp(c->method, "tools/call") == 0) {
+        on_tool_reply(s, c, m, line, len);
+        return;
+    }
+    write_line(&s->to_client, line, len);
+    call_free(s, c);
+}
+
+static void on_server_request(struct mcp_session *s, struct jsonrpc_msg *m, const char *line,
+                              size_t len)
+{
+    char *method = xstrdup(m->method);
+    int rc = jsonrpc_idmap_put(&s->s2c, m->id, method);
+
+    if (rc < 0) {
+        free(method);
+        char idt[128];
+        id_text(m->id, idt, sizeof(idt));
+        warn(s, rc == ERR_LIMIT ? "jsonrpc_pending_limit" : "jsonrpc_duplicate_id", 0,
+             "server request id %s ('%s') not tracked", idt, m->method);
+    }
+    write_line(&s->to_client, line, len);
+}
+
+static void on_server_notification(struct mcp_session *s, struct jsonrpc_msg *m, const char *line,
+                                   size_t len)
+{
+    if (strcmp(m->method, "notifications/cancelled") == 0) {
+        json_t *rid = json_object_get(m->params, "requestId");
+        if (rid)
+            free(jsonrpc_idmap_take(&s->s2c, rid));
+    }
+    write_line(&s->to_client, line, len);
+}
+
+void mcp_session_server_line(struct mcp_session *s, const char *line, size_t len)
+{
+    struct jsonrpc_msg m;
+    char ex[80];
+
+    switch (jsonrpc_parse(line, len, &m)) {
+    case JSONRPC_EMPTY:
+        warn(s, "jsonrpc_empty_line", 0, "an empty line (dropped)");
+        break;
+    case JSONRPC_NOT_JSON:
+        excerpt(line, len, ex, sizeof(ex));
+        warn(s, "jsonrpc_not_json", 0,
+             "a line of %zu bytes that is not JSON (dropped: the client only gets protocol "
+             "messages): %s: '%s'",
+             len, m.why, ex);
+        break;
+    case JSONRPC_NOT_RPC:
+        warn(s, "jsonrpc_invalid", 0, "JSON that is not a JSON-RPC message (dropped): %s", m.why);
+        break;
+    case JSONRPC_BATCH:
+        warn(s, "jsonrpc_batch", 0, "a batch of %zu messages (relayed as is, no faults)",
+             json_array_size(m.root));
+        track_batch(s, m.root, 0);
+        write_line(&s->to_client, line, len);
+        break;
+    case JSONRPC_REQUEST:
+        soft_flags(s, &m, 0);
+        on_server_request(s, &m, line, len);
+        break;
+    case JSONRPC_NOTIFICATION:
+        soft_flags(s, &m, 0);
+        on_server_notification(s, &m, line, len);
+        break;
+    case JSONRPC_RESPONSE:
+    case JSONRPC_ERROR:
+        soft_flags(s, &m, 0);
+        on_server_reply(s, &m, line, len);
+        break;
+    }
+    jsonrpc_msg_release(&m);
+}
+
+/* Batches are relayed whole; their requests and replies are tracked so ids stay consistent,
+ * and tools/call results in them are recorded, but no fault applies inside a batch. */
+static void track_batch(struct mcp_session *s, json_t *arr, int from_client)
+{
+    size_t i;
+    json_t *v;
+
+    json_array_foreach(arr, i, v)
+    {
+        struct jsonrpc_msg m;
+        memset(&m, 0, sizeof(m));
+        switch (jsonrpc_classify(v, &m)) {
+        case JSONRPC_REQUEST:
+            if (from_client) {
+                struct call *c = call_new(s, m.id, m.method);
+                s->pending_client++;
+                if (jsonrpc_idmap_put(&s->c2s, m.id, c) < 0) {
+                    call_free(s, c);
+                    break;
+                }
+                c->in_map = 1;
+                c->state = CALL_FORWARDED;
+                if (strcmp(m.method, "tools/call") == 0) {
+                    const char *name = json_string_value(json_object_get(m.params, "name"));
+                    c->tool = name ? xstrdup(name) : NULL;
+                    c->args = json_incref(json_object_get(m.params, "arguments"));
+                    s->tool_calls++;
+                    emit_tool_call(s, c);
+                }
+            } else {
+                char *method = xstrdup(m.method);
+                if (jsonrpc_idmap_put(&s->s2c, m.id, method) < 0)
+                    free(method); /* untracked */
+            }
+            break;
+        case JSONRPC_RESPONSE:
+        case JSONRPC_ERROR:
+            if (from_client) {
+                free(m.id ? jsonrpc_idmap_take(&s->s2c, m.id) : NULL);
+            } else {
+                struct call *c = m.id ? jsonrpc_idmap_take(&s->c2s, m.id) : NULL;
+                if (c) {
+                    c->in_map = 0;
+                    if (strcmp(c->method, "tools/call") == 0 && !c->dup)
+                        emit_tool_result(s, c, m.result,
+                                         m.kind == JSONRPC_ERROR
+                                             ? json_string_value(json_object_get(m.error, "message"))
+                                             : NULL,
+                                         0, NULL);
+                    call_free(s, c);
+                }
+            }
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+/* ---- over-long lines, ends and timers ---- */
+
+void mcp_session_client_too_long(struct mcp_session *s, uint64_t len,
+                                 const struct jsonrpc_skim *sk)
+{
+    json_t *id = jsonrpc_skim_id(sk);
+
+    warn(s, "jsonrpc_line_too_long", 1, "a line of %llu bytes over the limit was dropped%s",
+         (unsigned long long)len, id && sk->has_method ? "; the request gets an error" : "");
+    if (id && sk->has_method && !s->client_gone) {
+        struct buf t = BUF_INIT;
+        json_t *msg;
+        buf_addf(&t, "request of %llu bytes exceeds the MCP shim's line limit",
+                 (unsigned long long)len);
+        msg = jsonrpc_make_error(id, JSONRPC_INVALID_REQUEST, t.data, NULL);
+        jsonrpc_write(&s->to_client, msg);
+        json_decref(msg);
+        buf_release(&t);
+    }
+    json_decref(id);
+}
+
+void mcp_session_server_too_long(struct mcp_session *s, uint64_t len,
+                                 const struct jsonrpc_skim *sk)
+{
+    json_t *id = jsonrpc_skim_id(sk);
+    struct buf t = BUF_INIT;
+
+    warn(s, "jsonrpc_line_too_long", 0, "a line of %llu bytes over the limit was dropped",
+         (unsigned long long)len);
+    if (id && sk->has_method) {
+        /* A server request the client will never see: refuse it on the client's behalf. */
+        json_t *msg;
+        free(jsonrpc_idmap_take(&s->s2c, id));
+        buf_addf(&t, "request of %llu bytes exceeds the MCP shim's line limit",
+                 (unsigned long long)len);
+        msg = jsonrpc_make_error(id, JSONRPC_INVALID_REQUEST, t.data, NULL);
+        if (!s->server_gone && !s->server_input_closed)
+            jsonrpc_write(&s->to_server, msg);
+        json_decref(msg);
+    } else if (id && (sk->has_result || sk->has_error)) {
+        struct call *c = jsonrpc_idmap_take(&s->c2s, id);
+        if (c) {
+            c->in_map = 0;
+            buf_addf(&t, "the MCP server's reply (%llu bytes) exceeds the MCP shim's line limit",
+                     (unsigned long long)len);
+            if (!c->dup && !c->cancelled && !s->client_gone)
+                answer_error(s, c, JSONRPC_INTERNAL_ERROR, t.data);
+            if (strcmp(c->method, "tools/call") == 0 && !c->dup)
+                emit_tool_result(s, c, NULL, t.data, 0, NULL);
+            call_free(s, c);
+        }
+    }
+    json_decref(id);
+    buf_release(&t);
+}
+
+void mcp_session_client_eof(struct mcp_session *s, uint64_t partial)
+{
+    struct call *c, *next;
+
+    if (partial)
+        warn(s, "jsonrpc_partial_line", 1,
+             "the client closed its output in the middle of a line (%llu bytes dropped)",
+             (unsigned long long)partial);
+    s->client_gone = 1;
+    for (c = s->calls; c; c = next) {
+        next = c->next;
+        if (c->state == CALL_HELD || c->state == CALL_DELAYED || c->state == CALL_WAIT_TIMEOUT) {
+            if (strcmp(c->method, "tools/call") == 0 && !c->dup)
+                emit_tool_result(s, c, NULL, "the client closed the connection", c->fault.inject,
+                                 NULL);
+            call_free(s, c);
+        }
+    }
+}
+
+void mcp_session_server_eof(struct mcp_session *s, uint64_t partial)
+{
+    if (partial)
+        warn(s, "jsonrpc_partial_line", 0,
+             "the server's output ended in the middle of a line (%llu bytes dropped)",
+             (unsigned long long)partial);
+}
+
+void mcp_session_server_input_closed(struct mcp_session *s)
+{
+    if (!s->server_input_closed)
+        warn(s, "server_input_closed", 1, "the MCP server stopped reading its input");
+    s->server_input_closed = 1;
+    buf_reset(&s->to_server);
+}
+
+void mcp_session_server_exited(struct mcp_session *s, const char *how)
+{
+    struct call *c, *next;
+    char msg[256];
+
+    if (s->server_gone)
+        return;
+    s->server_gone = 1;
+    snprintf(s->gone_how, sizeof(s->gone_how), "%s", how ? how : "exited");
+    snprintf(msg, sizeof(msg), "MCP server %s before answering", s->gone_how);
+    buf_reset(&s->to_server);
+    for (c = s->calls; c; c = next) {
+        next = c->next;
+        if (!c->dup && !c->cancelled && !s->client_gone)
+            answer_error(s, c, JSONRPC_CONNECTION_CLOSED, msg);
+        if (!c->dup && strcmp(c->method, "tools/call") == 0)
+            emit_tool_result(s, c, NULL, msg, c->fault.inject, NULL);
+        call_free(s, c);
+    }
+}
+
+void mcp_session_timer(struct mcp_session *s, uint64_t token)
+{
+    struct call *c = NULL;
+
+    for (size_t i = 0; i < s->ntimers; i++) {
+        if (s->timers[i].token == token) {
+            c = s->timers[i].c;
+            s->timers[i] = s->timers[--s->ntimers];
+            break;
+        }
+    }
+    if (c == NULL)
+        return;
+    c->timer = 0;
+    switch (c->timer_what) {
+    case TIMER_TIMEOUT_REPLY: {
+        struct buf t = BUF_INIT;
+        buf_addf(&t, "Request timed out after %lld ms", (long long)opt_int(c, "timeout_ms", 30000));
+        mcp_alter_canary_text(&t, "", canary(s));
+        if (!s->client_gone)
+            answer_error(s, c, JSONRPC_REQUEST_TIMEOUT, t.data);
+        emit_tool_result(s, c, NULL, t.data, 1, NULL);
+        buf_release(&t);
+        call_free(s, c);
+        break;
+    }
+    case TIMER_FORWARD:
+        if (s->server_gone || s->server_input_closed) {
+            if (!c->dup && !s->client_gone)
+                answer_error(s, c, JSONRPC_CONNECTION_CLOSED, "MCP server is not running");
+            call_free(s, c);
+            break;
+        }
+        buf_add(&s->to_server, c->raw, c->rawlen);
+        if (c->dup)
+            buf_addc(&s->to_server, '\n');
+        free(c->raw);
+        c->raw = NULL;
+        c->state = CALL_FORWARDED;
+        break;
+    case TIMER_COMMIT_ERROR:
+        send_commit_timeout(s, c);
+        break;
+    }
+}
+
+/* ---- lifecycle ---- */
+
+struct mcp_session *mcp_session_new(const struct mcp_session_opts *o, const struct mcp_backend *b,
+                                    const struct mcp_host *h)
+{
+    struct mcp_session *s = xcalloc(1, sizeof(*s));
+
+    s->o = *o;
+    if (s->o.max_pending == 0)
+        s->o.max_pending = 10000;
+    if (s->o.max_result_event == 0)
+        s->o.max_result_event = 16 * 1024;
+    if (s->o.warn_limit == 0)
+        s->o.warn_limit = 20;
+    s->b = *b;
+    s->h = *h;
+    s->server_named = o->server != NULL && *o->server;
+    s->server = s->server_named ? xstrdup(o->server) : NULL;
+    s->o.server = NULL;
+    buf_init(&s->to_server, 0);
+    buf_init(&s->to_client, 0);
+    jsonrpc_idmap_init(&s->c2s, s->o.max_pending);
+    jsonrpc_idmap_init(&s->s2c, s->o.max_pending);
+    s->tools = json_object();
+    s->removed = json_object();
+    s->redefined = json_object();
+    s->drift = json_object();
+    s->stale = json_object();
+    return s;
+}
+
+struct buf *mcp_session_to_server(struct mcp_session *s)
+{
+    return &s->to_server;
+}
+
+struct buf *mcp_session_to_client(struct mcp_session *s)
+{
+    return &s->to_client;
+}
+
+size_t mcp_session_pending(const struct mcp_session *s)
+{
+    return s->pending_client;
+}
+
+void mcp_session_finish(struct mcp_session *s)
+{
+    json_t *counts = json_object();
+
+    for (size_t i = 0; i < s->nwarns; i++)
+        if (s->warns[i].n > s->o.warn_limit)
+            json_object_set_new(counts, s->warns[i].code,
+                                json_integer((json_int_t)(s->warns[i].n - s->o.warn_limit)));
+    if (json_object_size(counts) > 0) {
+        log_warn("mcp", "some warnings were only counted (over %zu of a kind)", s->o.warn_limit);
+        emit(s, json_pack("{s:s, s:s, s:s, s:o}", "kind", "warning", "code",
+                          "warnings_suppressed", "message",
+                          "warnings over the per-kind limit were only counted", "counts",
+                          counts));
+    } else {
+        json_decref(counts);
+    }
+}
+
+static void free_str(void *p)
+{
+    free(p);
+}
+
+void mcp_session_free(struct mcp_session *s)
+{
+    if (s == NULL)
+        return;
+    while (s->calls)
+        call_free_ex(s, s->calls, 0);
+    jsonrpc_idmap_release(&s->c2s, NULL);
+    jsonrpc_idmap_release(&s->s2c, free_str);
+    buf_release(&s->to_server);
+    buf_release(&s->to_client);
+    json_decref(s->tools);
+    json_decref(s->removed);
+    json_decref(s->redefined);
+    json_decref(s->drift);
+    json_decref(s->stale);
+    free(s->timers);
+    free(s->server);
+    free(s);
+}
