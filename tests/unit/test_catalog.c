@@ -320,8 +320,12 @@ static void test_probes_invariants_aborts(void **state)
         assert_true(v->world_declared);
         assert_non_null(v->params);
     }
+    /* beyond the seeds: idempotency_key_stable (issue 5) */
+    const struct catalog_invariant *ik = catalog_invariant_find("idempotency_key_stable");
+    assert_non_null(ik);
+    assert_string_equal(ik->origin, "faultline");
     catalog_invariants(&n);
-    assert_int_equal(n, 15);
+    assert_int_equal(n, 16);
 
     const struct catalog_abort *a = catalog_aborts(&n);
     assert_int_equal(n, 3);
