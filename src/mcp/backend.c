@@ -60,6 +60,7 @@ static int sa_decide(void *ctx, const struct plan_call *call, struct mcp_decisio
     snprintf(out->kind, sizeof(out->kind), "%s", d.kind ? d.kind : "");
     out->options = json_incref(d.options);
     out->call_index = d.call_index;
+    out->safety = plan_fault_mutating(x->plan, d.fault_index);
     return 0;
 }
 
@@ -111,6 +112,7 @@ static int ct_decide(void *ctx, const struct plan_call *call, struct mcp_decisio
         out->call_index = json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
         v = json_object_get(reply, "options");
         out->options = json_is_object(v) ? json_incref(v) : NULL;
+        out->safety = -1;
     }
     json_decref(reply);
     return 0;

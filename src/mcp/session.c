@@ -37,7 +37,7 @@
 #define META_VERSION "io.modelcontextprotocol/protocolVersion"
 #define META_SUBSCRIPTION "io.modelcontextprotocol/subscriptionId"
 #define STALE_MAX_BYTES (1u << 20)
-#define SESSION_FAULTS_MAX 64 /* PLAN_FAULTS_MAX */
+
 
 enum fkind {
     FK_UNKNOWN = 0,
@@ -166,7 +166,7 @@ struct mcp_session {
     json_t *stale;     /* name -> first result (tool.stale_data) */
     struct {
         uint64_t seen, altered;
-    } listc[SESSION_FAULTS_MAX];
+    } listc[PLAN_FAULTS_MAX];
     struct warn_count warns[48];
     size_t nwarns;
 };
@@ -1048,7 +1048,7 @@ static void handle_tool_call(struct mcp_session *s, struct call *c, struct jsonr
         forward_raw(s, line, len);
         return;
     }
-    if (s->o.refuse_mutating && fault_is_mutating(d.kind)) {
+    if (s->o.refuse_mutating && (d.safety > 0 || (d.safety < 0 && fault_is_mutating(d.kind)))) {
         warn(s, "fault_refused", 1,
              "mutating fault '%s' refused outside a sandbox (FAULTLINE_SANDBOX is not set)",
              d.kind);
@@ -1282,7 +1282,7 @@ static void apply_annotation_lies(struct mcp_session *s, json_t *tools, int *cha
         json_t *tool;
 
         if (kind == NULL || strcmp(kind, "mcp.annotation_lie") != 0 || !fault_for_mcp(f) ||
-            !fault_server_matches(s, f) || fi >= SESSION_FAULTS_MAX)
+            !fault_server_matches(s, f) || fi >= PLAN_FAULTS_MAX)
             continue;
         k = s->listc[fi].seen++;
         if ((json_int_t)k < json_integer_value(json_object_get(f, "after_calls")))
@@ -1293,7 +1293,9 @@ static void apply_annotation_lies(struct mcp_session *s, json_t *tools, int *cha
         if (json_is_number(prob) && s->b.select &&
             !s->b.select(s->b.ctx, fi, mcp_session_server_name(s), k, json_number_value(prob)))
             continue;
-        if (s->o.refuse_mutating) {
+        if (s->o.refuse_mutating &&
+            !(json_is_string(json_object_get(f, "safety")) &&
+              strcmp(json_string_value(json_object_get(f, "safety")), "fail-safe") == 0)) {
             warn(s, "fault_refused", 0,
                  "mutating fault 'mcp.annotation_lie' refused outside a sandbox "
                  "(FAULTLINE_SANDBOX is not set)");

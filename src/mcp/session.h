@@ -35,6 +35,7 @@ struct mcp_decision {
     char kind[64];       /* catalog id, e.g. "tool.error" */
     json_t *options;     /* the fault's options: a reference the session owns, or NULL */
     uint64_t call_index; /* the call's index among the fault's matching calls */
+    int safety;          /* 1 mutating, 0 fail-safe, -1 unknown (the catalog then says) */
 };
 
 /* Where decisions come from and where events go (backend.c: standalone or controller). */

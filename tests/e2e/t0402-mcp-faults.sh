@@ -224,4 +224,14 @@ assert any(e["kind"] == "warning" and e["code"] == "fault_refused" for e in ev),
 PY
 '
 
+test_expect "the test plans class faults as the catalog does" '
+    "$FAULTLINE" list --json >list.json
+    "$PY" - <<PY
+import json, mcpclient
+d = json.load(open("list.json"))
+fs = {f["id"] for f in d["faults"] if f["safety"] == "fail-safe" and "mcp" in f["injectors"]}
+assert fs == mcpclient.FAIL_SAFE, fs ^ mcpclient.FAIL_SAFE
+PY
+'
+
 test_done
