@@ -216,9 +216,10 @@ static void emit_plan_loaded(struct mcp_backend_ctx *x, const struct mcp_backend
     size_t i;
     json_t *f;
 
-    json_object_set(ev, "faulted", json_object_get(x->plan_json, "faulted")
-                                       ? json_object_get(x->plan_json, "faulted")
-                                       : json_boolean(json_array_size(faults) > 0));
+    json_object_set(ev, "faulted",
+                    json_object_get(x->plan_json, "faulted")
+                        ? json_object_get(x->plan_json, "faulted")
+                        : json_boolean(json_array_size(faults) > 0));
     json_object_set_new(ev, "faults", json_integer((json_int_t)json_array_size(faults)));
     json_array_foreach(faults, i, f)
     {
@@ -326,8 +327,8 @@ struct mcp_backend_ctx *mcp_backend_new(const struct mcp_backend_opts *o, struct
         x->seed = plan_seed(x->plan);
     }
     if (o->events_path) {
-        x->ew = events_open(o->events_path, x->plan ? plan_run_id(x->plan) : "standalone", "mcp",
-                            e);
+        x->ew =
+            events_open(o->events_path, x->plan ? plan_run_id(x->plan) : "standalone", "mcp", e);
         if (x->ew == NULL)
             goto fail;
     }
