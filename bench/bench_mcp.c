@@ -30,9 +30,10 @@
 #include "util/timeutil.h"
 #include "util/banned.h"
 
-#define ROUND_TRIPS 20000
-#define WARMUP 2000
-#define PIPELINED 200000
+#define ROUNDS 7         /* the chains take turns, so a burst of load hits all of them */
+#define ROUND_TRIPS 4000 /* per round */
+#define WARMUP 500
+#define PIPELINED 100000 /* per round */
 
 /* ---- the server: answers tools/call and ping by id, without parsing ---- */
 
@@ -204,25 +205,22 @@ struct result {
     double p50, p99, msgs_per_s;
 };
 
-static int measure_latency(struct chain *c, struct result *r)
+/* One round of sequential tools/call round trips; appends the latencies (ns) to lat. */
+static int measure_latency(struct chain *c, int64_t *lat, int *next_id)
 {
-    static int64_t lat[ROUND_TRIPS];
     char req[256];
 
     for (int i = 0; i < WARMUP + ROUND_TRIPS; i++) {
         int n = snprintf(req, sizeof(req),
                          "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{"
                          "\"name\":\"echo\",\"arguments\":{\"message\":\"hi\"}}}\n",
-                         i + 1);
+                         ++*next_id);
         int64_t t0 = time_mono_ns();
         if (fs_write_all(c->p.in_fd, req, (size_t)n) < 0 || read_lines(c, 1) < 0)
             return -1;
         if (i >= WARMUP)
             lat[i - WARMUP] = time_mono_ns() - t0;
     }
-    qsort(lat, ROUND_TRIPS, sizeof(lat[0]), cmp_i64);
-    r->p50 = lat[ROUND_TRIPS / 2] / 1000.0;
-    r->p99 = lat[ROUND_TRIPS * 99 / 100] / 1000.0;
     return 0;
 }
 
@@ -251,19 +249,26 @@ static void *writer(void *p)
     return NULL;
 }
 
-static int measure_throughput(struct chain *c, struct result *r)
+/* One round of pipelined pings; returns messages per second (each request and each reply
+ * crosses the chain once), or -1. */
+static double measure_throughput(struct chain *c, int *next_id)
 {
     pthread_t t;
-    struct writer_arg w = {c->p.in_fd, PIPELINED, 1000000};
+    struct writer_arg w = {c->p.in_fd, PIPELINED, *next_id + 1};
     int64_t t0 = time_mono_ns();
     int rc;
 
+    *next_id += PIPELINED;
     pthread_create(&t, NULL, writer, &w);
     rc = read_lines(c, PIPELINED);
     pthread_join(t, NULL);
-    /* Each request and each reply crosses the chain once. */
-    r->msgs_per_s = 2.0 * PIPELINED / ((time_mono_ns() - t0) / 1e9);
-    return rc;
+    return rc < 0 ? -1 : 2.0 * PIPELINED / ((time_mono_ns() - t0) / 1e9);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
 }
 
 int main(int argc, char **argv)
@@ -309,25 +314,45 @@ int main(int argc, char **argv)
         const char *shimp[] = {faultline, "mcp", "--plan", plan,       "--events",
                                events,    "--",  self,     "--server", NULL};
         const char *const *argvs[4] = {direct, relay, shim, shimp};
+        static struct chain chains[4];
+        static int64_t lat[4][ROUNDS * ROUND_TRIPS];
+        double p50s[4][ROUNDS], tps[4][ROUNDS];
+        int ids[4] = {0, 0, 0, 0};
 
         for (int i = 0; i < 4; i++) {
-            struct chain c;
-            memset(&c, 0, sizeof(c));
-            c.name = names[i];
-            if (chain_start(&c, argvs[i]) < 0 || measure_latency(&c, &res[i]) < 0 ||
-                measure_throughput(&c, &res[i]) < 0) {
-                fprintf(stderr, "bench_mcp: %s failed\n", names[i]);
+            chains[i].name = names[i];
+            if (chain_start(&chains[i], argvs[i]) < 0)
                 return 1;
+        }
+        for (int round = 0; round < ROUNDS; round++) {
+            for (int i = 0; i < 4; i++) {
+                int64_t *l = lat[i] + (size_t)round * ROUND_TRIPS;
+                if (measure_latency(&chains[i], l, &ids[i]) < 0 ||
+                    (tps[i][round] = measure_throughput(&chains[i], &ids[i])) < 0) {
+                    fprintf(stderr, "bench_mcp: %s failed\n", names[i]);
+                    return 1;
+                }
+                qsort(l, ROUND_TRIPS, sizeof(l[0]), cmp_i64);
+                p50s[i][round] = l[ROUND_TRIPS / 2] / 1000.0;
             }
-            chain_stop(&c);
+        }
+        for (int i = 0; i < 4; i++) {
+            chain_stop(&chains[i]);
+            qsort(lat[i], (size_t)ROUNDS * ROUND_TRIPS, sizeof(lat[i][0]), cmp_i64);
+            qsort(p50s[i], ROUNDS, sizeof(double), cmp_double);
+            qsort(tps[i], ROUNDS, sizeof(double), cmp_double);
+            res[i].p50 = p50s[i][ROUNDS / 2]; /* the median round */
+            res[i].p99 = lat[i][(size_t)ROUNDS * ROUND_TRIPS * 99 / 100] / 1000.0;
+            res[i].msgs_per_s = tps[i][ROUNDS / 2];
         }
     }
     unlink(plan);
     unlink(events);
     rmdir(dir);
 
-    printf("tools/call round trip, %d sequential (microseconds), and pipelined ping throughput:\n",
-           ROUND_TRIPS);
+    printf("tools/call round trips one at a time (microseconds; p50: median of %d rounds of %d, "
+           "p99: over all), and pipelined pings (messages/s, median round):\n",
+           ROUNDS, ROUND_TRIPS);
     printf("  %-18s %8s %8s %10s %14s\n", "chain", "p50", "p99", "added p50", "messages/s");
     for (int i = 0; i < 4; i++)
         printf("  %-18s %8.1f %8.1f %10.1f %14.0f\n", names[i], res[i].p50, res[i].p99,

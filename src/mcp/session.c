@@ -425,6 +425,8 @@ static void emit_tool_call(struct mcp_session *s, struct call *c)
     char idt[128];
     json_t *ev;
 
+    if (s->b.emit == NULL)
+        return; /* nobody records events: do not build them */
     id_text(c->id, idt, sizeof(idt));
     ev = json_pack("{s:s, s:s, s:s, s:s}", "kind", "tool_call", "tool", c->tool ? c->tool : "",
                    "server", mcp_session_server_name(s), "id", idt);
@@ -441,6 +443,10 @@ static void emit_tool_result(struct mcp_session *s, struct call *c, const json_t
     json_t *ev;
     int ok = error == NULL && !json_is_true(json_object_get(result, "isError"));
 
+    if (s->b.emit == NULL) {
+        json_decref(extra);
+        return;
+    }
     id_text(c->id, idt, sizeof(idt));
     ev = json_pack("{s:s, s:s, s:s, s:s, s:b, s:I}", "kind", "tool_result", "tool",
                    c->tool ? c->tool : "", "server", mcp_session_server_name(s), "id", idt, "ok",
@@ -454,8 +460,7 @@ static void emit_tool_result(struct mcp_session *s, struct call *c, const json_t
         buf_release(&t);
     }
     if (result) {
-        char *dump = json_dumps(result, JSON_COMPACT);
-        size_t n = dump ? strlen(dump) : 0;
+        size_t n = json_dumpb(result, NULL, 0, JSON_COMPACT); /* the size, nothing allocated */
         if (n <= s->o.max_result_event) {
             json_object_set(ev, "result", (json_t *)result);
         } else {
@@ -466,7 +471,6 @@ static void emit_tool_result(struct mcp_session *s, struct call *c, const json_t
                                           (json_int_t)n, "text", t.data, t.len));
             buf_release(&t);
         }
-        free(dump);
     }
     if (faulted)
         json_object_set_new(ev, "faulted", json_true());
@@ -480,6 +484,10 @@ static void emit_fault(struct mcp_session *s, struct call *c, json_t *detail)
 {
     char target[512];
 
+    if (s->b.emit == NULL) {
+        json_decref(detail);
+        return;
+    }
     target_name(s, c->tool, target, sizeof(target));
     emit(s, json_pack("{s:s, s:s, s:I, s:I, s:s, s:s, s:s, s:o}", "kind", "fault_injected", "fault",
                       c->fault.kind, "fault_index", (json_int_t)c->fault.fault_index, "call_index",
@@ -1372,15 +1380,11 @@ static void on_tools_list_reply(struct mcp_session *s, struct jsonrpc_msg *m, co
 
 static void cache_first_result(struct mcp_session *s, struct call *c, const json_t *result)
 {
-    char *dump;
-
     if (c->tool == NULL || json_object_get(s->stale, c->tool) || !json_is_object(result) ||
         json_is_true(json_object_get(result, "isError")) || json_object_size(s->stale) >= 256)
         return;
-    dump = json_dumps(result, JSON_COMPACT);
-    if (dump && strlen(dump) <= STALE_MAX_BYTES)
+    if (json_dumpb(result, NULL, 0, JSON_COMPACT) <= STALE_MAX_BYTES)
         json_object_set_new(s->stale, c->tool, json_deep_copy(result));
-    free(dump);
 }
 
 static void send_commit_timeout(struct mcp_session *s, struct call *c)

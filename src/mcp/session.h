@@ -44,7 +44,9 @@ struct mcp_backend {
     /* Decides for one tools/call. 0 with *out filled, or a negative code: the call then goes
      * through unfaulted and the session emits a warning. */
     int (*decide)(void *ctx, const struct plan_call *call, struct mcp_decision *out);
-    /* Records one event (borrowed; the backend stamps t/seq/run/src). */
+    /* Records one event. The session builds ev for this call and drops its reference after
+     * it: the backend may add fields to it (t, src) and keep a reference. NULL: no events are
+     * recorded, and the session does not build them. */
     void (*emit)(void *ctx, json_t *ev);
     /* The repetition's canary (borrowed), or NULL while unknown. */
     const char *(*canary)(void *ctx);
