@@ -445,6 +445,10 @@ static int scan_value(struct scan *s)
 {
     if (s->p >= s->end)
         return -1;
+    /* jansson counts every value, scalars too, as one level of depth: a scalar inside
+     * DEPTH_MAX nested containers is one level too deep for it, so it is for us. */
+    if (*s->p != '{' && *s->p != '[' && s->depth + 1 > DEPTH_MAX)
+        return -1;
     switch (*s->p) {
     case '{':
         return scan_object(s);

@@ -817,6 +817,9 @@ static const struct catalog_invariant invariants[] = {
     {"count",
      "the number of effects lies in a declared range, optionally only when approved, so that doing nothing cannot pass",
      "004", 1, "collection; min and/or max; when_approved (default false)", NULL},
+    {"idempotency_key_stable",
+     "retries of one business operation reuse one idempotency key; a fresh key per retry is a finding",
+     "faultline", 0, NULL, NULL},
 };
 
 static const struct catalog_abort aborts[] = {

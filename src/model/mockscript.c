@@ -1,12 +1,13 @@
 /*
  * mockscript: mock model scripts (see mockscript.h and docs/mock-model.md).
  *
- * Loading turns the YAML (through ymljson, which keeps positions) into rules: each rule is a
- * list of conditions (all must hold) and a reply template. Everything a reply can need is
- * checked at load time (keys, types, regexes compile, template variables exist) so a script
- * that loads never fails at request time. Answering is two steps: build a view of the request's
- * conversation (mockscript_view_init: turn count, tool results, user text, offered tools, the
- * last tool call, a canary), then walk the rules in order and render the first match.
+ * Loading turns the YAML (through the JSON view of util/yaml.h, which keeps positions, refuses
+ * aliases and duplicate keys) into rules: each rule is a list of conditions (all must hold) and
+ * a reply template. Everything a reply can need is checked at load time (keys, types, regexes
+ * compile, template variables exist) so a script that loads never fails at request time.
+ * Answering is two steps: build a view of the request's conversation (mockscript_view_init:
+ * turn count, tool results, user text, offered tools, the last tool call, a canary), then walk
+ * the rules in order and render the first match.
  *
  * Templates: "{{ name }}" with name one of the variables in var_names[]; "match.N" (N 0..9)
  * is group N of the rule's one "*_matches" condition. Values longer than MOCKSCRIPT_ECHO_MAX
@@ -18,8 +19,8 @@
 #include <string.h>
 
 #include "model/mockscript.h"
-#include "model/ymljson.h"
 #include "util/fs.h"
+#include "util/yaml.h"
 #include "util/banned.h"
 
 #define DEFAULT_ERROR_PATTERN                                                                      \
@@ -277,7 +278,7 @@ static void render_json(json_t *j, const struct render_ctx *c)
 
 struct loader {
     const char *name;
-    struct ymljson_marks *marks;
+    struct ydoc_marks *marks;
     struct err *e;
 };
 
@@ -288,21 +289,12 @@ static int lerr(struct loader *L, const json_t *container, const char *key, int 
                 const char *fmt, ...)
 {
     char msg[200];
-    int line = 0, col = 0;
     va_list ap;
 
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    if (key && at_key)
-        ymljson_key_mark(L->marks, container, key, &line, &col);
-    else if (key)
-        ymljson_mark(L->marks, container, key, 0, &line, &col);
-    else
-        ymljson_mark(L->marks, container, NULL, (size_t)-1, &line, &col);
-    if (line > 0)
-        return err_set(L->e, ERR_INVALID, "%s:%d:%d: %s", L->name, line, col, msg);
-    return err_set(L->e, ERR_INVALID, "%s: %s", L->name, msg);
+    return ydoc_json_err(L->e, ERR_INVALID, L->name, L->marks, container, key, at_key, msg);
 }
 
 /* Fails on a key of o not in allowed (NULL-terminated). */
@@ -686,6 +678,8 @@ struct mockscript *mockscript_parse(const char *text, size_t len, const char *na
 {
     static const char *const keys[] = {"name",  "description", "model", "error_pattern",
                                        "rules", "fallback",    NULL};
+    static const struct ydoc_limits yaml_limits = {
+        .max_nodes = 200000, .no_aliases = 1, .kind = "a mock-model script"};
     struct loader L = {name ? name : "<script>", NULL, e};
     struct mockscript *s = NULL;
     json_t *root;
@@ -696,7 +690,7 @@ struct mockscript *mockscript_parse(const char *text, size_t len, const char *na
         err_set(e, ERR_LIMIT, "%s: larger than %zu bytes", L.name, MOCKSCRIPT_FILE_MAX);
         return NULL;
     }
-    root = ymljson_parse(text, len, L.name, &L.marks, e);
+    root = ydoc_parse_json(text, len, L.name, &yaml_limits, &L.marks, e);
     if (root == NULL)
         return NULL;
     s = xcalloc(1, sizeof(*s));
@@ -765,7 +759,7 @@ struct mockscript *mockscript_parse(const char *text, size_t len, const char *na
         }
     }
     json_decref(root);
-    ymljson_marks_free(L.marks);
+    ydoc_marks_free(L.marks);
     return s;
 
 fail_noregex:
@@ -774,7 +768,7 @@ fail_noregex:
 fail:
     mockscript_free(s);
     json_decref(root);
-    ymljson_marks_free(L.marks);
+    ydoc_marks_free(L.marks);
     return NULL;
 }
 

@@ -5,15 +5,17 @@
  * A table is a heap array of entries whose strings it owns (built-in rows are copied in
  * pricing_new, so one free path serves both). Lookup normalises the name step by step (see
  * pricing.h) and tries each step against the rows; rows are few (tens), so a linear scan is
- * simpler than an index and fast enough for one lookup per model call.
+ * simpler than an index and fast enough for one lookup per model call. Override files are JSON
+ * (jansson) or YAML (the JSON view of util/yaml.h, which refuses aliases and duplicate keys);
+ * both go through one checker, with positions for YAML.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model/pricing.h"
-#include "model/ymljson.h"
 #include "util/fs.h"
+#include "util/yaml.h"
 #include "util/banned.h"
 
 #define PRICING_FILE_MAX ((size_t)1 << 20)
@@ -236,27 +238,12 @@ double pricing_cost(const struct pricing_table *t, const char *model, const stru
 
 /* --- override files --- */
 
-/* Sets e to "NAME:LINE:COL: what" at container[key] (its key when at_key, else its value), or
- * at container itself when key is NULL. */
-static int pos_err_at(struct err *e, int code, const char *name, const struct ymljson_marks *m,
-                      const json_t *container, const char *key, int at_key, const char *what)
-{
-    int line = 0, col = 0;
-    if (key && at_key)
-        ymljson_key_mark(m, container, key, &line, &col);
-    else if (key)
-        ymljson_mark(m, container, key, 0, &line, &col);
-    else
-        ymljson_mark(m, container, NULL, (size_t)-1, &line, &col);
-    if (line > 0)
-        return err_set(e, code, "%s:%d:%d: %s", name, line, col, what);
-    return err_set(e, code, "%s: %s", name, what);
-}
-
-static int pos_err(struct err *e, int code, const char *name, const struct ymljson_marks *m,
+/* Sets e to "NAME:LINE:COL: what" at the value container[key], or at container itself when key
+ * is NULL (ydoc_json_err; m is NULL for a JSON file, which gives "NAME: what"). */
+static int pos_err(struct err *e, int code, const char *name, const struct ydoc_marks *m,
                    const json_t *container, const char *key, const char *what)
 {
-    return pos_err_at(e, code, name, m, container, key, 0, what);
+    return ydoc_json_err(e, code, name, m, container, key, 0, what);
 }
 
 static int read_rate(const json_t *o, const char *key, double *out, int *set)
@@ -291,7 +278,7 @@ static int read_rates(const json_t *o, struct pricing_rates *r, const char **bad
     return 0;
 }
 
-static int parse_row(const char *name, const struct ymljson_marks *m, const char *model,
+static int parse_row(const char *name, const struct ydoc_marks *m, const char *model,
                      const json_t *o, struct pricing_entry *en, struct err *e)
 {
     static const char *const allowed[] = {"input",      "cache_write", "cache_write_1h",
@@ -312,7 +299,7 @@ static int parse_row(const char *name, const struct ymljson_marks *m, const char
             ;
         if (allowed[i] == NULL) {
             snprintf(msg, sizeof(msg), "unknown key '%.64s' in the prices of '%.64s'", key, model);
-            return pos_err_at(e, ERR_INVALID, name, m, o, key, 1, msg);
+            return ydoc_json_err(e, ERR_INVALID, name, m, o, key, 1, msg);
         }
     }
     memset(en, 0, sizeof(*en));
@@ -352,7 +339,9 @@ static int parse_row(const char *name, const struct ymljson_marks *m, const char
 int pricing_load_text(struct pricing_table *t, const char *text, size_t len, const char *name,
                       int is_json, struct err *e)
 {
-    struct ymljson_marks *marks = NULL;
+    static const struct ydoc_limits yaml_limits = {
+        .max_nodes = 200000, .no_aliases = 1, .kind = "a price file"};
+    struct ydoc_marks *marks = NULL;
     json_t *root = NULL;
     struct pricing_entry *rows = NULL, dflt;
     size_t nrows = 0;
@@ -368,7 +357,7 @@ int pricing_load_text(struct pricing_table *t, const char *text, size_t len, con
         if (root == NULL)
             return err_set(e, ERR_PARSE, "%s:%d:%d: %s", name, je.line, je.column, je.text);
     } else {
-        root = ymljson_parse(text, len, name, &marks, e);
+        root = ydoc_parse_json(text, len, name, &yaml_limits, &marks, e);
         if (root == NULL)
             return e ? e->code : ERR_PARSE;
     }
@@ -382,7 +371,7 @@ int pricing_load_text(struct pricing_table *t, const char *text, size_t len, con
         if (strcmp(key, "models") != 0 && strcmp(key, "default") != 0) {
             char msg[160];
             snprintf(msg, sizeof(msg), "unknown key '%.64s' (expected 'models' or 'default')", key);
-            rc = pos_err_at(e, ERR_INVALID, name, marks, root, key, 1, msg);
+            rc = ydoc_json_err(e, ERR_INVALID, name, marks, root, key, 1, msg);
             goto out;
         }
     }
@@ -434,7 +423,7 @@ int pricing_load_text(struct pricing_table *t, const char *text, size_t len, con
 out:
     free(rows);
     json_decref(root);
-    ymljson_marks_free(marks);
+    ydoc_marks_free(marks);
     return rc;
 }
 

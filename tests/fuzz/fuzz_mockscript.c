@@ -1,6 +1,7 @@
 /*
- * fuzz_mockscript: mock-model scripts and price files (both YAML through ymljson) on untrusted
- * text. The first byte picks the loader: a mock script, a YAML price file, or a JSON one.
+ * fuzz_mockscript: mock-model scripts and price files (both YAML through the JSON view of
+ * util/yaml.h) on untrusted text. The first byte picks the loader: a mock script, a YAML price
+ * file, or a JSON one.
  */
 #include <stddef.h>
 #include <stdint.h>

@@ -1,0 +1,721 @@
+/*
+ * http: the agent's blocking HTTP/1.1 client (see http.h for the parser's state table).
+ *
+ * Transport: getaddrinfo, then a non-blocking connect(2) per address with poll(2) bounding
+ * the wait; every later read and write also waits in poll, for at most the idle timeout and
+ * never past the call's total deadline. TLS is OpenSSL on the same non-blocking socket: a
+ * WANT_READ / WANT_WRITE from SSL_* turns into the matching poll. The socket layer is the
+ * struct conn below (plain or TLS): the only place that touches sockets or OpenSSL.
+ */
+#include <errno.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
+#include "agent/http.h"
+#include "util/num.h"
+#include "util/timeutil.h"
+#include "util/banned.h"
+
+#define CHUNK_LINE_MAX 1024
+
+/* ---- URLs ---- */
+
+int http_url_parse(const char *url, struct http_url *u, struct err *e)
+{
+    const char *p, *host, *host_end, *port = NULL, *path;
+    size_t n;
+
+    memset(u, 0, sizeof(*u));
+    if (url == NULL || *url == '\0')
+        return err_set(e, ERR_INVALID, "bad URL '': empty");
+    if (strncasecmp(url, "http://", 7) == 0) {
+        p = url + 7;
+    } else if (strncasecmp(url, "https://", 8) == 0) {
+        p = url + 8;
+        u->tls = 1;
+    } else {
+        return err_set(e, ERR_INVALID, "bad URL '%.200s': not http:// or https://", url);
+    }
+    if (strpbrk(url, "?#") || strpbrk(url, " \t\r\n"))
+        return err_set(e, ERR_INVALID, "bad URL '%.200s': query, fragment or blank", url);
+    path = strchr(p, '/');
+    if (path == NULL)
+        path = p + strlen(p);
+    if (memchr(p, '@', (size_t)(path - p)))
+        return err_set(e, ERR_INVALID, "bad URL '%.200s': credentials in the URL", url);
+    if (*p == '[') {
+        host = p + 1;
+        host_end = memchr(host, ']', (size_t)(path - host));
+        if (host_end == NULL)
+            return err_set(e, ERR_INVALID, "bad URL '%.200s': unclosed '['", url);
+        u->ipv6 = 1;
+        if (host_end[1] == ':')
+            port = host_end + 2;
+        else if (host_end + 1 != path)
+            return err_set(e, ERR_INVALID, "bad URL '%.200s': junk after ']'", url);
+    } else {
+        host = p;
+        host_end = memchr(p, ':', (size_t)(path - p));
+        if (host_end)
+            port = host_end + 1;
+        else
+            host_end = path;
+    }
+    n = (size_t)(host_end - host);
+    if (n == 0 || n >= sizeof(u->host))
+        return err_set(e, ERR_INVALID, "bad URL '%.200s': empty or long host", url);
+    memcpy(u->host, host, n);
+    if (port) {
+        long long v;
+        char tmp[16];
+        size_t pn = (size_t)(path - port);
+        if (pn == 0 || pn >= sizeof(tmp))
+            return err_set(e, ERR_INVALID, "bad URL '%.200s': bad port", url);
+        memcpy(tmp, port, pn);
+        tmp[pn] = '\0';
+        if (num_parse_ll(tmp, 1, 65535, &v) < 0)
+            return err_set(e, ERR_INVALID, "bad URL '%.200s': bad port", url);
+        snprintf(u->port, sizeof(u->port), "%lld", v);
+    } else {
+        snprintf(u->port, sizeof(u->port), "%s", u->tls ? "443" : "80");
+    }
+    n = strlen(path);
+    while (n > 0 && path[n - 1] == '/')
+        n--;
+    if (n >= sizeof(u->path))
+        return err_set(e, ERR_INVALID, "bad URL '%.200s': path too long", url);
+    memcpy(u->path, path, n);
+    u->path[n] = '\0';
+    return 0;
+}
+
+void http_url_authority(const struct http_url *u, char *out, size_t n)
+{
+    snprintf(out, n, u->ipv6 ? "[%s]:%s" : "%s:%s", u->host, u->port);
+}
+
+/* ---- response parser ---- */
+
+void http_parser_init(struct http_parser *p, uint64_t max_body, http_body_fn on_body, void *arg)
+{
+    memset(p, 0, sizeof(*p));
+    buf_init(&p->head, HTTP_HEAD_MAX + 2);
+    buf_init(&p->line, HTTP_HEAD_MAX + 2);
+    p->max_body = max_body;
+    p->on_body = on_body;
+    p->arg = arg;
+}
+
+void http_parser_release(struct http_parser *p)
+{
+    buf_release(&p->head);
+    buf_release(&p->line);
+}
+
+int http_parser_done(const struct http_parser *p)
+{
+    return p->state == HTTP_P_DONE;
+}
+
+static int fail(struct http_parser *p, struct err *e, int code, const char *what)
+{
+    p->state = HTTP_P_ERROR;
+    return err_set(e, code, "bad HTTP response: %s", what);
+}
+
+/* Appends bytes up to and including '\n' to p->line. Returns 1 with the line complete (its
+ * "\r\n" or "\n" stripped), 0 when the input ran out, ERR_LIMIT past limit. */
+static int take_line(struct http_parser *p, const char *d, size_t n, size_t *i, size_t limit)
+{
+    const char *nl = memchr(d + *i, '\n', n - *i);
+    size_t k = nl ? (size_t)(nl - (d + *i)) + 1 : n - *i;
+
+    if (p->line.len + k > limit)
+        return ERR_LIMIT;
+    buf_add(&p->line, d + *i, k);
+    *i += k;
+    if (nl == NULL)
+        return 0;
+    buf_truncate(&p->line, p->line.len - 1);
+    if (p->line.len > 0 && p->line.data[p->line.len - 1] == '\r')
+        buf_truncate(&p->line, p->line.len - 1);
+    return 1;
+}
+
+int http_parser_header(const struct http_parser *p, const char *name, char *out, size_t n)
+{
+    size_t nl = strlen(name);
+    const char *s = memchr(p->head.data, '\n', p->head.len);
+
+    if (n > 0)
+        out[0] = '\0';
+    while (s != NULL) {
+        const char *line = s + 1,
+                   *end = memchr(line, '\n', p->head.len - (size_t)(line - p->head.data));
+        if (end == NULL)
+            end = p->head.data + p->head.len;
+        if ((size_t)(end - line) > nl && line[nl] == ':' && strncasecmp(line, name, nl) == 0) {
+            const char *v = line + nl + 1;
+            while (v < end && (*v == ' ' || *v == '\t'))
+                v++;
+            const char *ve = end;
+            while (ve > v && (ve[-1] == ' ' || ve[-1] == '\t'))
+                ve--;
+            size_t k = (size_t)(ve - v);
+            if (n > 0) {
+                if (k >= n)
+                    k = n - 1;
+                memcpy(out, v, k);
+                out[k] = '\0';
+            }
+            return 1;
+        }
+        s = end < p->head.data + p->head.len ? end : NULL;
+    }
+    return 0;
+}
+
+static int parse_status(struct http_parser *p, struct err *e)
+{
+    const char *l = p->line.data;
+
+    if (p->line.len < 12 || strncmp(l, "HTTP/1.", 7) != 0 || (l[7] != '0' && l[7] != '1') ||
+        l[8] != ' ')
+        return fail(p, e, ERR_PROTO, "malformed status line");
+    for (int k = 9; k < 12; k++)
+        if (l[k] < '0' || l[k] > '9')
+            return fail(p, e, ERR_PROTO, "malformed status code");
+    if (p->line.len > 12 && l[12] != ' ')
+        return fail(p, e, ERR_PROTO, "malformed status line");
+    p->status = (l[9] - '0') * 100 + (l[10] - '0') * 10 + (l[11] - '0');
+    if (p->status < 100)
+        return fail(p, e, ERR_PROTO, "status below 100");
+    return 0;
+}
+
+/* The head ended: pick the body framing. */
+static int end_of_head(struct http_parser *p, struct err *e)
+{
+    char te[256], cl[64];
+
+    if (p->status >= 100 && p->status < 200) {
+        if (p->status == 101)
+            return fail(p, e, ERR_PROTO, "unexpected 101 Switching Protocols");
+        buf_reset(&p->head); /* interim answer: the real one follows */
+        p->status = 0;
+        return 0;
+    }
+    if (p->head_only || p->status == 204 || p->status == 304) {
+        p->state = HTTP_P_DONE;
+        return 0;
+    }
+    if (http_parser_header(p, "transfer-encoding", te, sizeof(te))) {
+        size_t k = strlen(te);
+        while (k > 0 && (te[k - 1] == ' ' || te[k - 1] == ','))
+            k--;
+        if (k >= 7 && strncasecmp(te + k - 7, "chunked", 7) == 0) {
+            p->state = HTTP_P_CHUNK_SIZE;
+            return 0;
+        }
+        p->state = HTTP_P_UNTIL_EOF; /* another coding last: the body runs to the close */
+        return 0;
+    }
+    if (http_parser_header(p, "content-length", cl, sizeof(cl))) {
+        uint64_t v;
+        for (const char *c = cl; *c; c++)
+            if (*c < '0' || *c > '9')
+                return fail(p, e, ERR_PROTO, "bad Content-Length");
+        if (cl[0] == '\0' || strlen(cl) > 18 || num_parse_u64(cl, &v) < 0)
+            return fail(p, e, ERR_PROTO, "bad Content-Length");
+        if (p->max_body && v > p->max_body) {
+            p->state = HTTP_P_ERROR;
+            return err_set(e, ERR_LIMIT, "response body of %llu bytes is over the limit of %llu",
+                           (unsigned long long)v, (unsigned long long)p->max_body);
+        }
+        p->remaining = v;
+        p->state = v == 0 ? HTTP_P_DONE : HTTP_P_LENGTH;
+        return 0;
+    }
+    p->state = HTTP_P_UNTIL_EOF;
+    return 0;
+}
+
+static int deliver(struct http_parser *p, const char *d, size_t n, struct err *e)
+{
+    if (n == 0)
+        return 0;
+    if (p->max_body && p->body_bytes + n > p->max_body) {
+        p->state = HTTP_P_ERROR;
+        return err_set(e, ERR_LIMIT, "response body is over the limit of %llu bytes",
+                       (unsigned long long)p->max_body);
+    }
+    p->body_bytes += n;
+    if (p->on_body) {
+        int rc = p->on_body(p, d, n, p->arg);
+        if (rc < 0) {
+            p->state = HTTP_P_ERROR;
+            return rc;
+        }
+    }
+    return 0;
+}
+
+static int parse_chunk_size(struct http_parser *p, struct err *e)
+{
+    uint64_t v = 0;
+    size_t k = 0;
+    const char *l = p->line.data;
+
+    for (; k < p->line.len; k++) {
+        int c = (unsigned char)l[k], d;
+        if (c >= '0' && c <= '9')
+            d = c - '0';
+        else if (c >= 'a' && c <= 'f')
+            d = c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F')
+            d = c - 'A' + 10;
+        else
+            break;
+        if (v > ((uint64_t)1 << 56))
+            return fail(p, e, ERR_PROTO, "chunk size too large");
+        v = v * 16 + (uint64_t)d;
+    }
+    if (k == 0)
+        return fail(p, e, ERR_PROTO, "malformed chunk size");
+    while (k < p->line.len && (l[k] == ' ' || l[k] == '\t'))
+        k++;
+    if (k < p->line.len && l[k] != ';')
+        return fail(p, e, ERR_PROTO, "malformed chunk size");
+    p->remaining = v;
+    p->state = v == 0 ? HTTP_P_TRAILER : HTTP_P_CHUNK_DATA;
+    return 0;
+}
+
+int http_parser_feed(struct http_parser *p, const char *d, size_t n, struct err *e)
+{
+    size_t i = 0;
+    int rc;
+
+    if (p->state == HTTP_P_ERROR)
+        return err_set(e, ERR_PROTO, "bad HTTP response: parser in error");
+    while (i < n && p->state != HTTP_P_DONE) {
+        switch (p->state) {
+        case HTTP_P_HEAD:
+        case HTTP_P_TRAILER:
+            rc = take_line(p, d, n, &i,
+                           p->head.len < HTTP_HEAD_MAX ? HTTP_HEAD_MAX - p->head.len : 0);
+            if (rc == ERR_LIMIT) {
+                p->state = HTTP_P_ERROR;
+                return err_set(e, ERR_LIMIT, "response head over %zu bytes", HTTP_HEAD_MAX);
+            }
+            if (rc == 0)
+                break;
+            if (p->state == HTTP_P_TRAILER) {
+                if (p->line.len == 0)
+                    p->state = HTTP_P_DONE;
+                buf_reset(&p->line);
+                break;
+            }
+            if (p->head.len == 0) {
+                if (p->line.len == 0) /* tolerate blank lines before the status line */
+                    break;
+                if ((rc = parse_status(p, e)) < 0)
+                    return rc;
+                buf_add(&p->head, p->line.data, p->line.len);
+            } else if (p->line.len == 0) {
+                if ((rc = end_of_head(p, e)) < 0)
+                    return rc;
+            } else {
+                const char *colon = memchr(p->line.data, ':', p->line.len);
+                if (colon == NULL || colon == p->line.data || p->line.data[0] == ' ' ||
+                    p->line.data[0] == '\t')
+                    return fail(p, e, ERR_PROTO, "malformed header line");
+                buf_addc(&p->head, '\n');
+                buf_add(&p->head, p->line.data, p->line.len);
+            }
+            buf_reset(&p->line);
+            break;
+        case HTTP_P_CHUNK_SIZE:
+            rc = take_line(p, d, n, &i, CHUNK_LINE_MAX);
+            if (rc == ERR_LIMIT)
+                return fail(p, e, ERR_PROTO, "chunk size line too long");
+            if (rc == 0)
+                break;
+            rc = parse_chunk_size(p, e);
+            buf_reset(&p->line);
+            if (rc < 0)
+                return rc;
+            break;
+        case HTTP_P_CHUNK_DATA:
+        case HTTP_P_LENGTH: {
+            size_t k = n - i;
+            if ((uint64_t)k > p->remaining)
+                k = (size_t)p->remaining;
+            if ((rc = deliver(p, d + i, k, e)) < 0)
+                return rc;
+            i += k;
+            p->remaining -= k;
+            if (p->remaining == 0)
+                p->state = p->state == HTTP_P_LENGTH ? HTTP_P_DONE : HTTP_P_CHUNK_CRLF;
+            break;
+        }
+        case HTTP_P_CHUNK_CRLF:
+            rc = take_line(p, d, n, &i, 2);
+            if (rc == ERR_LIMIT || (rc == 1 && p->line.len != 0))
+                return fail(p, e, ERR_PROTO, "missing CRLF after chunk data");
+            if (rc == 1) {
+                p->state = HTTP_P_CHUNK_SIZE;
+                buf_reset(&p->line);
+            }
+            break;
+        case HTTP_P_UNTIL_EOF:
+            if ((rc = deliver(p, d + i, n - i, e)) < 0)
+                return rc;
+            i = n;
+            break;
+        case HTTP_P_DONE:
+        case HTTP_P_ERROR:
+            break;
+        }
+    }
+    return 0;
+}
+
+int http_parser_eof(struct http_parser *p, struct err *e)
+{
+    if (p->state == HTTP_P_UNTIL_EOF)
+        p->state = HTTP_P_DONE;
+    if (p->state == HTTP_P_DONE)
+        return 0;
+    if (p->state == HTTP_P_ERROR)
+        return err_set(e, ERR_PROTO, "bad HTTP response");
+    if (p->status == 0 && p->head.len == 0 && p->line.len == 0)
+        return err_set(e, ERR_PROTO, "connection closed before any response");
+    return err_set(e, ERR_PROTO,
+                   "connection closed before the end of the response (HTTP %d, %llu body bytes)",
+                   p->status, (unsigned long long)p->body_bytes);
+}
+
+/* ---- transport ---- */
+
+static SSL_CTX *tls_ctx;
+
+void http_global_cleanup(void)
+{
+    if (tls_ctx) {
+        SSL_CTX_free(tls_ctx);
+        tls_ctx = NULL;
+    }
+}
+
+struct conn {
+    int fd;
+    SSL *ssl;
+    char where[HTTP_HOST_MAX + 16]; /* host:port for messages */
+    int64_t deadline_ns;            /* total deadline (monotonic) */
+    int idle_ms;
+    int total_ms;
+    volatile sig_atomic_t *stop;
+};
+
+/* Waits for events on c->fd: 0 when ready, ERR_TIMEOUT, ERR_SYS (interrupted or poll failed). */
+static int conn_wait(struct conn *c, short events, const char *doing, struct err *e)
+{
+    for (;;) {
+        int64_t left_ms = (c->deadline_ns - time_mono_ns()) / 1000000;
+        int t = c->idle_ms;
+        if (left_ms <= 0)
+            return err_set(e, ERR_TIMEOUT, "%s %s: no complete answer within %g s", doing, c->where,
+                           c->total_ms / 1000.0);
+        if (left_ms < t)
+            t = (int)left_ms;
+        struct pollfd pfd = {.fd = c->fd, .events = events};
+        int r = poll(&pfd, 1, t);
+        if (c->stop && *c->stop)
+            return err_set(e, ERR_SYS, "%s %s: interrupted", doing, c->where);
+        if (r > 0)
+            return 0;
+        if (r == 0) {
+            if (t == c->idle_ms)
+                return err_set(e, ERR_TIMEOUT, "%s %s: nothing for %g s", doing, c->where,
+                               c->idle_ms / 1000.0);
+            continue; /* the total deadline: reported at the top */
+        }
+        if (errno != EINTR)
+            return err_set(e, ERR_SYS, "poll: %s", strerror(errno));
+    }
+}
+
+static void tls_error_text(char *out, size_t n)
+{
+    unsigned long code = ERR_get_error();
+    if (code == 0)
+        snprintf(out, n, "%s", errno ? strerror(errno) : "connection closed");
+    else
+        ERR_error_string_n(code, out, n);
+    ERR_clear_error();
+}
+
+/* Waits as SSL asks after a call returned rc. 0 to retry, or an error. */
+static int tls_retry(struct conn *c, int rc, const char *doing, struct err *e)
+{
+    char why[200];
+    int se = SSL_get_error(c->ssl, rc);
+
+    if (se == SSL_ERROR_WANT_READ)
+        return conn_wait(c, POLLIN, doing, e);
+    if (se == SSL_ERROR_WANT_WRITE)
+        return conn_wait(c, POLLOUT, doing, e);
+    tls_error_text(why, sizeof(why));
+    return err_set(e, ERR_IO, "%s %s: TLS: %s", doing, c->where, why);
+}
+
+static int tls_start(struct conn *c, const struct http_url *u, struct err *e)
+{
+    if (tls_ctx == NULL) {
+        tls_ctx = SSL_CTX_new(TLS_client_method());
+        if (tls_ctx == NULL)
+            return err_set(e, ERR_SYS, "cannot make a TLS context");
+        SSL_CTX_set_min_proto_version(tls_ctx, TLS1_2_VERSION);
+        SSL_CTX_set_default_verify_paths(tls_ctx);
+        SSL_CTX_set_verify(tls_ctx, SSL_VERIFY_PEER, NULL);
+        SSL_CTX_set_options(tls_ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
+    }
+    c->ssl = SSL_new(tls_ctx);
+    if (c->ssl == NULL || SSL_set_fd(c->ssl, c->fd) != 1)
+        return err_set(e, ERR_SYS, "cannot make a TLS session");
+    unsigned char tmp[16];
+    int is_ip = inet_pton(AF_INET, u->host, tmp) == 1 || inet_pton(AF_INET6, u->host, tmp) == 1;
+    if (is_ip) {
+        X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(c->ssl), u->host);
+    } else {
+        SSL_set_tlsext_host_name(c->ssl, u->host);
+        SSL_set1_host(c->ssl, u->host);
+    }
+    for (;;) {
+        int rc = SSL_connect(c->ssl);
+        if (rc == 1)
+            return 0;
+        long vr = SSL_get_verify_result(c->ssl);
+        if (vr != X509_V_OK)
+            return err_set(e, ERR_IO, "TLS handshake with %s: certificate: %s", c->where,
+                           X509_verify_cert_error_string(vr));
+        if ((rc = tls_retry(c, rc, "TLS handshake with", e)) < 0)
+            return rc;
+    }
+}
+
+static int conn_open(struct conn *c, const struct http_url *u, int connect_timeout_ms,
+                     struct err *e)
+{
+    struct addrinfo hints, *res = NULL, *ai;
+    int rc, last_errno = 0, timed_out = 0;
+
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICSERV;
+    rc = getaddrinfo(u->host, u->port, &hints, &res);
+    if (rc != 0)
+        return err_set(e, ERR_INVALID, "cannot resolve '%s': %s", u->host, gai_strerror(rc));
+    for (ai = res; ai; ai = ai->ai_next) {
+        int fd =
+            socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
+        if (fd < 0) {
+            last_errno = errno;
+            continue;
+        }
+        if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
+            c->fd = fd;
+            break;
+        }
+        if (errno != EINPROGRESS) {
+            last_errno = errno;
+            close(fd);
+            continue;
+        }
+        struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+        int64_t end = time_mono_ns() + (int64_t)connect_timeout_ms * 1000000;
+        int r;
+        for (;;) {
+            int64_t left = (end - time_mono_ns()) / 1000000;
+            r = poll(&pfd, 1, left > 0 ? (int)left : 0);
+            if (c->stop && *c->stop) {
+                close(fd);
+                freeaddrinfo(res);
+                return err_set(e, ERR_SYS, "connecting to %s: interrupted", c->where);
+            }
+            if (r >= 0 || errno != EINTR)
+                break;
+        }
+        if (r == 0) {
+            timed_out = 1;
+            close(fd);
+            continue;
+        }
+        int soerr = 0;
+        socklen_t sl = sizeof(soerr);
+        if (r < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0)
+            soerr = errno;
+        if (soerr == 0) {
+            c->fd = fd;
+            break;
+        }
+        last_errno = soerr;
+        close(fd);
+    }
+    freeaddrinfo(res);
+    if (c->fd < 0) {
+        if (timed_out && last_errno == 0)
+            return err_set(e, ERR_TIMEOUT, "cannot connect to %s: no answer within %d ms", c->where,
+                           connect_timeout_ms);
+        return err_set(e, ERR_IO, "cannot connect to %s: %s", c->where,
+                       strerror(last_errno ? last_errno : ECONNREFUSED));
+    }
+    if (u->tls)
+        return tls_start(c, u, e);
+    return 0;
+}
+
+static int conn_write_all(struct conn *c, const char *p, size_t n, struct err *e)
+{
+    while (n > 0) {
+        ssize_t w;
+        if (c->ssl) {
+            size_t done = 0;
+            int rc = SSL_write_ex(c->ssl, p, n, &done);
+            if (rc <= 0) {
+                if ((rc = tls_retry(c, rc, "sending to", e)) < 0)
+                    return rc;
+                continue;
+            }
+            w = (ssize_t)done;
+        } else {
+            w = send(c->fd, p, n, MSG_NOSIGNAL);
+            if (w < 0) {
+                if (errno == EINTR)
+                    continue;
+                if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                    int rc = conn_wait(c, POLLOUT, "sending to", e);
+                    if (rc < 0)
+                        return rc;
+                    continue;
+                }
+                return err_set(e, ERR_IO, "sending to %s: %s", c->where, strerror(errno));
+            }
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Reads some bytes: > 0 count, 0 at end of stream, or a negative error. */
+static ssize_t conn_read(struct conn *c, char *p, size_t n, struct err *e)
+{
+    for (;;) {
+        if (c->ssl) {
+            size_t got = 0;
+            int rc = SSL_read_ex(c->ssl, p, n, &got);
+            if (rc == 1)
+                return (ssize_t)got;
+            int se = SSL_get_error(c->ssl, rc);
+            if (se == SSL_ERROR_ZERO_RETURN)
+                return 0;
+            if (se == SSL_ERROR_SYSCALL && ERR_peek_error() == 0 && errno == 0)
+                return 0;
+            if ((rc = tls_retry(c, rc, "reading from", e)) < 0)
+                return rc;
+            continue;
+        }
+        ssize_t r = recv(c->fd, p, n, 0);
+        if (r >= 0)
+            return r;
+        if (errno == EINTR)
+            continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            int rc = conn_wait(c, POLLIN, "waiting for", e);
+            if (rc < 0)
+                return rc;
+            continue;
+        }
+        return err_set(e, ERR_IO, "reading from %s: %s", c->where, strerror(errno));
+    }
+}
+
+static void conn_close(struct conn *c)
+{
+    if (c->ssl)
+        SSL_free(c->ssl);
+    c->ssl = NULL;
+    if (c->fd >= 0)
+        close(c->fd);
+    c->fd = -1;
+}
+
+int http_call_run(const struct http_call *hc, struct http_parser *p, struct err *e)
+{
+    struct conn c;
+    struct buf req = BUF_INIT;
+    char host_hdr[HTTP_HOST_MAX + 16], buf[16384];
+    int rc;
+
+    http_parser_init(p, hc->max_body, hc->on_body, hc->arg);
+    p->head_only = strcmp(hc->method, "HEAD") == 0;
+    memset(&c, 0, sizeof(c));
+    c.fd = -1;
+    c.idle_ms = hc->idle_timeout_ms > 0 ? hc->idle_timeout_ms : 300000;
+    c.total_ms = hc->total_timeout_ms > 0 ? hc->total_timeout_ms : 900000;
+    c.deadline_ns = time_mono_ns() + (int64_t)c.total_ms * 1000000;
+    c.stop = hc->stop;
+    http_url_authority(hc->url, c.where, sizeof(c.where));
+    if ((hc->url->tls && strcmp(hc->url->port, "443") == 0) ||
+        (!hc->url->tls && strcmp(hc->url->port, "80") == 0))
+        snprintf(host_hdr, sizeof(host_hdr), hc->url->ipv6 ? "[%s]" : "%s", hc->url->host);
+    else
+        snprintf(host_hdr, sizeof(host_hdr), "%s", c.where);
+
+    buf_addf(&req, "%s %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n", hc->method, hc->target,
+             host_hdr);
+    if (hc->body_len > 0 || strcmp(hc->method, "POST") == 0)
+        buf_addf(&req, "Content-Length: %zu\r\n", hc->body_len);
+    for (const char *const *h = hc->headers; h && *h; h++)
+        buf_addf(&req, "%s\r\n", *h);
+    buf_adds(&req, "\r\n");
+
+    rc = conn_open(&c, hc->url, hc->connect_timeout_ms > 0 ? hc->connect_timeout_ms : 10000, e);
+    if (rc < 0)
+        goto out;
+    if ((rc = conn_write_all(&c, req.data, req.len, e)) < 0)
+        goto out;
+    if (hc->body_len > 0 && (rc = conn_write_all(&c, hc->body, hc->body_len, e)) < 0)
+        goto out;
+    while (!http_parser_done(p)) {
+        ssize_t r = conn_read(&c, buf, sizeof(buf), e);
+        if (r < 0) {
+            rc = (int)r;
+            goto out;
+        }
+        if (r == 0) {
+            rc = http_parser_eof(p, e);
+            goto out;
+        }
+        if ((rc = http_parser_feed(p, buf, (size_t)r, e)) < 0)
+            goto out;
+    }
+    rc = 0;
+out:
+    conn_close(&c);
+    buf_release(&req);
+    return rc;
+}

@@ -1,0 +1,348 @@
+/* Unit tests for src/agent/http: URLs, the response parser (every framing, split at every
+ * byte, limits, malformed input), and http_call_run against local sockets (a canned answer
+ * from a child process, a refused connection, a server that never answers). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <cmocka.h>
+
+#include "agent/http.h"
+#include "util/buf.h"
+#include "util/timeutil.h"
+
+static void test_url(void **state)
+{
+    struct http_url u;
+    struct err e = {0};
+    char a[300];
+
+    assert_int_equal(http_url_parse("http://127.0.0.1:8080", &u, &e), 0);
+    assert_false(u.tls);
+    assert_string_equal(u.host, "127.0.0.1");
+    assert_string_equal(u.port, "8080");
+    assert_string_equal(u.path, "");
+    assert_int_equal(http_url_parse("https://api.openai.com/v1/", &u, &e), 0);
+    assert_true(u.tls);
+    assert_string_equal(u.port, "443");
+    assert_string_equal(u.path, "/v1");
+    assert_int_equal(http_url_parse("HTTP://[::1]:9/x//", &u, &e), 0);
+    assert_string_equal(u.host, "::1");
+    assert_true(u.ipv6);
+    assert_string_equal(u.path, "/x");
+    http_url_authority(&u, a, sizeof(a));
+    assert_string_equal(a, "[::1]:9");
+
+    const char *bad[] = {"", "ftp://x", "http://", "http://:80", "http://h:0", "http://h:99999",
+                         "http://h:8x", "http://u:p@h/", "http://h/?q=1", "http://h/#f",
+                         "http://[::1", "http://[::1]x", "http://h /"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct err e2 = {0};
+        assert_int_equal(http_url_parse(bad[i], &u, &e2), ERR_INVALID);
+        assert_non_null(strstr(e2.msg, "bad URL"));
+    }
+}
+
+struct collect {
+    struct buf body;
+    int calls;
+    int fail_at; /* return an error on this call (1-based), 0 never */
+};
+
+static int on_body(const struct http_parser *p, const char *d, size_t n, void *arg)
+{
+    struct collect *c = arg;
+    c->calls++;
+    if (c->fail_at && c->calls == c->fail_at)
+        return ERR_INVALID;
+    buf_add(&c->body, d, n);
+    return 0;
+}
+
+/* Parses text fed in pieces of step bytes; returns the feed result and leaves the parser
+ * state for inspection (released by the caller). */
+static int parse(const char *text, size_t len, size_t step, uint64_t max, struct http_parser *p,
+                 struct collect *c, struct err *e)
+{
+    int rc = 0;
+    http_parser_init(p, max, on_body, c);
+    buf_reset(&c->body);
+    c->calls = 0;
+    for (size_t i = 0; i < len && rc == 0; i += step)
+        rc = http_parser_feed(p, text + i, i + step > len ? len - i : step, e);
+    return rc;
+}
+
+static void test_parser_framings(void **state)
+{
+    static const char *cl = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                            "Content-Length: 11\r\n\r\nhello worldTRAILING";
+    static const char *chunked = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n"
+                                 "Retry-After:  7 \r\n\r\n"
+                                 "5\r\nhello\r\n6;ext=1\r\n world\r\n0\r\nX-T: 1\r\n\r\n";
+    static const char *interim = "HTTP/1.1 100 Continue\r\n\r\n"
+                                 "HTTP/1.1 404 Not Found\r\nContent-Length: 2\r\n\r\nno";
+    static const char *until_eof = "HTTP/1.0 200 OK\nServer: x\n\nraw bytes";
+    struct http_parser p;
+    struct collect c = {BUF_INIT, 0, 0};
+    char v[32];
+
+    for (size_t step = 1; step <= 64; step = step * 2 + 1) {
+        struct err e = {0};
+        assert_int_equal(parse(cl, strlen(cl), step, 0, &p, &c, &e), 0);
+        assert_true(http_parser_done(&p));
+        assert_int_equal(p.status, 200);
+        assert_string_equal(c.body.data, "hello world");
+        assert_int_equal(http_parser_header(&p, "content-type", v, sizeof(v)), 1);
+        assert_string_equal(v, "application/json");
+        assert_int_equal(http_parser_header(&p, "x-nope", v, sizeof(v)), 0);
+        assert_string_equal(v, "");
+        http_parser_release(&p);
+
+        assert_int_equal(parse(chunked, strlen(chunked), step, 0, &p, &c, &e), 0);
+        assert_true(http_parser_done(&p));
+        assert_string_equal(c.body.data, "hello world");
+        assert_int_equal(http_parser_header(&p, "retry-after", v, sizeof(v)), 1);
+        assert_string_equal(v, "7");
+        http_parser_release(&p);
+
+        assert_int_equal(parse(interim, strlen(interim), step, 0, &p, &c, &e), 0);
+        assert_true(http_parser_done(&p));
+        assert_int_equal(p.status, 404);
+        assert_string_equal(c.body.data, "no");
+        http_parser_release(&p);
+
+        assert_int_equal(parse(until_eof, strlen(until_eof), step, 0, &p, &c, &e), 0);
+        assert_false(http_parser_done(&p));
+        assert_int_equal(http_parser_eof(&p, &e), 0);
+        assert_true(http_parser_done(&p));
+        assert_string_equal(c.body.data, "raw bytes");
+        http_parser_release(&p);
+    }
+
+    /* no body for 204 and HEAD */
+    struct err e = {0};
+    const char *nc = "HTTP/1.1 204 No Content\r\nContent-Length: 5\r\n\r\n";
+    assert_int_equal(parse(nc, strlen(nc), 100, 0, &p, &c, &e), 0);
+    assert_true(http_parser_done(&p));
+    http_parser_release(&p);
+    buf_release(&c.body);
+}
+
+static void test_parser_errors(void **state)
+{
+    struct http_parser p;
+    struct collect c = {BUF_INIT, 0, 0};
+    struct {
+        const char *text;
+        int code;
+        const char *msg;
+    } cases[] = {
+        {"HTTP/2 200 OK\r\n\r\n", ERR_PROTO, "malformed status line"},
+        {"HTTP/1.1 2x0 OK\r\n\r\n", ERR_PROTO, "malformed status code"},
+        {"SSH-2.0-OpenSSH\r\n\r\n", ERR_PROTO, "malformed status line"},
+        {"HTTP/1.1 200 OK\r\nno colon\r\n\r\n", ERR_PROTO, "malformed header"},
+        {"HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", ERR_PROTO, "bad Content-Length"},
+        {"HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999\r\n\r\n", ERR_PROTO,
+         "bad Content-Length"},
+        {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", ERR_PROTO,
+         "malformed chunk size"},
+        {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabX\r\n", ERR_PROTO,
+         "missing CRLF"},
+        {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffffff\r\n",
+         ERR_PROTO, "chunk size too large"},
+        {"HTTP/1.1 101 Switching Protocols\r\n\r\n", ERR_PROTO, "101"},
+        {"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n", ERR_LIMIT, "over the limit"},
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct err e = {0};
+        int rc = parse(cases[i].text, strlen(cases[i].text), 3, 50, &p, &c, &e);
+        assert_int_equal(rc, cases[i].code);
+        assert_non_null(strstr(e.msg, cases[i].msg));
+        /* sticky */
+        assert_int_not_equal(http_parser_feed(&p, "x", 1, &e), 0);
+        http_parser_release(&p);
+    }
+
+    /* body over max_body with chunked framing */
+    struct err e = {0};
+    const char *big = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n8\r\n12345678\r\n"
+                      "8\r\n12345678\r\n0\r\n\r\n";
+    assert_int_equal(parse(big, strlen(big), 5, 10, &p, &c, &e), ERR_LIMIT);
+    http_parser_release(&p);
+
+    /* head over the limit */
+    struct buf h = BUF_INIT;
+    buf_adds(&h, "HTTP/1.1 200 OK\r\n");
+    while (h.len < HTTP_HEAD_MAX + 4096)
+        buf_adds(&h, "X-Filler: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n");
+    err_clear(&e);
+    assert_int_equal(parse(h.data, h.len, 4096, 0, &p, &c, &e), ERR_LIMIT);
+    http_parser_release(&p);
+    buf_release(&h);
+
+    /* the callback's error stops the parse */
+    c.fail_at = 2;
+    err_clear(&e);
+    const char *cl = "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nabcd";
+    assert_int_equal(parse(cl, strlen(cl), 1, 0, &p, &c, &e), ERR_INVALID);
+    assert_int_equal(p.state, HTTP_P_ERROR);
+    http_parser_release(&p);
+    c.fail_at = 0;
+
+    /* EOF in the middle */
+    const char *cut[] = {"", "HTTP/1.1 200 OK\r\nContent-Le", "HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nab",
+                         "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab"};
+    for (size_t i = 0; i < 4; i++) {
+        err_clear(&e);
+        assert_int_equal(parse(cut[i], strlen(cut[i]), 7, 0, &p, &c, &e), 0);
+        assert_int_equal(http_parser_eof(&p, &e), ERR_PROTO);
+        assert_non_null(strstr(e.msg, "connection closed before"));
+        http_parser_release(&p);
+    }
+    buf_release(&c.body);
+}
+
+/* A listening socket on 127.0.0.1; *port gets its port. */
+static int listener(int *port)
+{
+    struct sockaddr_in sa;
+    socklen_t sl = sizeof(sa);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    assert_int_equal(listen(fd, 4), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &sl), 0);
+    *port = ntohs(sa.sin_port);
+    return fd;
+}
+
+static void url_for(int port, struct http_url *u)
+{
+    char s[64];
+    struct err e = {0};
+    snprintf(s, sizeof(s), "http://127.0.0.1:%d/base", port);
+    assert_int_equal(http_url_parse(s, u, &e), 0);
+}
+
+static void test_call_canned(void **state)
+{
+    int port, lfd = listener(&port);
+    pid_t pid = fork();
+
+    assert_true(pid >= 0);
+    if (pid == 0) { /* the server: read the request head and body, answer, exit */
+        int c = accept(lfd, NULL, NULL);
+        char req[4096];
+        size_t n = 0;
+        ssize_t r;
+        while (n < sizeof(req) - 1 && (r = read(c, req + n, sizeof(req) - 1 - n)) > 0) {
+            n += (size_t)r;
+            req[n] = '\0';
+            char *b = strstr(req, "\r\n\r\n");
+            if (b && strlen(b + 4) >= 7)
+                break;
+        }
+        int ok = strncmp(req, "POST /base/x HTTP/1.1\r\n", 23) == 0 &&
+                 strstr(req, "\r\nHost: 127.0.0.1:") && strstr(req, "\r\nX-Test: yes\r\n") &&
+                 strstr(req, "\r\nContent-Length: 7\r\n") && strstr(req, "\r\n\r\n{\"a\":1}");
+        const char *ans = ok ? "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                               "3\r\nabc\r\n0\r\n\r\n"
+                             : "HTTP/1.1 400 Bad\r\nContent-Length: 3\r\n\r\nbad";
+        if (write(c, ans, strlen(ans)) < 0)
+            _exit(2);
+        close(c);
+        _exit(0);
+    }
+    close(lfd);
+    struct http_url u;
+    struct http_parser p;
+    struct collect col = {BUF_INIT, 0, 0};
+    struct err e = {0};
+    const char *hdrs[] = {"X-Test: yes", NULL};
+    url_for(port, &u);
+    struct http_call hc = {.url = &u, .method = "POST", .target = "/base/x", .headers = hdrs,
+                           .body = "{\"a\":1}", .body_len = 7, .connect_timeout_ms = 2000,
+                           .idle_timeout_ms = 5000, .total_timeout_ms = 10000,
+                           .on_body = on_body, .arg = &col};
+    assert_int_equal(http_call_run(&hc, &p, &e), 0);
+    assert_int_equal(p.status, 200);
+    assert_string_equal(col.body.data, "abc");
+    http_parser_release(&p);
+    buf_release(&col.body);
+    int st;
+    waitpid(pid, &st, 0);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+static void test_call_refused_and_silent(void **state)
+{
+    int port, lfd = listener(&port);
+    struct http_url u;
+    struct http_parser p;
+    struct err e = {0};
+
+    /* a listener that never accepts: the connect succeeds (backlog), no answer comes */
+    url_for(port, &u);
+    struct http_call hc = {.url = &u, .method = "POST", .target = "/", .body = "x", .body_len = 1,
+                           .connect_timeout_ms = 1000, .idle_timeout_ms = 300,
+                           .total_timeout_ms = 5000};
+    int64_t t0 = time_mono_ns();
+    assert_int_equal(http_call_run(&hc, &p, &e), ERR_TIMEOUT);
+    assert_non_null(strstr(e.msg, "nothing for 0.3 s"));
+    assert_true((time_mono_ns() - t0) / 1000000 < 2000);
+    http_parser_release(&p);
+
+    /* the total deadline wins over a longer idle timeout */
+    hc.idle_timeout_ms = 10000;
+    hc.total_timeout_ms = 300;
+    err_clear(&e);
+    assert_int_equal(http_call_run(&hc, &p, &e), ERR_TIMEOUT);
+    assert_non_null(strstr(e.msg, "no complete answer within 0.3 s"));
+    http_parser_release(&p);
+    close(lfd);
+
+    /* the port is closed now: refused, named */
+    err_clear(&e);
+    assert_int_equal(http_call_run(&hc, &p, &e), ERR_IO);
+    char want[64];
+    snprintf(want, sizeof(want), "cannot connect to 127.0.0.1:%d: Connection refused", port);
+    assert_string_equal(e.msg, want);
+    http_parser_release(&p);
+
+    /* a host that does not resolve */
+    err_clear(&e);
+    struct err e2 = {0};
+    assert_int_equal(http_url_parse("http://no-such-host.invalid:1", &u, &e2), 0);
+    assert_int_equal(http_call_run(&hc, &p, &e), ERR_INVALID);
+    assert_non_null(strstr(e.msg, "cannot resolve 'no-such-host.invalid'"));
+    http_parser_release(&p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_url),
+        cmocka_unit_test(test_parser_framings),
+        cmocka_unit_test(test_parser_errors),
+        cmocka_unit_test(test_call_canned),
+        cmocka_unit_test(test_call_refused_and_silent),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    http_global_cleanup();
+    return rc;
+}
