@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "events/events.h"
 #include "experiment/catalog.h"
 #include "mcp/alter.h"
 #include "mcp/session.h"
@@ -255,6 +256,7 @@ static void warn(struct mcp_session *s, const char *code, int from_client, const
     struct warn_count *w = NULL;
     char msg[512];
     va_list ap;
+    json_t *ev;
 
     for (size_t i = 0; i < s->nwarns; i++)
         if (strcmp(s->warns[i].code, code) == 0)
@@ -270,9 +272,14 @@ static void warn(struct mcp_session *s, const char *code, int from_client, const
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     sanitize_utf8(msg);
-    log_warn("mcp", "%s: %s (%s)", code, msg, from_client < 0 ? "shim" : dir_name(from_client));
-    emit(s, json_pack("{s:s, s:s, s:s, s:s}", "kind", "warning", "code", code, "message", msg,
-                      "direction", from_client < 0 ? "none" : dir_name(from_client)));
+    ev = json_pack("{s:s, s:s, s:s, s:s}", "kind", "warning", "code", code, "message", msg,
+                   "direction", from_client < 0 ? "none" : dir_name(from_client));
+    /* Messages quote input (a bad line's start): credentials in it are redacted before the
+     * message reaches the log, as the events writer does for the event. */
+    events_redact(ev);
+    log_warn("mcp", "%s: %s (%s)", code, json_string_value(json_object_get(ev, "message")),
+             from_client < 0 ? "shim" : dir_name(from_client));
+    emit(s, ev);
 }
 
 /* A printable excerpt of a bad line for messages: at most 60 bytes, controls as '?'. */
