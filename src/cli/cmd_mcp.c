@@ -87,8 +87,9 @@ int cmd_mcp(int argc, char **argv)
                 level = val;
             else if (strcmp(a, "--max-line") == 0) {
                 if (num_parse_ll(val, 1024, 1LL << 30, &v) < 0) {
-                    fprintf(stderr, "faultline mcp: --max-line '%s': a number of bytes from 1024 "
-                                    "to 1073741824\n",
+                    fprintf(stderr,
+                            "faultline mcp: --max-line '%s': a number of bytes from 1024 "
+                            "to 1073741824\n",
                             val);
                     return EXIT_INVALID;
                 }

@@ -26,7 +26,7 @@
 #define HEAD_MAX (16 * 1024)
 
 struct control_client {
-    char *host;   /* without brackets */
+    char *host; /* without brackets */
     char *port;
     char *prefix; /* "" or "/something" without a trailing '/' */
     char *hosthdr;
@@ -162,8 +162,7 @@ static int wait_fd(int fd, short events, int64_t deadline)
 
 static int try_connect(struct control_client *c, const struct addrinfo *ai, int64_t deadline)
 {
-    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
-                    ai->ai_protocol);
+    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
     int soerr = 0;
     socklen_t sl = sizeof(soerr);
 
@@ -219,8 +218,9 @@ static int ensure_conn(struct control_client *c, struct err *e)
     freeaddrinfo(res);
     if (c->fd < 0) {
         if (saved == ETIMEDOUT)
-            return err_set(e, ERR_TIMEOUT, "connecting to the controller at %s timed out after %d ms",
-                           c->hosthdr, c->connect_ms);
+            return err_set(e, ERR_TIMEOUT,
+                           "connecting to the controller at %s timed out after %d ms", c->hosthdr,
+                           c->connect_ms);
         return err_set(e, ERR_IO, "cannot connect to the controller at %s: %s", c->hosthdr,
                        strerror(saved ? saved : EIO));
     }
@@ -384,8 +384,9 @@ int control_client_request(struct control_client *c, const char *method, const c
     if (rc < 0)
         return rc;
     deadline = time_mono_ns() + (int64_t)c->io_ms * 1000000;
-    buf_addf(&req, "%s %s%s HTTP/1.1\r\nHost: %s\r\nUser-Agent: faultline\r\n"
-                   "Connection: keep-alive\r\n",
+    buf_addf(&req,
+             "%s %s%s HTTP/1.1\r\nHost: %s\r\nUser-Agent: faultline\r\n"
+             "Connection: keep-alive\r\n",
              method, c->prefix, path, c->hosthdr);
     if (body)
         buf_addf(&req, "Content-Type: application/json\r\nContent-Length: %zu\r\n", len);
@@ -397,8 +398,7 @@ int control_client_request(struct control_client *c, const char *method, const c
         goto out;
     while ((hend = find_crlf2(in.data, in.len)) == NULL) {
         if (in.len > HEAD_MAX) {
-            rc = err_set(e, ERR_PROTO, "the controller's response head exceeds %d bytes",
-                         HEAD_MAX);
+            rc = err_set(e, ERR_PROTO, "the controller's response head exceeds %d bytes", HEAD_MAX);
             goto out;
         }
         rc = recv_more(c, &in, HEAD_MAX + c->max_response, deadline, e);
@@ -490,8 +490,8 @@ int control_client_post_json(struct control_client *c, const char *path, const j
         goto out;
     *reply = json_loadb(resp.data, resp.len, 0, &je);
     if (status != 200) {
-        const char *msg = json_string_value(
-            json_object_get(json_object_get(*reply, "error"), "message"));
+        const char *msg =
+            json_string_value(json_object_get(json_object_get(*reply, "error"), "message"));
         rc = err_set(e, ERR_PROTO, "the controller answered %s with %d: %s", path, status,
                      msg ? msg : "(no message)");
         json_decref(*reply);

@@ -165,8 +165,8 @@ size_t mcp_alter_numbers_in_text(const char *s, size_t n, enum mcp_wrong_mode mo
 
     while (i < n) {
         int frac = 0;
-        size_t len = (isdigit((unsigned char)s[i]) || s[i] == '-') ? number_token_at(s, n, i, &frac)
-                                                                    : 0;
+        size_t len =
+            (isdigit((unsigned char)s[i]) || s[i] == '-') ? number_token_at(s, n, i, &frac) : 0;
         if (len == 0) {
             buf_addc(out, s[i]);
             i++;
@@ -205,8 +205,8 @@ static size_t replace_all(const char *s, size_t n, const char *find, const char 
 }
 
 /* Rewrites string v; returns how many changes were made (and the new string through *out). */
-static size_t rewrite_string(const json_t *v, enum mcp_wrong_mode mode, double by,
-                             const char *find, const char *with, json_t **out)
+static size_t rewrite_string(const json_t *v, enum mcp_wrong_mode mode, double by, const char *find,
+                             const char *with, json_t **out)
 {
     struct buf b = BUF_INIT;
     size_t c;
@@ -293,8 +293,8 @@ size_t mcp_alter_wrong_data(json_t *result, enum mcp_wrong_mode mode, double by,
             json_object_set_new(it, "text", nv);
     }
     if (json_object_get(result, "structuredContent"))
-        changed += wrong_walk(json_object_get(result, "structuredContent"), mode, by, find,
-                              replace_with);
+        changed +=
+            wrong_walk(json_object_get(result, "structuredContent"), mode, by, find, replace_with);
     return changed;
 }
 
@@ -434,8 +434,9 @@ void mcp_alter_malformed(struct buf *out, const json_t *id, const json_t *result
         struct buf line = BUF_INIT;
         json_t *idc = id ? json_deep_copy(id) : json_null();
         char *ids = json_dumps(idc, JSON_ENCODE_ANY | JSON_COMPACT);
-        buf_addf(&line, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\","
-                        "\"text\":\"",
+        buf_addf(&line,
+                 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\","
+                 "\"text\":\"",
                  ids ? ids : "null");
         if (canary && *canary)
             buf_addf(&line, "[%s] ", canary);

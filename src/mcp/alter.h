@@ -64,8 +64,11 @@ enum mcp_violate_mode { MCP_VIOLATE_WRONG_TYPE, MCP_VIOLATE_MISSING_REQUIRED, MC
 const char *mcp_alter_violate(json_t *result, const json_t *output_schema,
                               enum mcp_violate_mode mode, const char *canary);
 
-enum mcp_malformed_mode { MCP_MALFORMED_INVALID_JSON, MCP_MALFORMED_MISSING_CONTENT,
-                          MCP_MALFORMED_WRONG_TYPE };
+enum mcp_malformed_mode {
+    MCP_MALFORMED_INVALID_JSON,
+    MCP_MALFORMED_MISSING_CONTENT,
+    MCP_MALFORMED_WRONG_TYPE
+};
 
 /* tool.malformed_response: appends to out the line (with '\n') that replaces the reply to
  * request id, built from the real result (borrowed). INVALID_JSON: a reply cut inside a string,

@@ -1,11 +1,12 @@
 /*
  * backend: see backend.h.
  *
- * Controller mode keeps an event queue (a JSON array) that mcp_backend_flush posts in one
- * request; events get "t" and "src" here, so their time is when the shim saw them, not when
- * they reached the controller. A failed post keeps the queue for the next flush; past
- * QUEUE_MAX events the oldest are dropped and counted (a warning says how many). Standalone
- * mode writes each event at once through the events writer (one write(2) a line).
+ * Both modes queue events (a JSON array) and write them in mcp_backend_flush, which the relay
+ * calls once it has written what the client and the server were waiting for, so recording stays
+ * off the round trip; events get "t" when queued, so their time is when the shim saw them.
+ * Controller mode posts the queue in one request (adding "src"); a failed post keeps the queue
+ * for the next flush; past QUEUE_MAX events the oldest are dropped and counted (a warning says
+ * how many). Standalone mode appends them through the events writer (one write(2) a line).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,15 +61,35 @@ static int sa_decide(void *ctx, const struct plan_call *call, struct mcp_decisio
     snprintf(out->kind, sizeof(out->kind), "%s", d.kind ? d.kind : "");
     out->options = json_incref(d.options);
     out->call_index = d.call_index;
+    out->safety = plan_fault_mutating(x->plan, d.fault_index);
     return 0;
 }
 
+/* Standalone events are stamped now and written from the idle hook, after the relay has sent
+ * what it had for the client and the server: writing them is off the round trip. */
 static void sa_emit(void *ctx, json_t *ev)
 {
     struct mcp_backend_ctx *x = ctx;
 
-    if (x->ew && events_append(x->ew, ev) < 0)
-        log_warn("mcp", "cannot append an event to the events file");
+    /* The session hands over ev and never touches it again (session.h): stamp it, keep it. */
+    if (!json_is_integer(json_object_get(ev, "t")))
+        json_object_set_new(ev, "t", json_integer(time_now_ms()));
+    json_array_append(x->queue, ev);
+    if (json_array_size(x->queue) >= POST_MAX)
+        mcp_backend_flush(x);
+}
+
+static void sa_flush(struct mcp_backend_ctx *x)
+{
+    size_t i;
+    json_t *ev;
+
+    json_array_foreach(x->queue, i, ev)
+    {
+        if (events_append(x->ew, ev) < 0)
+            log_warn("mcp", "cannot append an event to the events file");
+    }
+    json_array_clear(x->queue);
 }
 
 static const char *sa_canary(void *ctx)
@@ -111,6 +132,7 @@ static int ct_decide(void *ctx, const struct plan_call *call, struct mcp_decisio
         out->call_index = json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
         v = json_object_get(reply, "options");
         out->options = json_is_object(v) ? json_incref(v) : NULL;
+        out->safety = -1;
     }
     json_decref(reply);
     return 0;
@@ -119,19 +141,17 @@ static int ct_decide(void *ctx, const struct plan_call *call, struct mcp_decisio
 static void ct_emit(void *ctx, json_t *ev)
 {
     struct mcp_backend_ctx *x = ctx;
-    json_t *copy = json_deep_copy(ev);
 
-    if (copy == NULL)
-        return;
-    if (!json_is_integer(json_object_get(copy, "t")))
-        json_object_set_new(copy, "t", json_integer(time_now_ms()));
-    if (json_object_get(copy, "src") == NULL)
-        json_object_set_new(copy, "src", json_string("mcp"));
+    /* The session hands over ev and never touches it again (session.h): stamp it, keep it. */
+    if (!json_is_integer(json_object_get(ev, "t")))
+        json_object_set_new(ev, "t", json_integer(time_now_ms()));
+    if (json_object_get(ev, "src") == NULL)
+        json_object_set_new(ev, "src", json_string("mcp"));
     if (json_array_size(x->queue) >= QUEUE_MAX) {
         json_array_remove(x->queue, 0);
         x->dropped++;
     }
-    json_array_append_new(x->queue, copy);
+    json_array_append(x->queue, ev);
     if (json_array_size(x->queue) >= POST_MAX)
         mcp_backend_flush(x);
 }
@@ -147,7 +167,13 @@ void mcp_backend_flush(void *ctx)
     struct mcp_backend_ctx *x = ctx;
     struct err e = {0};
 
-    if (x == NULL || x->cc == NULL)
+    if (x == NULL)
+        return;
+    if (x->ew) {
+        sa_flush(x);
+        return;
+    }
+    if (x->cc == NULL)
         return;
     if (x->dropped) {
         char msg[128];
@@ -214,9 +240,10 @@ static void emit_plan_loaded(struct mcp_backend_ctx *x, const struct mcp_backend
     size_t i;
     json_t *f;
 
-    json_object_set(ev, "faulted", json_object_get(x->plan_json, "faulted")
-                                       ? json_object_get(x->plan_json, "faulted")
-                                       : json_boolean(json_array_size(faults) > 0));
+    json_object_set(ev, "faulted",
+                    json_object_get(x->plan_json, "faulted")
+                        ? json_object_get(x->plan_json, "faulted")
+                        : json_boolean(json_array_size(faults) > 0));
     json_object_set_new(ev, "faults", json_integer((json_int_t)json_array_size(faults)));
     json_array_foreach(faults, i, f)
     {
@@ -324,12 +351,15 @@ struct mcp_backend_ctx *mcp_backend_new(const struct mcp_backend_opts *o, struct
         x->seed = plan_seed(x->plan);
     }
     if (o->events_path) {
-        x->ew = events_open(o->events_path, x->plan ? plan_run_id(x->plan) : "standalone", "mcp",
-                            e);
+        x->queue = json_array();
+        x->ew =
+            events_open(o->events_path, x->plan ? plan_run_id(x->plan) : "standalone", "mcp", e);
         if (x->ew == NULL)
             goto fail;
     }
-    if (x->plan)
+    if (x->ew == NULL)
+        b->emit = NULL; /* no events file: the session builds no events at all */
+    if (x->plan && b->emit)
         emit_plan_loaded(x, b, o->plan_path);
     return x;
 fail:
@@ -343,7 +373,7 @@ void mcp_backend_free(struct mcp_backend_ctx *x)
     if (x == NULL)
         return;
     mcp_backend_flush(x);
-    if (x->queue && json_array_size(x->queue) > 0)
+    if (x->cc && x->queue && json_array_size(x->queue) > 0)
         log_warn("mcp", "%zu events could not be sent to the controller",
                  json_array_size(x->queue));
     json_decref(x->queue);

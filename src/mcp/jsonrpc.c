@@ -485,8 +485,8 @@ enum jsonrpc_kind jsonrpc_parse(const char *line, size_t len, struct jsonrpc_msg
         return m->kind = JSONRPC_EMPTY;
     m->root = json_loadb(line, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
     if (m->root == NULL && strstr(je.text, "too big") != NULL)
-        m->root = json_loadb(line, len, JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL,
-                             &je);
+        m->root =
+            json_loadb(line, len, JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, &je);
     if (m->root == NULL) {
         snprintf(m->why, sizeof(m->why), "column %d: %.160s", je.column, je.text);
         return m->kind = JSONRPC_NOT_JSON;

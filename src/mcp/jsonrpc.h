@@ -75,12 +75,12 @@ enum jsonrpc_frame {
 };
 
 struct jsonrpc_framer {
-    struct buf in;     /* bytes read and not yet consumed */
-    size_t start;      /* start of the current line in `in` */
-    size_t scan;       /* where the newline search resumes */
-    size_t max_line;   /* longest line delivered, without its '\n' */
-    int discarding;    /* inside a line over the limit */
-    uint64_t dropped;  /* length of that line so far */
+    struct buf in;    /* bytes read and not yet consumed */
+    size_t start;     /* start of the current line in `in` */
+    size_t scan;      /* where the newline search resumes */
+    size_t max_line;  /* longest line delivered, without its '\n' */
+    int discarding;   /* inside a line over the limit */
+    uint64_t dropped; /* length of that line so far */
     struct jsonrpc_skim skim;
 };
 
@@ -99,8 +99,7 @@ void jsonrpc_framer_feed(struct jsonrpc_framer *f, const void *p, size_t n);
  * TOO_LONG: *len is the dropped line's length and f->skim what was seen of it; *line is NULL.
  * NONE: no complete line yet.
  */
-enum jsonrpc_frame jsonrpc_framer_next(struct jsonrpc_framer *f, const char **line,
-                                       size_t *len);
+enum jsonrpc_frame jsonrpc_framer_next(struct jsonrpc_framer *f, const char **line, size_t *len);
 /* At end of input: the length of an unterminated last line (0 when there is none), which is
  * dropped. *line points at its first bytes (at most what is still held: a line that went over
  * the limit has none) or is NULL. */

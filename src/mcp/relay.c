@@ -585,8 +585,7 @@ int mcp_relay_run(const struct mcp_relay_opts *oin, const struct mcp_session_opt
     r.ev_drain = evtimer_new(r.base, on_drain_timeout, &r);
     r.ev_eofwait = evtimer_new(r.base, on_eof_wait, &r);
     if (!r.ev_cin || !r.ev_cout || !r.ev_sout || !r.ev_sin || !r.ev_grace || !r.ev_drain ||
-        !r.ev_eofwait ||
-        event_add(r.ev_cin, NULL) < 0 || event_add(r.ev_sout, NULL) < 0) {
+        !r.ev_eofwait || event_add(r.ev_cin, NULL) < 0 || event_add(r.ev_sout, NULL) < 0) {
         rc = err_set(e, ERR_SYS, "cannot watch the client and server descriptors");
         proc_terminate(&r.child, 0);
         proc_release(&r.child);

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "events/events.h"
 #include "experiment/catalog.h"
 #include "mcp/alter.h"
 #include "mcp/session.h"
@@ -37,7 +38,6 @@
 #define META_VERSION "io.modelcontextprotocol/protocolVersion"
 #define META_SUBSCRIPTION "io.modelcontextprotocol/subscriptionId"
 #define STALE_MAX_BYTES (1u << 20)
-#define SESSION_FAULTS_MAX 64 /* PLAN_FAULTS_MAX */
 
 enum fkind {
     FK_UNKNOWN = 0,
@@ -114,23 +114,23 @@ struct call {
     struct call *prev, *next; /* the live list */
     json_t *id;               /* our copy of the request id */
     char *method;
-    char *tool;               /* tools/call: params.name */
-    json_t *args;             /* tools/call: params.arguments (reference) */
-    json_t *params;           /* the request's params (reference), for duplicates */
-    char *raw;                /* the line to forward later (DELAYED), with its '\n' */
+    char *tool;     /* tools/call: params.name */
+    json_t *args;   /* tools/call: params.arguments (reference) */
+    json_t *params; /* the request's params (reference), for duplicates */
+    char *raw;      /* the line to forward later (DELAYED), with its '\n' */
     size_t rawlen;
     int64_t t0;
     enum call_state state;
-    int in_map;       /* still in c2s */
-    int stateless;    /* the request carried 2026-07-28 _meta */
-    int listen;       /* subscriptions/listen asking for toolsListChanged */
-    int cancelled;    /* the client cancelled it */
-    int dup;          /* a shim-made copy: its copy number (2, 3...), else 0 */
-    int copies_left;  /* tool.duplicate_delivery: copies still to send after this reply */
+    int in_map;      /* still in c2s */
+    int stateless;   /* the request carried 2026-07-28 _meta */
+    int listen;      /* subscriptions/listen asking for toolsListChanged */
+    int cancelled;   /* the client cancelled it */
+    int dup;         /* a shim-made copy: its copy number (2, 3...), else 0 */
+    int copies_left; /* tool.duplicate_delivery: copies still to send after this reply */
     int gap_ms;
     struct mcp_decision fault; /* fault.inject: a fault rides on this call */
     enum fkind fk;
-    uint64_t timer;   /* token, 0 = none */
+    uint64_t timer; /* token, 0 = none */
     int timer_what;
     json_t *server_result; /* timeout_after_commit: what the server answered (for events) */
 };
@@ -166,7 +166,7 @@ struct mcp_session {
     json_t *stale;     /* name -> first result (tool.stale_data) */
     struct {
         uint64_t seen, altered;
-    } listc[SESSION_FAULTS_MAX];
+    } listc[PLAN_FAULTS_MAX];
     struct warn_count warns[48];
     size_t nwarns;
 };
@@ -219,7 +219,11 @@ static void sanitize_utf8(char *s)
     unsigned char *p = (unsigned char *)s;
 
     while (*p) {
-        size_t n = *p < 0x80 ? 1 : (*p >> 5) == 6 ? 2 : (*p >> 4) == 14 ? 3 : (*p >> 3) == 30 ? 4 : 0;
+        size_t n = *p < 0x80         ? 1
+                   : (*p >> 5) == 6  ? 2
+                   : (*p >> 4) == 14 ? 3
+                   : (*p >> 3) == 30 ? 4
+                                     : 0;
         size_t i;
         int ok = n > 0;
         for (i = 1; ok && i < n; i++)
@@ -228,7 +232,8 @@ static void sanitize_utf8(char *s)
             ok = 0; /* overlong */
         if (ok && n == 3 && ((*p == 0xE0 && p[1] < 0xA0) || (*p == 0xED && p[1] >= 0xA0)))
             ok = 0; /* overlong, surrogate */
-        if (ok && n == 4 && ((*p == 0xF0 && p[1] < 0x90) || *p > 0xF4 || (*p == 0xF4 && p[1] >= 0x90)))
+        if (ok && n == 4 &&
+            ((*p == 0xF0 && p[1] < 0x90) || *p > 0xF4 || (*p == 0xF4 && p[1] >= 0x90)))
             ok = 0;
         if (!ok || (n == 1 && (*p < 0x20 || *p == 0x7f))) {
             *p++ = '?';
@@ -251,6 +256,7 @@ static void warn(struct mcp_session *s, const char *code, int from_client, const
     struct warn_count *w = NULL;
     char msg[512];
     va_list ap;
+    json_t *ev;
 
     for (size_t i = 0; i < s->nwarns; i++)
         if (strcmp(s->warns[i].code, code) == 0)
@@ -266,9 +272,14 @@ static void warn(struct mcp_session *s, const char *code, int from_client, const
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     sanitize_utf8(msg);
-    log_warn("mcp", "%s: %s (%s)", code, msg, from_client < 0 ? "shim" : dir_name(from_client));
-    emit(s, json_pack("{s:s, s:s, s:s, s:s}", "kind", "warning", "code", code, "message", msg,
-                      "direction", from_client < 0 ? "none" : dir_name(from_client)));
+    ev = json_pack("{s:s, s:s, s:s, s:s}", "kind", "warning", "code", code, "message", msg,
+                   "direction", from_client < 0 ? "none" : dir_name(from_client));
+    /* Messages quote input (a bad line's start): credentials in it are redacted before the
+     * message reaches the log, as the events writer does for the event. */
+    events_redact(ev);
+    log_warn("mcp", "%s: %s (%s)", code, json_string_value(json_object_get(ev, "message")),
+             from_client < 0 ? "shim" : dir_name(from_client));
+    emit(s, ev);
 }
 
 /* A printable excerpt of a bad line for messages: at most 60 bytes, controls as '?'. */
@@ -421,6 +432,8 @@ static void emit_tool_call(struct mcp_session *s, struct call *c)
     char idt[128];
     json_t *ev;
 
+    if (s->b.emit == NULL)
+        return; /* nobody records events: do not build them */
     id_text(c->id, idt, sizeof(idt));
     ev = json_pack("{s:s, s:s, s:s, s:s}", "kind", "tool_call", "tool", c->tool ? c->tool : "",
                    "server", mcp_session_server_name(s), "id", idt);
@@ -437,6 +450,10 @@ static void emit_tool_result(struct mcp_session *s, struct call *c, const json_t
     json_t *ev;
     int ok = error == NULL && !json_is_true(json_object_get(result, "isError"));
 
+    if (s->b.emit == NULL) {
+        json_decref(extra);
+        return;
+    }
     id_text(c->id, idt, sizeof(idt));
     ev = json_pack("{s:s, s:s, s:s, s:s, s:b, s:I}", "kind", "tool_result", "tool",
                    c->tool ? c->tool : "", "server", mcp_session_server_name(s), "id", idt, "ok",
@@ -450,8 +467,7 @@ static void emit_tool_result(struct mcp_session *s, struct call *c, const json_t
         buf_release(&t);
     }
     if (result) {
-        char *dump = json_dumps(result, JSON_COMPACT);
-        size_t n = dump ? strlen(dump) : 0;
+        size_t n = json_dumpb(result, NULL, 0, JSON_COMPACT); /* the size, nothing allocated */
         if (n <= s->o.max_result_event) {
             json_object_set(ev, "result", (json_t *)result);
         } else {
@@ -462,7 +478,6 @@ static void emit_tool_result(struct mcp_session *s, struct call *c, const json_t
                                           (json_int_t)n, "text", t.data, t.len));
             buf_release(&t);
         }
-        free(dump);
     }
     if (faulted)
         json_object_set_new(ev, "faulted", json_true());
@@ -476,11 +491,15 @@ static void emit_fault(struct mcp_session *s, struct call *c, json_t *detail)
 {
     char target[512];
 
+    if (s->b.emit == NULL) {
+        json_decref(detail);
+        return;
+    }
     target_name(s, c->tool, target, sizeof(target));
-    emit(s, json_pack("{s:s, s:s, s:I, s:I, s:s, s:s, s:s, s:o}", "kind", "fault_injected",
-                      "fault", c->fault.kind, "fault_index", (json_int_t)c->fault.fault_index,
-                      "call_index", (json_int_t)c->fault.call_index, "target", target, "canary",
-                      canary(s), "component", "mcp", "detail", detail ? detail : json_object()));
+    emit(s, json_pack("{s:s, s:s, s:I, s:I, s:s, s:s, s:s, s:o}", "kind", "fault_injected", "fault",
+                      c->fault.kind, "fault_index", (json_int_t)c->fault.fault_index, "call_index",
+                      (json_int_t)c->fault.call_index, "target", target, "canary", canary(s),
+                      "component", "mcp", "detail", detail ? detail : json_object()));
 }
 
 /* ---- answering the client ---- */
@@ -520,8 +539,8 @@ static void answer_text_fault(struct mcp_session *s, struct call *c, const char 
     call_free(s, c);
 }
 
-static void answer_error_fault(struct mcp_session *s, struct call *c, int code,
-                               const char *message, json_t *detail, int report)
+static void answer_error_fault(struct mcp_session *s, struct call *c, int code, const char *message,
+                               json_t *detail, int report)
 {
     struct buf t = BUF_INIT;
 
@@ -561,9 +580,8 @@ static int notify_list_changed(struct mcp_session *s)
     for (struct call *c = s->calls; c; c = c->next) {
         if (!c->listen || c->dup)
             continue;
-        msg = jsonrpc_make_notification(
-            "notifications/tools/list_changed",
-            json_pack("{s:{s:O}}", "_meta", META_SUBSCRIPTION, c->id));
+        msg = jsonrpc_make_notification("notifications/tools/list_changed",
+                                        json_pack("{s:{s:O}}", "_meta", META_SUBSCRIPTION, c->id));
         jsonrpc_write(&s->to_client, msg);
         json_decref(msg);
         n++;
@@ -677,9 +695,8 @@ static json_t *list_of(const json_t *v)
 }
 
 /* Builds the copy number `dup` of call orig's request and sends it now or after gap_ms. */
-static void send_duplicate(struct mcp_session *s, const char *tool, const json_t *params,
-                           int dup, int copies_left, int gap_ms, const struct mcp_decision *d,
-                           int stateless)
+static void send_duplicate(struct mcp_session *s, const char *tool, const json_t *params, int dup,
+                           int copies_left, int gap_ms, const struct mcp_decision *d, int stateless)
 {
     char idbuf[64];
     json_t *id, *p, *req;
@@ -764,8 +781,9 @@ static void drift_reject(struct mcp_session *s, struct call *c, const char *old,
     struct buf t = BUF_INIT;
     json_t *detail = report ? json_pack("{s:O}", "rename", rename) : NULL;
 
-    buf_addf(&t, "Invalid params for tool '%s': unknown parameter '%s' (the tool's input schema "
-                 "changed: expected '%s')",
+    buf_addf(&t,
+             "Invalid params for tool '%s': unknown parameter '%s' (the tool's input schema "
+             "changed: expected '%s')",
              c->tool, old, json_string_value(json_object_get(rename, old)));
     answer_error_fault(s, c, JSONRPC_INVALID_PARAMS, t.data, detail, report);
     buf_release(&t);
@@ -786,9 +804,8 @@ static void start_fault(struct mcp_session *s, struct call *c, struct jsonrpc_ms
         buf_adds(&t, opt_str(c, "message", "service temporarily unavailable, retry later"));
         if (ms > 0)
             buf_addf(&t, " (retry after %lld ms)", ms);
-        answer_text_fault(s, c, t.data, 1, ms > 0 ? json_pack("{s:I}", "retry_after_ms",
-                                                              (json_int_t)ms)
-                                                  : NULL);
+        answer_text_fault(s, c, t.data, 1,
+                          ms > 0 ? json_pack("{s:I}", "retry_after_ms", (json_int_t)ms) : NULL);
         break;
     }
     case FK_RATE_LIMIT: {
@@ -806,8 +823,9 @@ static void start_fault(struct mcp_session *s, struct call *c, struct jsonrpc_ms
             break;
         }
         answer_text_fault(s, c, opt_str(c, "message", "401 Unauthorized: the access token expired"),
-                          1, json_pack("{s:I, s:I}", "from_call", (json_int_t)from, "session_call",
-                                       (json_int_t)s->tool_calls));
+                          1,
+                          json_pack("{s:I, s:I}", "from_call", (json_int_t)from, "session_call",
+                                    (json_int_t)s->tool_calls));
         break;
     }
     case FK_PARTIAL_FAILURE: {
@@ -842,13 +860,14 @@ static void start_fault(struct mcp_session *s, struct call *c, struct jsonrpc_ms
         break;
     case FK_CAPABILITY_DOWNGRADE:
         if (opt_is(c, "mode", "method_not_found", 0))
-            answer_error_fault(s, c, JSONRPC_METHOD_NOT_FOUND,
-                               opt_str(c, "message", "this operation is not supported by the server"),
-                               json_pack("{s:s}", "mode", "method_not_found"), 1);
+            answer_error_fault(
+                s, c, JSONRPC_METHOD_NOT_FOUND,
+                opt_str(c, "message", "this operation is not supported by the server"),
+                json_pack("{s:s}", "mode", "method_not_found"), 1);
         else
-            answer_text_fault(s, c,
-                              opt_str(c, "message", "this operation is not supported by the server"),
-                              1, json_pack("{s:s}", "mode", "unsupported"));
+            answer_text_fault(
+                s, c, opt_str(c, "message", "this operation is not supported by the server"), 1,
+                json_pack("{s:s}", "mode", "unsupported"));
         break;
     case FK_STALE_DATA: {
         json_t *fixed = opt(c, "result"), *r;
@@ -884,8 +903,9 @@ static void start_fault(struct mcp_session *s, struct call *c, struct jsonrpc_ms
         int reply_error = !opt_is(c, "reply", "none", 0);
         long long ms = opt_int(c, "timeout_ms", 30000);
         c->state = CALL_HELD;
-        emit_fault(s, c, json_pack("{s:I, s:s}", "timeout_ms", (json_int_t)ms, "reply",
-                                   reply_error ? "error" : "none"));
+        emit_fault(s, c,
+                   json_pack("{s:I, s:s}", "timeout_ms", (json_int_t)ms, "reply",
+                             reply_error ? "error" : "none"));
         if (reply_error)
             timer_set(s, c, TIMER_TIMEOUT_REPLY, ms);
         break;
@@ -1048,7 +1068,7 @@ static void handle_tool_call(struct mcp_session *s, struct call *c, struct jsonr
         forward_raw(s, line, len);
         return;
     }
-    if (s->o.refuse_mutating && fault_is_mutating(d.kind)) {
+    if (s->o.refuse_mutating && (d.safety > 0 || (d.safety < 0 && fault_is_mutating(d.kind)))) {
         warn(s, "fault_refused", 1,
              "mutating fault '%s' refused outside a sandbox (FAULTLINE_SANDBOX is not set)",
              d.kind);
@@ -1101,8 +1121,8 @@ static void handle_client_request(struct mcp_session *s, struct jsonrpc_msg *m, 
         return;
     }
     if (strcmp(m->method, "subscriptions/listen") == 0)
-        c->listen = json_is_true(json_object_get(json_object_get(m->params, "notifications"),
-                                                 "toolsListChanged"));
+        c->listen = json_is_true(
+            json_object_get(json_object_get(m->params, "notifications"), "toolsListChanged"));
     forward_raw(s, line, len);
     c->state = CALL_FORWARDED;
 }
@@ -1125,8 +1145,8 @@ static void handle_client_notification(struct mcp_session *s, struct jsonrpc_msg
             c = find_waiting(s, rid);
         if (c && c->dup)
             c = NULL;
-        if (c && (c->state == CALL_HELD || c->state == CALL_DELAYED ||
-                  c->state == CALL_WAIT_TIMEOUT)) {
+        if (c &&
+            (c->state == CALL_HELD || c->state == CALL_DELAYED || c->state == CALL_WAIT_TIMEOUT)) {
             /* The server never saw it (or already answered it): the cancel ends here. */
             if (strcmp(c->method, "tools/call") == 0)
                 emit_tool_result(s, c, NULL, "cancelled by the client", c->fault.inject, NULL);
@@ -1223,8 +1243,8 @@ void mcp_session_client_line(struct mcp_session *s, const char *line, size_t len
 
 /* ---- replies from the server ---- */
 
-static void rewrite_or_raw(struct mcp_session *s, int changed, const json_t *root,
-                           const char *line, size_t len)
+static void rewrite_or_raw(struct mcp_session *s, int changed, const json_t *root, const char *line,
+                           size_t len)
 {
     if (changed)
         jsonrpc_write(&s->to_client, root);
@@ -1238,8 +1258,8 @@ static void on_capabilities_reply(struct mcp_session *s, struct jsonrpc_msg *m, 
     json_t *result = m->result;
     json_t *caps = json_object_get(result, "capabilities");
     json_t *tools = json_object_get(caps, "tools");
-    const char *name = json_string_value(json_object_get(json_object_get(result, "serverInfo"),
-                                                         "name"));
+    const char *name =
+        json_string_value(json_object_get(json_object_get(result, "serverInfo"), "name"));
     int changed = 0;
 
     if (!s->server_named && name && *name) {
@@ -1282,7 +1302,7 @@ static void apply_annotation_lies(struct mcp_session *s, json_t *tools, int *cha
         json_t *tool;
 
         if (kind == NULL || strcmp(kind, "mcp.annotation_lie") != 0 || !fault_for_mcp(f) ||
-            !fault_server_matches(s, f) || fi >= SESSION_FAULTS_MAX)
+            !fault_server_matches(s, f) || fi >= PLAN_FAULTS_MAX)
             continue;
         k = s->listc[fi].seen++;
         if ((json_int_t)k < json_integer_value(json_object_get(f, "after_calls")))
@@ -1293,7 +1313,9 @@ static void apply_annotation_lies(struct mcp_session *s, json_t *tools, int *cha
         if (json_is_number(prob) && s->b.select &&
             !s->b.select(s->b.ctx, fi, mcp_session_server_name(s), k, json_number_value(prob)))
             continue;
-        if (s->o.refuse_mutating) {
+        if (s->o.refuse_mutating &&
+            !(json_is_string(json_object_get(f, "safety")) &&
+              strcmp(json_string_value(json_object_get(f, "safety")), "fail-safe") == 0)) {
             warn(s, "fault_refused", 0,
                  "mutating fault 'mcp.annotation_lie' refused outside a sandbox "
                  "(FAULTLINE_SANDBOX is not set)");
@@ -1303,10 +1325,10 @@ static void apply_annotation_lies(struct mcp_session *s, json_t *tools, int *cha
         json_array_foreach(tools, j, tool)
         {
             const char *tn = json_string_value(json_object_get(tool, "name"));
-            json_t *lie = json_is_object(ann) ? json_incref(ann)
-                                              : json_pack("{s:b, s:b, s:b}", "readOnlyHint", 1,
-                                                          "destructiveHint", 0, "idempotentHint",
-                                                          1);
+            json_t *lie = json_is_object(ann)
+                              ? json_incref(ann)
+                              : json_pack("{s:b, s:b, s:b}", "readOnlyHint", 1, "destructiveHint",
+                                          0, "idempotentHint", 1);
             if (tn && tool_matches(s, json_string_value(json_object_get(match, "tool")), tn) &&
                 mcp_alter_annotations(tool, lie))
                 json_array_append_new(names, json_string(tn));
@@ -1365,15 +1387,11 @@ static void on_tools_list_reply(struct mcp_session *s, struct jsonrpc_msg *m, co
 
 static void cache_first_result(struct mcp_session *s, struct call *c, const json_t *result)
 {
-    char *dump;
-
     if (c->tool == NULL || json_object_get(s->stale, c->tool) || !json_is_object(result) ||
         json_is_true(json_object_get(result, "isError")) || json_object_size(s->stale) >= 256)
         return;
-    dump = json_dumps(result, JSON_COMPACT);
-    if (dump && strlen(dump) <= STALE_MAX_BYTES)
+    if (json_dumpb(result, NULL, 0, JSON_COMPACT) <= STALE_MAX_BYTES)
         json_object_set_new(s->stale, c->tool, json_deep_copy(result));
-    free(dump);
 }
 
 static void send_commit_timeout(struct mcp_session *s, struct call *c)
@@ -1392,9 +1410,8 @@ static void on_tool_reply(struct mcp_session *s, struct call *c, struct jsonrpc_
                           const char *line, size_t len)
 {
     json_t *result = m->kind == JSONRPC_RESPONSE ? m->result : NULL;
-    const char *errmsg = m->kind == JSONRPC_ERROR
-                             ? json_string_value(json_object_get(m->error, "message"))
-                             : NULL;
+    const char *errmsg =
+        m->kind == JSONRPC_ERROR ? json_string_value(json_object_get(m->error, "message")) : NULL;
     int changed = 0;
 
     if (m->kind == JSONRPC_ERROR && errmsg == NULL)
@@ -1409,10 +1426,11 @@ static void on_tool_reply(struct mcp_session *s, struct call *c, struct jsonrpc_
     switch (c->fk) {
     case FK_TIMEOUT_AFTER_COMMIT: {
         long long ms = opt_int(c, "timeout_ms", 30000);
-        emit_fault(s, c, json_pack("{s:I, s:b, s:O?}", "timeout_ms", (json_int_t)ms, "server_ok",
-                                   m->kind == JSONRPC_RESPONSE &&
-                                       !json_is_true(json_object_get(result, "isError")),
-                                   "server_result", result));
+        emit_fault(s, c,
+                   json_pack("{s:I, s:b, s:O?}", "timeout_ms", (json_int_t)ms, "server_ok",
+                             m->kind == JSONRPC_RESPONSE &&
+                                 !json_is_true(json_object_get(result, "isError")),
+                             "server_result", result));
         if (ms <= 0) {
             send_commit_timeout(s, c);
             return;
@@ -1422,10 +1440,10 @@ static void on_tool_reply(struct mcp_session *s, struct call *c, struct jsonrpc_
         return;
     }
     case FK_MALFORMED: {
-        enum mcp_malformed_mode mode = opt_is(c, "mode", "invalid_json", 0) ? MCP_MALFORMED_INVALID_JSON
-                                       : opt_is(c, "mode", "wrong_type", 0)
-                                           ? MCP_MALFORMED_WRONG_TYPE
-                                           : MCP_MALFORMED_MISSING_CONTENT;
+        enum mcp_malformed_mode mode =
+            opt_is(c, "mode", "invalid_json", 0) ? MCP_MALFORMED_INVALID_JSON
+            : opt_is(c, "mode", "wrong_type", 0) ? MCP_MALFORMED_WRONG_TYPE
+                                                 : MCP_MALFORMED_MISSING_CONTENT;
         mcp_alter_malformed(&s->to_client, c->id, result, mode, canary(s));
         emit_fault(s, c, json_pack("{s:s}", "mode", opt_str(c, "mode", "missing_content")));
         emit_tool_result(s, c, NULL, "malformed reply (injected)", 1, NULL);
@@ -1459,8 +1477,9 @@ static void on_tool_reply(struct mcp_session *s, struct call *c, struct jsonrpc_
     case FK_OMISSION: {
         int truncate = opt_is(c, "mode", "truncate", 0);
         size_t removed = mcp_alter_omit(result, truncate, (size_t)opt_int(c, "keep_bytes", 0));
-        emit_fault(s, c, json_pack("{s:s, s:I}", "mode", truncate ? "truncate" : "empty",
-                                   "bytes_removed", (json_int_t)removed));
+        emit_fault(s, c,
+                   json_pack("{s:s, s:I}", "mode", truncate ? "truncate" : "empty", "bytes_removed",
+                             (json_int_t)removed));
         changed = 1;
         break;
     }
@@ -1468,10 +1487,11 @@ static void on_tool_reply(struct mcp_session *s, struct call *c, struct jsonrpc_
         enum mcp_wrong_mode mode = opt_is(c, "mode", "text", 0)            ? MCP_WRONG_TEXT
                                    : opt_is(c, "mode", "numbers_scale", 0) ? MCP_WRONG_SCALE
                                                                            : MCP_WRONG_OFFSET;
-        size_t n = mcp_alter_wrong_data(result, mode, opt_num(c, "by", 1),
-                                        opt_str(c, "find", NULL), opt_str(c, "replace_with", ""));
-        emit_fault(s, c, json_pack("{s:s, s:I}", "mode", opt_str(c, "mode", "numbers_offset"),
-                                   "values_changed", (json_int_t)n));
+        size_t n = mcp_alter_wrong_data(result, mode, opt_num(c, "by", 1), opt_str(c, "find", NULL),
+                                        opt_str(c, "replace_with", ""));
+        emit_fault(s, c,
+                   json_pack("{s:s, s:I}", "mode", opt_str(c, "mode", "numbers_offset"),
+                             "values_changed", (json_int_t)n));
         changed = n > 0;
         break;
     }
@@ -1480,12 +1500,13 @@ static void on_tool_reply(struct mcp_session *s, struct call *c, struct jsonrpc_
         enum mcp_violate_mode mode = opt_is(c, "mode", "missing_required", 0)
                                          ? MCP_VIOLATE_MISSING_REQUIRED
                                      : opt_is(c, "mode", "extra_field", 0) ? MCP_VIOLATE_EXTRA
-                                                                            : MCP_VIOLATE_WRONG_TYPE;
-        const char *prop = mcp_alter_violate(result, json_object_get(def, "outputSchema"), mode,
-                                             canary(s));
-        emit_fault(s, c, json_pack("{s:s, s:s, s:b}", "mode", opt_str(c, "mode", "wrong_type"),
-                                   "property", prop, "output_schema_known",
-                                   json_object_get(def, "outputSchema") != NULL));
+                                                                           : MCP_VIOLATE_WRONG_TYPE;
+        const char *prop =
+            mcp_alter_violate(result, json_object_get(def, "outputSchema"), mode, canary(s));
+        emit_fault(s, c,
+                   json_pack("{s:s, s:s, s:b}", "mode", opt_str(c, "mode", "wrong_type"),
+                             "property", prop, "output_schema_known",
+                             json_object_get(def, "outputSchema") != NULL));
         changed = 1;
         break;
     }
@@ -1524,9 +1545,9 @@ static void on_server_reply(struct mcp_session *s, struct jsonrpc_msg *m, const 
     if (c->dup) {
         /* The shim's own copy: the client never asked for it. */
         emit_tool_result(s, c, m->result,
-                         m->kind == JSONRPC_ERROR ? json_string_value(json_object_get(m->error,
-                                                                                      "message"))
-                                                  : NULL,
+                         m->kind == JSONRPC_ERROR
+                             ? json_string_value(json_object_get(m->error, "message"))
+                             : NULL,
                          1, json_pack("{s:i}", "copy", c->dup));
         if (c->copies_left > 0 && !s->server_gone)
             send_duplicate(s, c->tool, c->params, c->dup + 1, c->copies_left - 1, c->gap_ms,
@@ -1672,11 +1693,12 @@ static void track_batch(struct mcp_session *s, json_t *arr, int from_client)
                 if (c) {
                     c->in_map = 0;
                     if (strcmp(c->method, "tools/call") == 0 && !c->dup)
-                        emit_tool_result(s, c, m.result,
-                                         m.kind == JSONRPC_ERROR
-                                             ? json_string_value(json_object_get(m.error, "message"))
-                                             : NULL,
-                                         0, NULL);
+                        emit_tool_result(
+                            s, c, m.result,
+                            m.kind == JSONRPC_ERROR
+                                ? json_string_value(json_object_get(m.error, "message"))
+                                : NULL,
+                            0, NULL);
                     call_free(s, c);
                 }
             }
@@ -1689,8 +1711,7 @@ static void track_batch(struct mcp_session *s, json_t *arr, int from_client)
 
 /* ---- over-long lines, ends and timers ---- */
 
-void mcp_session_client_too_long(struct mcp_session *s, uint64_t len,
-                                 const struct jsonrpc_skim *sk)
+void mcp_session_client_too_long(struct mcp_session *s, uint64_t len, const struct jsonrpc_skim *sk)
 {
     json_t *id = jsonrpc_skim_id(sk);
 
@@ -1709,8 +1730,7 @@ void mcp_session_client_too_long(struct mcp_session *s, uint64_t len,
     json_decref(id);
 }
 
-void mcp_session_server_too_long(struct mcp_session *s, uint64_t len,
-                                 const struct jsonrpc_skim *sk)
+void mcp_session_server_too_long(struct mcp_session *s, uint64_t len, const struct jsonrpc_skim *sk)
 {
     json_t *id = jsonrpc_skim_id(sk);
     struct buf t = BUF_INIT;
@@ -1903,9 +1923,8 @@ void mcp_session_finish(struct mcp_session *s)
                                 json_integer((json_int_t)(s->warns[i].n - s->o.warn_limit)));
     if (json_object_size(counts) > 0) {
         log_warn("mcp", "some warnings were only counted (over %zu of a kind)", s->o.warn_limit);
-        emit(s, json_pack("{s:s, s:s, s:s, s:o}", "kind", "warning", "code",
-                          "warnings_suppressed", "message",
-                          "warnings over the per-kind limit were only counted", "counts",
+        emit(s, json_pack("{s:s, s:s, s:s, s:o}", "kind", "warning", "code", "warnings_suppressed",
+                          "message", "warnings over the per-kind limit were only counted", "counts",
                           counts));
     } else {
         json_decref(counts);

@@ -35,6 +35,7 @@ struct mcp_decision {
     char kind[64];       /* catalog id, e.g. "tool.error" */
     json_t *options;     /* the fault's options: a reference the session owns, or NULL */
     uint64_t call_index; /* the call's index among the fault's matching calls */
+    int safety;          /* 1 mutating, 0 fail-safe, -1 unknown (the catalog then says) */
 };
 
 /* Where decisions come from and where events go (backend.c: standalone or controller). */
@@ -43,7 +44,9 @@ struct mcp_backend {
     /* Decides for one tools/call. 0 with *out filled, or a negative code: the call then goes
      * through unfaulted and the session emits a warning. */
     int (*decide)(void *ctx, const struct plan_call *call, struct mcp_decision *out);
-    /* Records one event (borrowed; the backend stamps t/seq/run/src). */
+    /* Records one event. The session builds ev for this call and drops its reference after
+     * it: the backend may add fields to it (t, src) and keep a reference. NULL: no events are
+     * recorded, and the session does not build them. */
     void (*emit)(void *ctx, json_t *ev);
     /* The repetition's canary (borrowed), or NULL while unknown. */
     const char *(*canary)(void *ctx);
@@ -67,11 +70,11 @@ struct mcp_host {
 };
 
 struct mcp_session_opts {
-    const char *server;       /* server name for matching and events; NULL: serverInfo.name */
-    int refuse_mutating;      /* 1: mutating faults are refused (not sandboxed) */
-    size_t max_pending;       /* tracked requests per direction; 0: 10000 */
-    size_t max_result_event;  /* bytes of result JSON kept in a tool_result event; 0: 16 KiB */
-    size_t warn_limit;        /* warning events per code, then only counted; 0: 20 */
+    const char *server;      /* server name for matching and events; NULL: serverInfo.name */
+    int refuse_mutating;     /* 1: mutating faults are refused (not sandboxed) */
+    size_t max_pending;      /* tracked requests per direction; 0: 10000 */
+    size_t max_result_event; /* bytes of result JSON kept in a tool_result event; 0: 16 KiB */
+    size_t warn_limit;       /* warning events per code, then only counted; 0: 20 */
 };
 
 struct mcp_session;

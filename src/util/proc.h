@@ -37,13 +37,13 @@ struct proc_opts {
 };
 
 struct proc {
-    pid_t pid;   /* 0 before spawn */
-    pid_t pgid;  /* the child's group (== pid) or 0 when it shares the parent's */
-    int in_fd;   /* parent's write end of the child's stdin, or -1 */
-    int out_fd;  /* parent's read end of the child's stdout, or -1 */
-    int err_fd;  /* parent's read end of the child's stderr, or -1 */
-    int exited;  /* 1 once reaped */
-    int status;  /* raw wait status, valid when exited */
+    pid_t pid;         /* 0 before spawn */
+    pid_t pgid;        /* the child's group (== pid) or 0 when it shares the parent's */
+    int in_fd;         /* parent's write end of the child's stdin, or -1 */
+    int out_fd;        /* parent's read end of the child's stdout, or -1 */
+    int err_fd;        /* parent's read end of the child's stderr, or -1 */
+    int exited;        /* 1 once reaped */
+    int status;        /* raw wait status, valid when exited */
     struct proc *next; /* the live list (internal) */
 };
 

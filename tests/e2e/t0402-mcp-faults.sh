@@ -34,14 +34,16 @@ assert tr[0]["ok"] is False and tr[0]["faulted"] is True and tr[1]["ok"] is True
 PY
 '
 
-test_expect "after_calls, times and when select the calls" '
+test_expect "after_calls, times, when and probability select the calls, deterministically" '
     rm -f ev.jsonl in.log p.json
     "$PY" - <<PY
 import mcpclient
 from mcpclient import Shim, FAKE
 mcpclient.write_plan("p.json", [
     {"kind": "tool.error", "match": {"tool": "echo"}, "after_calls": 1, "times": 2},
-    {"kind": "tool.rate_limit", "match": {"tool": "add"}, "when": {"path": "$.a", "equals": 7}}])
+    {"kind": "tool.rate_limit", "match": {"tool": "add"}, "when": {"path": "$.a", "equals": 7}},
+    {"kind": "tool.error", "match": {"tool": "read"}, "probability": 0},
+    {"kind": "tool.transient_error", "match": {"tool": "delete"}, "probability": 0.5}])
 s = Shim(["--plan", "p.json", "--"] + FAKE)
 s.initialize()
 errs = [s.call("echo", {"message": str(i)})["result"].get("isError", False) for i in range(5)]
@@ -49,6 +51,18 @@ assert errs == [False, True, True, False, False], errs
 r1 = s.call("add", {"a": 1, "b": 1}); r7 = s.call("add", {"a": 7, "b": 1})
 assert not r1["result"].get("isError") and r7["result"]["isError"], (r1, r7)
 assert "429 Too Many Requests" in r7["result"]["content"][0]["text"], r7
+assert not any(s.call("read", {"path": "/r"})["result"].get("isError") for i in range(10))
+hits = [bool(s.call("delete", {"path": "/d"})["result"].get("isError")) for i in range(40)]
+assert 5 < sum(hits) < 35, hits   # probability 0.5, decided by the plan seed: some, not all
+s.close(); s.wait()
+# The same plan and calls decide the same way: the selection is deterministic.
+s = Shim(["--plan", "p.json", "--"] + FAKE)
+s.initialize()
+for i in range(5): s.call("echo", {"message": str(i)})
+s.call("add", {"a": 1, "b": 1}); s.call("add", {"a": 7, "b": 1})
+for i in range(10): s.call("read", {"path": "/r"})
+again = [bool(s.call("delete", {"path": "/d"})["result"].get("isError")) for i in range(40)]
+assert again == hits, (hits, again)
 s.close(); s.wait()
 PY
 '
@@ -221,6 +235,16 @@ s.close(); s.wait()
 ev = mcpclient.events("ev.jsonl")
 assert [e["fault"] for e in ev if e["kind"] == "fault_injected"] == ["tool.error"], ev
 assert any(e["kind"] == "warning" and e["code"] == "fault_refused" for e in ev), ev
+PY
+'
+
+test_expect "the test plans class faults as the catalog does" '
+    "$FAULTLINE" list --json >list.json
+    "$PY" - <<PY
+import json, mcpclient
+d = json.load(open("list.json"))
+fs = {f["id"] for f in d["faults"] if f["safety"] == "fail-safe" and "mcp" in f["injectors"]}
+assert fs == mcpclient.FAIL_SAFE, fs ^ mcpclient.FAIL_SAFE
 PY
 '
 

@@ -104,4 +104,13 @@ assert code in (143, 0), code
 PY
 '
 
+test_expect "a credential inside a bad line is redacted in the log and the events" '
+    printf "%s\n" "debug token sk-ant-abcdefghijklmnopqrstuvwxyz0123 here" |
+        timeout 20 "$FAULTLINE" mcp --events ev3.jsonl -- cat >out3.txt 2>err3.txt
+    grep -q "jsonrpc_not_json" err3.txt
+    ! grep -q "abcdefghijklmnop" err3.txt ev3.jsonl
+    grep -q "REDACTED" err3.txt
+    grep -q "REDACTED" ev3.jsonl
+'
+
 test_done

@@ -43,6 +43,7 @@ static int f_decide(void *ctx, const struct plan_call *c, struct mcp_decision *o
     if (c->tool[0] == 'r')
         out->options = json_pack("{s:s, s:o}", "mode", "truncate", "remove", json_pack("[s]", c->tool));
     out->call_index = n;
+    out->safety = -1;
     return 0;
 }
 

@@ -13,6 +13,7 @@
 
 #include "experiment/catalog.h"
 #include "mcp/session.h"
+#include "util/banned.h"
 
 #define CANARY "E-FAULTLINE-0badf00d"
 
@@ -50,6 +51,7 @@ static int f_decide(void *ctx, const struct plan_call *c, struct mcp_decision *o
         out->options = json_incref(json_object_get(d, "options"));
         out->fault_index = (size_t)json_integer_value(json_object_get(d, "fault_index"));
         out->call_index = (uint64_t)json_integer_value(json_object_get(d, "call_index"));
+        out->safety = -1;
     } else if (json_is_false(d)) {
         json_decref(d);
         return ERR_IO;

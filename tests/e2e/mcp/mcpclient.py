@@ -135,12 +135,19 @@ def events(path):
     return out
 
 
+# The MCP faults the catalog classes fail-safe (`faultline list --json`); the rest are mutating.
+FAIL_SAFE = {"tool.error", "tool.latency", "tool.timeout", "tool.partial_failure",
+             "tool.transient_error", "tool.rate_limit", "tool.malformed_response",
+             "tool.auth_expiry", "mcp.capability_downgrade"}
+
+
 def plan(faults, canary="E-FAULTLINE-00c0ffee", run="e2e-mcp-1"):
     """A plan file's JSON (docs/plan.md) with these faults (kind, match, options...)."""
     fl = []
     for i, f in enumerate(faults):
         g = {"index": i, "injectors": ["mcp"], "match": {}, "after_calls": 0, "times": -1,
-             "probability": 1, "options": {}}
+             "probability": 1, "options": {},
+             "safety": "fail-safe" if f["kind"] in FAIL_SAFE else "mutating"}
         g.update(f)
         fl.append(g)
     return {"version": 1, "run": run, "rep": 1, "faulted": bool(fl), "canary": canary,
