@@ -6,7 +6,9 @@
  * before it is refused). A collection is attached to its parent when it ends, after its
  * duplicate keys are found (sort of key indices) and its subtree size is known. Anchors are
  * registered when their node is complete; an alias copies the anchored subtree after checking
- * that the copy keeps the total under lim->max_nodes. Nodes dropped as duplicate keys are kept
+ * that the copy keeps the total under lim->max_nodes, and that the text it copies keeps the
+ * bytes added by all aliases under lim->max_alias_bytes (one long string aliased thousands of
+ * times is few nodes but many bytes). Nodes dropped as duplicate keys are kept
  * in a graveyard until the parse ends, because an anchor may still point at them.
  *
  * libyaml marks are 0-based; ours are 1-based. Reader errors (bad UTF-8, control characters)
@@ -44,6 +46,7 @@ struct anchor {
 struct builder {
     struct ydoc_limits lim; /* the caller's, with defaults filled in */
     size_t nodes;
+    size_t alias_bytes; /* text bytes copied by aliases so far */
     int depth;
     struct frame *stack; /* lim->max_depth entries */
     struct anchor *anchors;
@@ -399,6 +402,18 @@ static struct ynode *copy_node(struct builder *b, const struct ynode *s)
     return n;
 }
 
+/* Text bytes (scalars and keys) in the subtree at n. */
+static size_t text_bytes(const struct ynode *n)
+{
+    size_t t = n->str ? n->len : 0;
+    for (size_t i = 0; i < n->n; i++) {
+        t += text_bytes(n->items[i]);
+        if (n->keys)
+            t += text_bytes(n->keys[i]);
+    }
+    return t;
+}
+
 static int height(const struct ynode *n)
 {
     int h = 0;
@@ -482,6 +497,12 @@ static int on_alias(struct builder *b, const yaml_event_t *ev)
     if (b->depth + height(target) > b->lim.max_depth)
         return fail(b, ERR_LIMIT, line, col, "expanding alias '*%s' nests deeper than %d levels",
                     shown(name, strlen(name), sb), b->lim.max_depth);
+    size_t bytes = text_bytes(target);
+    if (bytes > b->lim.max_alias_bytes - b->alias_bytes)
+        return fail(b, ERR_LIMIT, line, col,
+                    "expanding alias '*%s': aliases expand to more than %zu bytes",
+                    shown(name, strlen(name), sb), b->lim.max_alias_bytes);
+    b->alias_bytes += bytes;
     b->nodes += target->size;
     struct ynode *n = copy_node(b, target);
     n->line = line;
@@ -624,6 +645,10 @@ int ydoc_parse(const char *text, size_t len, const struct ydoc_limits *lim, stru
         b.lim.max_nodes = YDOC_NODES_MAX;
     if (b.lim.max_depth <= 0)
         b.lim.max_depth = YDOC_DEPTH_MAX;
+    if (b.lim.max_alias_bytes == 0)
+        b.lim.max_alias_bytes = len > YDOC_ALIAS_BYTES_MIN / 8 && len < SIZE_MAX / 8
+                                    ? len * 8
+                                    : YDOC_ALIAS_BYTES_MIN;
     if (b.lim.kind == NULL)
         b.lim.kind = "the file";
     b.doc = doc;

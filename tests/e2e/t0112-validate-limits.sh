@@ -37,6 +37,12 @@ test_expect "a billion-laughs alias bomb" '
       done; } >bomb.yaml
     expect_invalid bomb.yaml "expanding alias .* \\(an alias bomb\\?\\)"
 '
+test_expect "one long string aliased 45000 times hits the alias byte budget" '
+    python3 -c "
+import sys
+sys.stdout.write(\"a: &a \\\"\" + \"x\" * 700000 + \"\\\"\\nb:\\n\" + \" - *a\\n\" * 45000)" >abytes.yaml
+    expect_invalid abytes.yaml "expanding alias .\\*a.: aliases expand to more than [0-9]+ bytes"
+'
 test_expect "a long flat mapping hits the node limit" '
     python3 -c "
 for i in range(60000): print(\"k%d: v\" % i)" >flat.yaml
