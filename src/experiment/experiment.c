@@ -26,6 +26,7 @@
 #include "util/hash.h"
 #include "util/num.h"
 #include "util/yaml.h"
+#include "util/regex_safe.h"
 #include "util/banned.h"
 
 struct vctx {
@@ -665,8 +666,12 @@ static json_t *parse_when(struct vctx *v, const struct ynode *w, const struct ca
     }
     if (strcmp(op, "matches") == 0 && op_n->type == YNODE_STR && !bad) {
         regex_t re;
-        int rc = regcomp(&re, op_n->str, REG_EXTENDED | REG_NOSUB);
-        if (rc != 0) {
+        char why[96];
+        int rc;
+        if (regex_check(op_n->str, why, sizeof(why)) < 0) {
+            err_at(v, op_n, "%s.matches: regular expression refused: %s", path, why);
+            bad = 1;
+        } else if ((rc = regcomp(&re, op_n->str, REG_EXTENDED | REG_NOSUB)) != 0) {
             char eb[96];
             regerror(rc, &re, eb, sizeof(eb));
             err_at(v, op_n, "%s.matches: not a POSIX extended regular expression: %s", path, eb);

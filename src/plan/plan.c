@@ -28,6 +28,7 @@
 #include "util/fs.h"
 #include "util/hash.h"
 #include "util/num.h"
+#include "util/regex_safe.h"
 #include "util/banned.h"
 
 #define PLAN_VERSION 1
@@ -309,6 +310,7 @@ static struct plan_when *when_compile(json_t *j, const char *where, struct err *
         break;
     case WHEN_MATCHES: {
         int rc;
+        char why[96];
         v = json_object_get(w->json, "matches");
         if (!json_is_string(v)) {
             err_set(e, ERR_INVALID, "%s.matches: expected a string", where);
@@ -316,6 +318,10 @@ static struct plan_when *when_compile(json_t *j, const char *where, struct err *
         }
         if (json_string_length(v) > WHEN_REGEX_MAX) {
             err_set(e, ERR_LIMIT, "%s.matches: longer than %d bytes", where, WHEN_REGEX_MAX);
+            goto fail;
+        }
+        if (regex_check(json_string_value(v), why, sizeof(why)) < 0) {
+            err_set(e, ERR_INVALID, "%s.matches: regular expression refused: %s", where, why);
             goto fail;
         }
         rc = regcomp(&w->re, json_string_value(v), REG_EXTENDED | REG_NOSUB);

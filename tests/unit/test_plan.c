@@ -615,6 +615,17 @@ static void test_validation(void **state)
                         "\"when\":{\"path\":\"$.a\",\"matches\":\"(\"}}]}",
                    ERR_INVALID, "faults[0].when.matches: bad regular expression");
     expect_invalid(HEAD "\"faults\":[{\"kind\":\"t.e\",\"injectors\":[\"mcp\"],"
+                        "\"when\":{\"path\":\"$.a\",\"matches\":"
+                        "\"((((((a{1,255}){1,255}){1,255}){1,255}){1,255}){1,255})\"}}]}",
+                   ERR_INVALID, "faults[0].when.matches: regular expression refused: a repetition bound over 100");
+    expect_invalid(HEAD "\"faults\":[{\"kind\":\"t.e\",\"injectors\":[\"mcp\"],"
+                        "\"when\":{\"path\":\"$.a\",\"matches\":"
+                        "\"((((a{1,100}){1,100}){1,100}){1,100})\"}}]}",
+                   ERR_INVALID, "faults[0].when.matches: regular expression refused: nested repetitions");
+    expect_invalid(HEAD "\"faults\":[{\"kind\":\"t.e\",\"injectors\":[\"mcp\"],"
+                        "\"when\":{\"path\":\"$.a\",\"matches\":\"(a)\\\\1\"}}]}",
+                   ERR_INVALID, "faults[0].when.matches: regular expression refused: back-references");
+    expect_invalid(HEAD "\"faults\":[{\"kind\":\"t.e\",\"injectors\":[\"mcp\"],"
                         "\"when\":{\"path\":\"a.b\",\"equals\":1}}]}",
                    ERR_INVALID, "faults[0].when.path: must start with '$'");
     expect_invalid(HEAD "\"faults\":[{\"kind\":\"t.e\",\"injectors\":[\"mcp\"],"

@@ -14,6 +14,7 @@
 #include "util/fs.h"
 #include "util/hash.h"
 #include "util/num.h"
+#include "util/regex_safe.h"
 
 static void test_buf_invariants(void **state)
 {
@@ -137,9 +138,42 @@ static void test_err_first_wins(void **state)
     assert_string_equal(err_name(ERR_LIMIT), "limit");
 }
 
+static void expect_refused(const char *pattern, const char *needle)
+{
+    char why[96];
+    if (regex_check(pattern, why, sizeof(why)) != -1 || strstr(why, needle) == NULL)
+        fail_msg("'%s': got '%s', want '%s'", pattern, why, needle);
+}
+
+static void test_regex_check(void **state)
+{
+    static const char *const ok[] = {
+        "^README", "([0-9]{1,3}\\.){3}[0-9]{1,3}", "(a{1,10}){1,100}", "(a*)*", "[]{}(]+x",
+        "\\{1000}", "[[:digit:]]{1,9}x?", "(a{5}|b{100}){10}", "a{1,100}b{1,100}c{1,100}",
+    };
+    char why[96];
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+        if (regex_check(ok[i], why, sizeof(why)) != 0)
+            fail_msg("'%s' refused: %s", ok[i], why);
+    expect_refused("((((((a{1,255}){1,255}){1,255}){1,255}){1,255}){1,255})", "a repetition bound over 100");
+    expect_refused("((((a{1,100}){1,100}){1,100}){1,100})",
+                   "nested repetitions multiply to 10000 copies (more than 1000)");
+    expect_refused("(a{1,11}){1,100}", "multiply to 1100 copies");
+    expect_refused("((a){10}b){101}", "bound over 100");
+    expect_refused("(a)\\1", "back-references are not supported");
+    expect_refused("a**", "stacked repetition operators");
+    expect_refused("a{2}{3}", "stacked repetition operators");
+    expect_refused("((((((((((((((((((((((((((((((((((a))))))))))))))))))))))))))))))))))", "groups nested deeper than 32");
+    char big[600];
+    memset(big, 'a', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    expect_refused(big, "longer than 512 bytes");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_regex_check),
         cmocka_unit_test(test_buf_invariants), cmocka_unit_test(test_buf_limit),
         cmocka_unit_test(test_buf_addf_grows), cmocka_unit_test(test_num),
         cmocka_unit_test(test_hash_stable),    cmocka_unit_test(test_fs_roundtrip),
