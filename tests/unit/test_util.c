@@ -15,6 +15,7 @@
 #include "util/hash.h"
 #include "util/num.h"
 #include "util/regex_safe.h"
+#include "util/utf8.h"
 
 static void test_buf_invariants(void **state)
 {
@@ -138,6 +139,27 @@ static void test_err_first_wins(void **state)
     assert_string_equal(err_name(ERR_LIMIT), "limit");
 }
 
+static void test_utf8(void **state)
+{
+    struct buf b = BUF_INIT;
+    assert_int_equal(utf8_seq("a", 1), 1);
+    assert_int_equal(utf8_seq("\xC3\xA9", 2), 2);
+    assert_int_equal(utf8_seq("\xC3\xA9", 1), 0);          /* truncated */
+    assert_int_equal(utf8_seq("\xC0\x80", 2), 0);          /* overlong */
+    assert_int_equal(utf8_seq("\xE0\x80\x80", 3), 0);      /* overlong */
+    assert_int_equal(utf8_seq("\xED\xA0\x80", 3), 0);      /* surrogate */
+    assert_int_equal(utf8_seq("\xF4\x90\x80\x80", 4), 0); /* past U+10FFFF */
+    assert_int_equal(utf8_seq("\xF0\x9F\x98\x80", 4), 4);
+    assert_true(utf8_valid("caf\xC3\xA9", 5));
+    assert_false(utf8_valid("caf\xC3", 4));
+    assert_int_equal(utf8_boundary("a\xC3\xA9" "b", 4, 2), 1);
+    assert_int_equal(utf8_boundary("a\xC3\xA9" "b", 4, 3), 3);
+    assert_int_equal(utf8_boundary("a\xC3\xA9" "b", 4, 9), 4);
+    assert_int_equal(utf8_sanitize("a\xFF\xC3\xA9\xC3", 5, &b), 0);
+    assert_string_equal(b.data, "a\xEF\xBF\xBD\xC3\xA9\xEF\xBF\xBD");
+    buf_release(&b);
+}
+
 static void expect_refused(const char *pattern, const char *needle)
 {
     char why[96];
@@ -174,6 +196,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_regex_check),
+        cmocka_unit_test(test_utf8),
         cmocka_unit_test(test_buf_invariants), cmocka_unit_test(test_buf_limit),
         cmocka_unit_test(test_buf_addf_grows), cmocka_unit_test(test_num),
         cmocka_unit_test(test_hash_stable),    cmocka_unit_test(test_fs_roundtrip),
