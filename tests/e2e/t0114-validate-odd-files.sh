@@ -17,4 +17,19 @@ assert o[\"file\"] == \"bad-\ufffd\ufffd.yaml\", o[\"file\"]
 assert len(o[\"hash\"]) == 64
 "
 '
+test_expect "a FIFO with no writer is refused at once" '
+    mkfifo f
+    rc=0; timeout 5 "$FAULTLINE" validate f 2>err.txt || rc=$?
+    test "$rc" = 1
+    grep -q "faultline validate: .f. is not a regular file" err.txt
+    rc=0; timeout 5 "$FAULTLINE" validate --as-json f 2>err.txt || rc=$?
+    test "$rc" = 1
+    grep -q "is not a regular file" err.txt
+'
+test_expect "a directory is refused" '
+    mkdir d
+    rc=0; timeout 5 "$FAULTLINE" validate d 2>err.txt || rc=$?
+    test "$rc" = 1
+    grep -q "faultline validate: .d. is not a regular file" err.txt
+'
 test_done

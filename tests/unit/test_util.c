@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -121,11 +122,22 @@ static void test_fs_roundtrip(void **state)
     err_clear(&e);
     assert_int_equal(fs_read_file("/nonexistent/x", 4, &data, &e), ERR_IO);
     assert_non_null(strstr(e.msg, "cannot open '/nonexistent/x'"));
-    unlink(path.data);
+    /* a FIFO with no writer is refused at once, not waited on; so is a directory */
+    buf_reset(&path);
+    buf_addf(&path, "%s/fifo", dir);
+    assert_int_equal(mkfifo(path.data, 0600), 0);
+    err_clear(&e);
+    assert_int_equal(fs_read_file(path.data, 100, &data, &e), ERR_IO);
+    assert_non_null(strstr(e.msg, "/fifo' is not a regular file"));
+    err_clear(&e);
+    assert_int_equal(fs_read_file(dir, 100, &data, &e), ERR_IO);
+    assert_non_null(strstr(e.msg, "is not a regular file"));
     buf_release(&path);
     buf_release(&sub);
     buf_release(&data);
-    assert_int_equal(system("rm -rf /tmp/faultline-test-*"), 0);
+    buf_addf(&path, "rm -rf '%s'", dir);
+    assert_int_equal(system(path.data), 0);
+    buf_release(&path);
 }
 
 static void test_err_first_wins(void **state)
