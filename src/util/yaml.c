@@ -187,7 +187,9 @@ static int int_text(const char *s, long long *v)
         p++;
     if (!all_of(p, "0123456789"))
         return 0;
-    if (num_parse_ll(s, -0x7fffffffffffffffLL - 1, 0x7fffffffffffffffLL, v) < 0)
+    /* num_parse_ll takes no '+', which YAML allows */
+    if (num_parse_ll(*s == '+' ? s + 1 : s, -0x7fffffffffffffffLL - 1, 0x7fffffffffffffffLL, v) <
+        0)
         return 2;
     return 1;
 }

@@ -89,6 +89,33 @@ static void test_num(void **state)
     assert_int_equal(num_parse_u64("0x10", &u), 0);
     assert_int_equal(u, 16);
     assert_int_equal(num_parse_u64("-3", &u), ERR_PARSE);
+    /* no white space, no '+', no octal, hex only after 0x */
+    assert_int_equal(num_parse_ll(" 42", 0, 100, &v), ERR_PARSE);
+    assert_int_equal(num_parse_ll("\t42", 0, 100, &v), ERR_PARSE);
+    assert_int_equal(num_parse_ll("+42", 0, 100, &v), ERR_PARSE);
+    assert_int_equal(num_parse_ll("- 4", -100, 100, &v), ERR_PARSE);
+    assert_int_equal(num_parse_ll("-42", -100, 100, &v), 0);
+    assert_int_equal(v, -42);
+    assert_int_equal(num_parse_ll("010", 0, 100, &v), 0);
+    assert_int_equal(v, 10);
+    assert_int_equal(num_parse_double(" 0.5", 0, 1, &d), ERR_PARSE);
+    assert_int_equal(num_parse_double("+0.5", 0, 1, &d), ERR_PARSE);
+    assert_int_equal(num_parse_double("-+0.5", -1, 1, &d), ERR_PARSE);
+    assert_int_equal(num_parse_double("-0.5", -1, 1, &d), 0);
+    assert_int_equal(num_parse_u64(" 7", &u), ERR_PARSE);
+    assert_int_equal(num_parse_u64("+7", &u), ERR_PARSE);
+    assert_int_equal(num_parse_u64("0x", &u), ERR_PARSE);
+    assert_int_equal(num_parse_u64("0x-5", &u), ERR_PARSE);
+    assert_int_equal(num_parse_u64("0x 5", &u), ERR_PARSE);
+    assert_int_equal(num_parse_u64("0XfF", &u), 0);
+    assert_int_equal(u, 255);
+    assert_int_equal(num_parse_u64("010", &u), 0);
+    assert_int_equal(u, 10);
+    assert_int_equal(num_parse_u64("0777", &u), 0);
+    assert_int_equal(u, 777);
+    assert_int_equal(num_parse_u64("ff", &u), ERR_PARSE);
+    assert_int_equal(num_parse_u64("18446744073709551615", &u), 0);
+    assert_int_equal(num_parse_u64("18446744073709551616", &u), ERR_PARSE);
 }
 
 static void test_hash_stable(void **state)
