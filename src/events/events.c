@@ -433,7 +433,9 @@ static void cut_line(json_t *out, struct buf *b)
     small = json_object();
     for (size_t i = 0; i < sizeof(stamp) / sizeof(stamp[0]); i++) {
         json_t *v = json_object_get(out, stamp[i]);
-        if (v && (!json_is_string(v) || json_string_length(v) <= KIND_MAX))
+        /* only short scalars: a caller's "run" may be any JSON value, even a huge one */
+        if (json_is_number(v) || json_is_boolean(v) || json_is_null(v) ||
+            (json_is_string(v) && json_string_length(v) <= KIND_MAX))
             json_object_set(small, stamp[i], v);
     }
     json_object_set_new(small, "truncated", json_true());

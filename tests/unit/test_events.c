@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -455,6 +456,36 @@ static void test_writer_cut_fallback(void **state)
     assert_true(json_is_true(json_object_get(j, "truncated")));
     assert_true(json_integer_value(json_object_get(j, "original_bytes")) > EVENTS_LINE_MAX);
     assert_null(json_object_get(j, "ids"));
+    json_decref(j);
+    json_decref(ev);
+    unlink(t.path);
+}
+
+/* The fallback object copies only short scalars: a huge non-string "run" from the caller (no
+ * run set on the writer) is dropped, so the line stays under EVENTS_LINE_MAX. */
+static void test_writer_cut_fallback_run(void **state)
+{
+    struct tmpfile t;
+    struct err e = {0};
+    struct events_writer *w;
+    json_t *ev = json_object(), *a = json_array(), *j;
+    struct stat st;
+
+    tmp_init(&t);
+    w = events_open(t.path, NULL, "world", &e);
+    assert_non_null(w);
+    for (int i = 0; i < 30000; i++)
+        json_array_append_new(a, json_integer(1000 + i));
+    json_object_set_new(ev, "kind", json_string("effect"));
+    json_object_set_new(ev, "run", a);
+    assert_int_equal(events_append(w, ev), 0);
+    events_close(w);
+    assert_int_equal(stat(t.path, &st), 0);
+    assert_true(st.st_size > 0 && st.st_size <= EVENTS_LINE_MAX);
+    j = one_line(t.path);
+    assert_true(json_is_true(json_object_get(j, "truncated")));
+    assert_null(json_object_get(j, "run"));
+    assert_string_equal(json_string_value(json_object_get(j, "kind")), "effect");
     json_decref(j);
     json_decref(ev);
     unlink(t.path);
@@ -914,6 +945,7 @@ int main(void)
         cmocka_unit_test(test_writer_cut_big_string),
         cmocka_unit_test(test_writer_cut_utf8_and_escapes),
         cmocka_unit_test(test_writer_cut_fallback),
+        cmocka_unit_test(test_writer_cut_fallback_run),
         cmocka_unit_test(test_writer_concurrent_appends),
         cmocka_unit_test(test_reader_malformed),
         cmocka_unit_test(test_reader_overlong),
