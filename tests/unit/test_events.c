@@ -172,6 +172,24 @@ static void test_redact_strings(void **state)
                       "{\"s\":[\"[REDACTED]\",\"[REDACTED]\"]}", 2);
     assert_redacts_to("{\"c\":\"curl -H 'Authorization: Bearer abcdefghijklmnop0123' x\"}",
                       "{\"c\":\"curl -H 'Authorization: Bearer [REDACTED]' x\"}", 1);
+    /* Secret headers written as text: the value up to the end of the line (or its quote). */
+    assert_redacts_to("{\"s\":\"GET / HTTP/1.1\\r\\nx-api-key: abc\\r\\nAccept: */*\\r\\n\"}",
+                      "{\"s\":\"GET / HTTP/1.1\\r\\nx-api-key: [REDACTED]\\r\\nAccept: */*\\r\\n\"}", 1);
+    assert_redacts_to("{\"s\":\"Proxy-Authorization:Basic Zm9v\\nCookie:  a=1; b=2\\nSet-Cookie: c=3\"}",
+                      "{\"s\":\"Proxy-Authorization:Basic [REDACTED]\\nCookie:  [REDACTED]\\n"
+                      "Set-Cookie: [REDACTED]\"}",
+                      1);
+    assert_redacts_to("{\"s\":\"{\\\"api-key\\\": \\\"k1\\\", \\\"n\\\": 1}\"}",
+                      "{\"s\":\"{\\\"api-key\\\": \\\"[REDACTED]\\\", \\\"n\\\": 1}\"}", 1);
+    /* Bearer and Basic tokens anywhere, 8 characters or more, not only lowercase letters. */
+    assert_redacts_to("{\"s\":\"use Bearer abc12345 here\",\"t\":\"and basic dXNlcjpw now\"}",
+                      "{\"s\":\"use Bearer [REDACTED] here\",\"t\":\"and basic [REDACTED] now\"}", 2);
+    assert_redacts_to("{\"s\":\"Bearer abc1234 x\",\"t\":\"a basic understanding\"}",
+                      "{\"s\":\"Bearer [REDACTED] x\",\"t\":\"a basic understanding\"}", 1);
+    assert_redacts_to("{\"s\":\"a Bearer abc1234 x\"}", "{\"s\":\"a Bearer abc1234 x\"}", 0);
+    /* Usage counters in text stay. */
+    assert_redacts_to("{\"s\":\"input_tokens: 12\\noutput_tokens: 3\\nmax_tokens: 9\"}",
+                      "{\"s\":\"input_tokens: 12\\noutput_tokens: 3\\nmax_tokens: 9\"}", 0);
     /* Two in one string count once (one value). */
     assert_redacts_to("{\"s\":\"a sk-aaaaaaaaaaaaaaaaaaaaaa b sk-bbbbbbbbbbbbbbbbbbbbbb c\"}",
                       "{\"s\":\"a [REDACTED] b [REDACTED] c\"}", 1);
