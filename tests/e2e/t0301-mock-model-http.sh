@@ -62,6 +62,34 @@ test_expect "an unknown path gets 404 JSON; GET on an API path 405" '
     json_get body.json "d[\"error\"][\"message\"]" | grep -q "no route for GET /v1/embeddings"
     test "$(curl -s -o body.json -w "%{http_code}" "$URL/v1/responses")" = 405
 '
+test_expect "a path that is not UTF-8 gets a JSON 404 and a record line (bytes as U+FFFD)" '
+    python3 - "$(cat ready)" <<PY
+import json, socket, sys
+host, port = sys.argv[1].rsplit(":", 1)
+s = socket.create_connection((host, int(port)), timeout=10)
+s.sendall(b"GET /v1/\\xff\\xfe\\xc3 HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n")
+data = b""
+while True:
+    chunk = s.recv(65536)
+    if not chunk:
+        break
+    data += chunk
+head, _, body = data.partition(b"\\r\\n\\r\\n")
+assert head.startswith(b"HTTP/1.1 404"), head
+msg = json.loads(body)["error"]["message"]
+assert msg == "no route for GET /v1/\\ufffd\\ufffd\\ufffd", msg
+PY
+    python3 - <<PY
+import json, time
+for _ in range(100):
+    paths = [json.loads(l)["path"] for l in open("rec.jsonl")]
+    if "/v1/\\ufffd\\ufffd\\ufffd" in paths:
+        break
+    time.sleep(0.05)
+else:
+    raise SystemExit("no record line: %r" % paths)
+PY
+'
 test_expect "Anthropic stream: event lines, message_start first, message_stop last" '
     curl -sN "$URL/v1/messages" -d "{\"model\":\"claude-haiku-4-5\",\"stream\":true,\"tools\":[{\"name\":\"shell\"}],\"messages\":[{\"role\":\"user\",\"content\":\"go\"}]}" >s.txt
     test "$(grep -c "^event: " s.txt)" = "$(grep -c "^data: " s.txt)"
