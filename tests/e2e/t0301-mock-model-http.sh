@@ -19,7 +19,8 @@ YAML
 start_bg "$FAULTLINE" mock-model --script "$TMP/s.yaml" --listen 127.0.0.1:0 --max-body 2000 \
     --ready-file "$TMP/ready" --record "$TMP/rec.jsonl" >"$TMP/stdout" 2>"$TMP/stderr"
 MOCK_PID=$LAST_PID
-wait_file 10 "$TMP/ready" || echo "mock-model did not start"
+# 30 s: the server starts under ASan on a loaded machine
+test_expect "mock-model starts within 30 s" "wait_file 30 '$TMP/ready' || { cat '$TMP/stderr'; false; }"
 export URL="http://$(cat "$TMP/ready")" MOCK_PID
 
 # json_get FILE EXPR: evaluates a Python expression over the JSON document d in FILE.
@@ -142,7 +143,7 @@ os.execv(sys.argv[1], [sys.argv[1], "mock-model", "--script", sys.argv[2], "--li
                        str(s.fileno()), "--ready-file", sys.argv[3]])
 PY
     pid=$!
-    wait_file 10 fd.ready
+    wait_file 30 fd.ready
     curl -s "http://$(cat fd.ready)/v1/chat/completions" -d "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}" >fd.json
     kill -TERM $pid; wait $pid
     test "$(json_get fd.json "d[\"choices\"][0][\"message\"][\"content\"]")" = "plain answer"
