@@ -735,7 +735,10 @@ static int parse_listen(const char *s, char *host, size_t hsize, int *port, stru
     *port = (int)p;
     if (strcmp(host, "localhost") == 0)
         snprintf(host, hsize, "127.0.0.1");
-    if (strcmp(host, "::1") != 0 && strncmp(host, "127.", 4) != 0)
+    struct in_addr a4;
+    /* a literal loopback address only: "127.x.example.com" must not resolve to anything */
+    if (strcmp(host, "::1") != 0 &&
+        !(inet_pton(AF_INET, host, &a4) == 1 && (ntohl(a4.s_addr) >> 24) == 127))
         return err_set(e, ERR_INVALID, "refusing to listen on '%s': the mock binds loopback only",
                        host);
     return 0;

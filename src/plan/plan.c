@@ -1043,6 +1043,13 @@ struct plan *plan_from_json(json_t *j, struct err *e)
         if (get_number(ab, "cost_usd_above", 0, 1e9, 0, &p->cost_ceiling, "plan.abort", e) < 0 ||
             get_number(ab, "wall_clock_s_above", 0, 1e9, 0, &p->wall_clock, "plan.abort", e) < 0)
             goto fail;
+        /* as in the experiment (catalog: exclusive minimum): a ceiling of 0 would refuse every
+         * model call, and absent already means "none" */
+        v = json_object_get(ab, "cost_usd_above");
+        if (v != NULL && !json_is_null(v) && !(p->cost_ceiling > 0)) {
+            err_set(e, ERR_INVALID, "plan.abort.cost_usd_above: expected a number > 0 (USD)");
+            goto fail;
+        }
     }
     if (get_string(j, "policy_snapshot", &s, "plan", e) < 0)
         goto fail;

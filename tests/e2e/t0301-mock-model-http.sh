@@ -152,6 +152,11 @@ test_expect "a non-loopback listen address is refused (exit 2)" '
     rc=0; timeout 10 "$FAULTLINE" mock-model --script s.yaml --listen 0.0.0.0:0 2>err || rc=$?
     test $rc = 2
     grep -q "loopback only" err
+    for a in 127.example.com:0 127.0.0.1.nip.io:0 "[::]:0" "127.0.0.1: 80"; do
+        rc=0; timeout 10 "$FAULTLINE" mock-model --script s.yaml --listen "$a" 2>err || rc=$?
+        test $rc = 2 || { echo "$a: exit $rc"; exit 1; }
+        grep -Eq "loopback only|bad port" err
+    done
 '
 test_expect "an invalid script is refused with FILE:LINE:COL (exit 2); --check accepts a good one" '
     printf "rules:\n  - when: {frist_turn: true}\n    reply: {text: x}\n" >bad.yaml

@@ -602,6 +602,10 @@ static void test_validation(void **state)
                    ERR_INVALID, "plan.faulted");
     expect_invalid(HEAD "\"faults\":[],\"abort\":{\"cost_usd_above\":\"2\"}}", ERR_INVALID,
                    "plan.abort.cost_usd_above");
+    expect_invalid(HEAD "\"faults\":[],\"abort\":{\"cost_usd_above\":0}}", ERR_INVALID,
+                   "plan.abort.cost_usd_above: expected a number > 0");
+    expect_invalid(HEAD "\"faults\":[],\"abort\":{\"cost_usd_above\":0.0}}", ERR_INVALID,
+                   "plan.abort.cost_usd_above: expected a number > 0");
     expect_invalid(HEAD "\"faults\":[],\"abort\":{\"destructive\":true}}", ERR_INVALID,
                    "unknown key 'destructive'");
     /* when */
