@@ -26,6 +26,8 @@
 #include "events/events.h"
 #include "util/buf.h"
 #include "util/timeutil.h"
+#include "util/text.h"
+#include "util/utf8.h"
 #include "util/banned.h"
 
 #define SECRETS_MAX 16
@@ -455,9 +457,7 @@ static size_t cut_keep(const char *s, size_t n, size_t need)
         return 0;
     while (keep < n && acc + escaped_size((unsigned char)s[keep]) <= total - need)
         acc += escaped_size((unsigned char)s[keep++]);
-    while (keep > 0 && keep < n && ((unsigned char)s[keep] & 0xC0) == 0x80)
-        keep--; /* never split a UTF-8 sequence */
-    return keep;
+    return utf8_boundary(s, n, keep); /* never split a UTF-8 sequence */
 }
 
 /* Makes b hold a line of at most EVENTS_LINE_MAX - 1 bytes for out (b holds its too-long
@@ -720,14 +720,6 @@ int events_next_line(struct events_reader *r, const char **line, size_t *len)
     }
 }
 
-static int blank(const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
-            return 0;
-    return 1;
-}
-
 int events_next(struct events_reader *r, json_t **ev)
 {
     const char *line;
@@ -737,7 +729,7 @@ int events_next(struct events_reader *r, json_t **ev)
     *ev = NULL;
     while ((rc = events_next_line(r, &line, &len)) == 1) {
         json_t *j;
-        if (blank(line, len))
+        if (text_blank(line, len))
             continue;
         /* A raw NUL byte is never valid JSON, but jansson skips one that follows a number or
          * a literal (its stream treats a pushed-back NUL as "buffer empty"). */

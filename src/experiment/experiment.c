@@ -27,6 +27,7 @@
 #include "util/num.h"
 #include "util/yaml.h"
 #include "util/regex_safe.h"
+#include "util/text.h"
 #include "util/banned.h"
 
 struct vctx {
@@ -125,26 +126,12 @@ void experiment_diags_format(const struct experiment_diags *d, const char *file,
 
 /* ---- small helpers ------------------------------------------------------------------------ */
 
-/* A user string for a message: at most 40 bytes, control bytes as '?'. */
-static const char *q(const char *s, char out[48])
-{
-    size_t i, n = strlen(s);
-    for (i = 0; i < n && i < 40; i++)
-        out[i] = ((unsigned char)s[i] < 32 || s[i] == 127) ? '?' : s[i];
-    if (n > 40) {
-        out[i++] = '.';
-        out[i++] = '.';
-        out[i++] = '.';
-    }
-    out[i] = '\0';
-    return out;
-}
-#define Q(s) q((s), (char[48]){0})
+#define Q(s) text_shown((s), strlen(s), (char[TEXT_SHOWN_SIZE]){0})
 
 /* What a node is, for "found ..." in messages. */
 static const char *found(const struct ynode *n, char out[80])
 {
-    char t[48];
+    char t[TEXT_SHOWN_SIZE];
     switch (n->type) {
     case YNODE_NULL:
         return n->str && *n->str ? "null" : "nothing";
@@ -153,11 +140,11 @@ static const char *found(const struct ynode *n, char out[80])
     case YNODE_MAP:
         return "a mapping";
     case YNODE_STR:
-        snprintf(out, 80, "the string '%s'", q(n->str, t));
+        snprintf(out, 80, "the string '%s'", text_shown(n->str, strlen(n->str), t));
         return out;
     default:
         snprintf(out, 80, "%s %s", n->type == YNODE_BOOL ? "the boolean" : "the number",
-                 q(n->str, t));
+                 text_shown(n->str, strlen(n->str), t));
         return out;
     }
 }
@@ -227,17 +214,6 @@ static int re_full_match(const char *pattern, const char *s)
     ok = regexec(&re, s, 0, NULL, 0) == 0;
     regfree(&re);
     return ok;
-}
-
-/* Exact, or a leading '*' matches by suffix (as src/plan does). */
-static int pattern_matches(const char *pat, const char *name)
-{
-    size_t lp, ln;
-    if (pat[0] != '*')
-        return strcmp(pat, name) == 0;
-    lp = strlen(pat + 1);
-    ln = strlen(name);
-    return ln >= lp && strcmp(name + ln - lp, pat + 1) == 0;
 }
 
 /* Lists of names for suggestions and messages. */
@@ -1334,7 +1310,7 @@ static void cross_checks(struct vctx *v, const struct ynode *root)
                 int hit = 0;
                 for (size_t k = 0; k < wtools->n && !hit; k++) {
                     const struct ynode *tn = ynode_get(wtools->items[k], "name");
-                    hit = tn && tn->type == YNODE_STR && pattern_matches(f->match.tool, tn->str);
+                    hit = tn && tn->type == YNODE_STR && catalog_match_pattern(f->match.tool, tn->str);
                 }
                 if (!hit)
                     err_at(v, ynode_get(ynode_get(fn, "match"), "tool"),
@@ -1343,12 +1319,12 @@ static void cross_checks(struct vctx *v, const struct ynode *root)
             }
         }
         if (f->match.server && (x->mcp_servers || v->has_world)) {
-            int hit = v->world_name && pattern_matches(f->match.server, v->world_name);
+            int hit = v->world_name && catalog_match_pattern(f->match.server, v->world_name);
             const char *k;
             json_t *val;
             json_object_foreach(x->mcp_servers, k, val)
             {
-                hit |= pattern_matches(f->match.server, k);
+                hit |= catalog_match_pattern(f->match.server, k);
             }
             if (!hit)
                 warn_at(v, ynode_get(ynode_get(fn, "match"), "server"),

@@ -82,15 +82,12 @@ static void set_error(struct mock_answer *a, enum wire_provider p, int status, c
 
 /* --- rendering helpers --- */
 
-/* Length of the next piece of s[0..n): at most max bytes, not cutting a UTF-8 sequence. */
+/* Length of the next piece of s[0..n): at most max bytes, not cutting a UTF-8 sequence (max
+ * when s[0..max] are all continuation bytes, so the loop always advances). */
 static size_t piece_len(const char *s, size_t n, size_t max)
 {
-    if (n <= max)
-        return n;
-    size_t k = max;
-    while (k > 1 && ((unsigned char)s[k] & 0xC0) == 0x80)
-        k--;
-    return k;
+    size_t k = utf8_boundary(s, n, max);
+    return k > 0 ? k : max;
 }
 
 static void sse(struct mock_answer *a, const char *event, json_t *j)

@@ -143,14 +143,7 @@ static int pattern_match(const struct pattern *pt, const char *s, size_t n, int 
 
 int plan_match_pattern(const char *pattern, const char *name)
 {
-    struct pattern pt;
-
-    if (pattern == NULL || name == NULL)
-        return 0;
-    pt.suffix = pattern[0] == '*';
-    pt.cmp = pattern + pt.suffix;
-    pt.len = strlen(pt.cmp);
-    return pattern_match(&pt, name, strlen(name), 0);
+    return catalog_match_pattern(pattern, name);
 }
 
 /* Sets pt from a pattern string (or leaves it absent for NULL). Host patterns are lowercased

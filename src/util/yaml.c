@@ -29,6 +29,7 @@
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/num.h"
+#include "util/text.h"
 #include "util/banned.h"
 
 struct frame {
@@ -102,21 +103,6 @@ static void problem(struct builder *b, int line, int col, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(p->msg, sizeof(p->msg), fmt, ap);
     va_end(ap);
-}
-
-/* Copies s for a message: at most 40 bytes, non-printable bytes as '?'. */
-static const char *shown(const char *s, size_t len, char out[48])
-{
-    size_t n = len > 40 ? 40 : len, i;
-    for (i = 0; i < n; i++)
-        out[i] = ((unsigned char)s[i] < 32 || s[i] == 127) ? '?' : s[i];
-    if (len > 40) {
-        out[i++] = '.';
-        out[i++] = '.';
-        out[i++] = '.';
-    }
-    out[i] = '\0';
-    return out;
 }
 
 static struct ynode *new_node(struct builder *b, enum ynode_type t, const yaml_mark_t *m)
@@ -272,7 +258,7 @@ static int make_scalar(struct builder *b, const yaml_event_t *ev, struct ynode *
     size_t len = ev->data.scalar.length;
     const char *tag = (const char *)ev->data.scalar.tag;
     int line = (int)ev->start_mark.line + 1, col = (int)ev->start_mark.column + 1;
-    char shown_buf[48];
+    char shown_buf[TEXT_SHOWN_SIZE];
     struct ynode *n;
     int r;
 
@@ -290,7 +276,7 @@ static int make_scalar(struct builder *b, const yaml_event_t *ev, struct ynode *
             return 0;
         if ((r = type_scalar(n, tag)) == 0)
             return fail(b, ERR_PARSE, line, col, "unsupported tag '%s' on '%s'",
-                        shown(tag, strlen(tag), (char[48]){0}), shown(val, len, shown_buf));
+                        text_shown(tag, strlen(tag), (char[TEXT_SHOWN_SIZE]){0}), text_shown(val, len, shown_buf));
     } else if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !tag) {
         r = type_scalar(n, NULL);
     } else {
@@ -298,7 +284,7 @@ static int make_scalar(struct builder *b, const yaml_event_t *ev, struct ynode *
     }
     if (r == 2)
         return fail(b, ERR_PARSE, line, col, "integer '%s' is out of range",
-                    shown(val, len, shown_buf));
+                    text_shown(val, len, shown_buf));
     return 0;
 }
 
@@ -308,7 +294,7 @@ static int check_collection_tag(struct builder *b, const yaml_event_t *ev, const
     if (tag == NULL || !strcmp(tag, "!") || !strcmp(tag, want))
         return 0;
     return fail(b, ERR_PARSE, (int)ev->start_mark.line + 1, (int)ev->start_mark.column + 1,
-                "unsupported tag '%s'", shown(tag, strlen(tag), (char[48]){0}));
+                "unsupported tag '%s'", text_shown(tag, strlen(tag), (char[TEXT_SHOWN_SIZE]){0}));
 }
 
 static void bury(struct builder *b, struct ynode *n)
@@ -353,7 +339,7 @@ static void dedupe_keys(struct builder *b, struct ynode *m)
         first = m->keys[idx[f]];
         drop[idx[i]] = 1;
         problem(b, k->line, k->col, "duplicate key '%s' (first at line %d, column %d)",
-                shown(k->str, k->len, (char[48]){0}), first->line, first->col);
+                text_shown(k->str, k->len, (char[TEXT_SHOWN_SIZE]){0}), first->line, first->col);
     }
     for (i = 0, w = 0; i < m->n; i++) {
         if (drop[i]) {
@@ -471,7 +457,7 @@ static int on_alias(struct builder *b, const yaml_event_t *ev)
     const char *name = (const char *)ev->data.alias.anchor;
     int line = (int)ev->start_mark.line + 1, col = (int)ev->start_mark.column + 1;
     const struct ynode *target = NULL;
-    char sb[48];
+    char sb[TEXT_SHOWN_SIZE];
 
     if (b->lim.no_aliases)
         return fail(b, ERR_UNSUPPORTED, line, col, "YAML aliases are not supported in %s",
@@ -488,22 +474,22 @@ static int on_alias(struct builder *b, const yaml_event_t *ev)
                 return fail(
                     b, ERR_PARSE, line, col,
                     "alias '*%s' refers to a collection that contains it (a recursive alias)",
-                    shown(name, strlen(name), sb));
+                    text_shown(name, strlen(name), sb));
         return fail(b, ERR_PARSE, line, col, "alias '*%s' refers to no anchor before it",
-                    shown(name, strlen(name), sb));
+                    text_shown(name, strlen(name), sb));
     }
     if (target->size > b->lim.max_nodes - b->nodes)
         return fail(b, ERR_LIMIT, line, col,
                     "expanding alias '*%s' goes past %zu YAML nodes (an alias bomb?)",
-                    shown(name, strlen(name), sb), b->lim.max_nodes);
+                    text_shown(name, strlen(name), sb), b->lim.max_nodes);
     if (b->depth + height(target) > b->lim.max_depth)
         return fail(b, ERR_LIMIT, line, col, "expanding alias '*%s' nests deeper than %d levels",
-                    shown(name, strlen(name), sb), b->lim.max_depth);
+                    text_shown(name, strlen(name), sb), b->lim.max_depth);
     size_t bytes = text_bytes(target);
     if (bytes > b->lim.max_alias_bytes - b->alias_bytes)
         return fail(b, ERR_LIMIT, line, col,
                     "expanding alias '*%s': aliases expand to more than %zu bytes",
-                    shown(name, strlen(name), sb), b->lim.max_alias_bytes);
+                    text_shown(name, strlen(name), sb), b->lim.max_alias_bytes);
     b->alias_bytes += bytes;
     b->nodes += target->size;
     struct ynode *n = copy_node(b, target);

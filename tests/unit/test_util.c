@@ -16,6 +16,7 @@
 #include "util/hash.h"
 #include "util/num.h"
 #include "util/regex_safe.h"
+#include "util/text.h"
 #include "util/utf8.h"
 
 static void test_buf_invariants(void **state)
@@ -199,6 +200,20 @@ static void test_utf8(void **state)
     buf_release(&b);
 }
 
+static void test_text(void **state)
+{
+    char out[TEXT_SHOWN_SIZE];
+    assert_string_equal(text_shown("a\tb", 3, out), "a?b");
+    /* 39 ASCII bytes then a 2-byte character: cut before it, never inside */
+    const char *s = "0123456789012345678901234567890123456789\xC3\xA9tail";
+    assert_string_equal(text_shown(s, strlen(s), out), "0123456789012345678901234567890123456789...");
+    const char *t = "012345678901234567890123456789012345678\xC3\xA9tail";
+    assert_string_equal(text_shown(t, strlen(t), out), "012345678901234567890123456789012345678...");
+    assert_true(text_blank(" \t\r", 3));
+    assert_true(text_blank("", 0));
+    assert_false(text_blank(" x", 2));
+}
+
 static void expect_refused(const char *pattern, const char *needle)
 {
     char why[96];
@@ -236,6 +251,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_regex_check),
         cmocka_unit_test(test_utf8),
+        cmocka_unit_test(test_text),
         cmocka_unit_test(test_buf_invariants), cmocka_unit_test(test_buf_limit),
         cmocka_unit_test(test_buf_addf_grows), cmocka_unit_test(test_num),
         cmocka_unit_test(test_hash_stable),    cmocka_unit_test(test_fs_roundtrip),
