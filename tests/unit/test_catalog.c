@@ -17,6 +17,7 @@
 #include "experiment/schema.h"
 #include "util/buf.h"
 #include "util/fs.h"
+#include "util/banned.h"
 
 static void test_fault_ids_unique_and_named_by_family(void **state)
 {

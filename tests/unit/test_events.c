@@ -17,6 +17,7 @@
 #include "events/view.h"
 #include "util/buf.h"
 #include "util/fs.h"
+#include "util/banned.h"
 
 /* ---- helpers ----------------------------------------------------------------------------- */
 

@@ -17,6 +17,7 @@
 #include "util/fs.h"
 #include "util/hash.h"
 #include "util/yaml.h"
+#include "util/banned.h"
 
 #define HEAD "name: t\nagent: run-agent\nverify: 'true'\n"
 #define FAULT_ERR "faults:\n  - id: tool.error\n"

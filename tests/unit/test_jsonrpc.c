@@ -11,6 +11,7 @@
 
 #include "mcp/jsonrpc.h"
 #include "util/err.h"
+#include "util/banned.h"
 
 /* Collects frames as "L:<line>" / "T:<len>:<id>" entries joined by '|'. */
 static void drain(struct jsonrpc_framer *f, struct buf *out)

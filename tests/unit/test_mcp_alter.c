@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "mcp/alter.h"
+#include "util/banned.h"
 
 static json_t *J(const char *text)
 {

@@ -22,6 +22,7 @@
 #include "control/client.h"
 #include "experiment/catalog.h"
 #include "util/timeutil.h"
+#include "util/banned.h"
 
 static pid_t server_pid;
 static int server_port;

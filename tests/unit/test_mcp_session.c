@@ -13,6 +13,7 @@
 
 #include "experiment/catalog.h"
 #include "mcp/session.h"
+#include "util/banned.h"
 
 #define CANARY "E-FAULTLINE-0badf00d"
 

@@ -15,6 +15,7 @@
 #include "model/mockscript.h"
 #include "model/sse.h"
 #include "model/wire.h"
+#include "util/banned.h"
 
 static struct mockscript *parse_ok(const char *y)
 {

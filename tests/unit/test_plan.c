@@ -15,6 +15,7 @@
 #include "util/buf.h"
 #include "util/fs.h"
 #include "util/hash.h"
+#include "util/banned.h"
 
 /* ---- helpers ----------------------------------------------------------------------------- */
 

@@ -18,6 +18,7 @@
 #include "util/num.h"
 #include "util/proc.h"
 #include "util/timeutil.h"
+#include "util/banned.h"
 
 /* Reads fd (non-blocking) until EOF or 5 s pass. */
 static void read_all(int fd, struct buf *out)

@@ -18,6 +18,7 @@
 #include "util/regex_safe.h"
 #include "util/text.h"
 #include "util/utf8.h"
+#include "util/banned.h"
 
 static void test_buf_invariants(void **state)
 {

@@ -14,6 +14,7 @@
 
 #include "util/buf.h"
 #include "util/yaml.h"
+#include "util/banned.h"
 
 /* Parses text under lim, expecting a fatal problem with code at line:col holding needle. */
 static void expect_fatal(const char *text, const struct ydoc_limits *lim, int code, int line,
