@@ -139,8 +139,8 @@ int cmd_validate(int argc, char **argv)
             utf8_sanitize(path, strlen(path), &name);
             json_t *j = json_pack("{s:s%,s:s,s:o}", "file", name.data, name.len, "hash", x->hash,
                                   "experiment", experiment_to_json(x));
-            char *s = j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(15))
-                        : NULL;
+            char *s =
+                j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(15)) : NULL;
             if (s == NULL) {
                 fprintf(stderr, "faultline validate: cannot print '%s' as JSON\n", path);
                 any_unreadable = 1;

@@ -198,9 +198,8 @@ static size_t token_at(const char *s, size_t n, size_t i, size_t *keep)
             j++;
         /* The whole string being "Bearer x" is a header value; inside text, want a token:
          * BEARER_EMBEDDED_MIN token characters, not only lowercase letters (prose) */
-        if (j > i + scheme &&
-            (i == 0 || (j - i - scheme >= BEARER_EMBEDDED_MIN &&
-                        !all_lower(s + i + scheme, j - i - scheme)))) {
+        if (j > i + scheme && (i == 0 || (j - i - scheme >= BEARER_EMBEDDED_MIN &&
+                                          !all_lower(s + i + scheme, j - i - scheme)))) {
             *keep = scheme;
             return j - i;
         }

@@ -1310,7 +1310,8 @@ static void cross_checks(struct vctx *v, const struct ynode *root)
                 int hit = 0;
                 for (size_t k = 0; k < wtools->n && !hit; k++) {
                     const struct ynode *tn = ynode_get(wtools->items[k], "name");
-                    hit = tn && tn->type == YNODE_STR && catalog_match_pattern(f->match.tool, tn->str);
+                    hit = tn && tn->type == YNODE_STR &&
+                          catalog_match_pattern(f->match.tool, tn->str);
                 }
                 if (!hit)
                     err_at(v, ynode_get(ynode_get(fn, "match"), "tool"),

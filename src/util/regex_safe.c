@@ -99,8 +99,7 @@ int regex_check(const char *pattern, char *why, size_t n)
                     if (p[j] >= '0' && p[j] <= '9') {
                         v = v * 10 + (unsigned long)(p[j] - '0');
                         if (v > REGEX_SAFE_DUP_MAX)
-                            return refuse(why, n, "a repetition bound over %d",
-                                          REGEX_SAFE_DUP_MAX);
+                            return refuse(why, n, "a repetition bound over %d", REGEX_SAFE_DUP_MAX);
                         if (v > bound)
                             bound = v;
                     } else if (p[j] == ',') {
@@ -113,9 +112,8 @@ int regex_check(const char *pattern, char *why, size_t n)
             }
             last *= bound; /* last <= 1000 and bound <= 100: no overflow */
             if (last > REGEX_SAFE_PRODUCT_MAX)
-                return refuse(why, n,
-                              "nested repetitions multiply to %lu copies (more than %d)", last,
-                              REGEX_SAFE_PRODUCT_MAX);
+                return refuse(why, n, "nested repetitions multiply to %lu copies (more than %d)",
+                              last, REGEX_SAFE_PRODUCT_MAX);
             if (last > inner[depth])
                 inner[depth] = last;
             prev_quant = 1;

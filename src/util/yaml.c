@@ -174,8 +174,7 @@ static int int_text(const char *s, long long *v)
     if (!all_of(p, "0123456789"))
         return 0;
     /* num_parse_ll takes no '+', which YAML allows */
-    if (num_parse_ll(*s == '+' ? s + 1 : s, -0x7fffffffffffffffLL - 1, 0x7fffffffffffffffLL, v) <
-        0)
+    if (num_parse_ll(*s == '+' ? s + 1 : s, -0x7fffffffffffffffLL - 1, 0x7fffffffffffffffLL, v) < 0)
         return 2;
     return 1;
 }
@@ -276,7 +275,8 @@ static int make_scalar(struct builder *b, const yaml_event_t *ev, struct ynode *
             return 0;
         if ((r = type_scalar(n, tag)) == 0)
             return fail(b, ERR_PARSE, line, col, "unsupported tag '%s' on '%s'",
-                        text_shown(tag, strlen(tag), (char[TEXT_SHOWN_SIZE]){0}), text_shown(val, len, shown_buf));
+                        text_shown(tag, strlen(tag), (char[TEXT_SHOWN_SIZE]){0}),
+                        text_shown(val, len, shown_buf));
     } else if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !tag) {
         r = type_scalar(n, NULL);
     } else {
@@ -634,9 +634,8 @@ int ydoc_parse(const char *text, size_t len, const struct ydoc_limits *lim, stru
     if (b.lim.max_depth <= 0)
         b.lim.max_depth = YDOC_DEPTH_MAX;
     if (b.lim.max_alias_bytes == 0)
-        b.lim.max_alias_bytes = len > YDOC_ALIAS_BYTES_MIN / 8 && len < SIZE_MAX / 8
-                                    ? len * 8
-                                    : YDOC_ALIAS_BYTES_MIN;
+        b.lim.max_alias_bytes =
+            len > YDOC_ALIAS_BYTES_MIN / 8 && len < SIZE_MAX / 8 ? len * 8 : YDOC_ALIAS_BYTES_MIN;
     if (b.lim.kind == NULL)
         b.lim.kind = "the file";
     b.doc = doc;
