@@ -26,6 +26,7 @@
 
 #include "control/server.h"
 #include "util/log.h"
+#include "util/num.h"
 #include "util/banned.h"
 
 #define MAX_LISTENERS 4
@@ -569,6 +570,40 @@ static int add_listener(struct hsrv *s, evutil_socket_t fd, struct err *e)
     return 0;
 }
 
+/* "IPv4:PORT" or "[IPv6]:PORT", port 0..65535 (libevent's parser refuses port 0). */
+static int parse_addr(const char *addr, struct sockaddr_storage *ss, int *sslen)
+{
+    const char *colon = strrchr(addr, ':');
+    char host[64];
+    size_t hl;
+    long long port;
+
+    if (colon == NULL || num_parse_ll(colon + 1, 0, 65535, &port) != 0)
+        return -1;
+    hl = (size_t)(colon - addr);
+    if (hl >= 2 && addr[0] == '[' && addr[hl - 1] == ']') {
+        struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+        if (hl - 2 >= sizeof(host))
+            return -1;
+        memcpy(host, addr + 1, hl - 2);
+        host[hl - 2] = '\0';
+        sin6->sin6_family = AF_INET6;
+        sin6->sin6_port = htons((uint16_t)port);
+        *sslen = sizeof(*sin6);
+        return evutil_inet_pton(AF_INET6, host, &sin6->sin6_addr) == 1 ? 0 : -1;
+    } else {
+        struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+        if (hl == 0 || hl >= sizeof(host))
+            return -1;
+        memcpy(host, addr, hl);
+        host[hl] = '\0';
+        sin->sin_family = AF_INET;
+        sin->sin_port = htons((uint16_t)port);
+        *sslen = sizeof(*sin);
+        return evutil_inet_pton(AF_INET, host, &sin->sin_addr) == 1 ? 0 : -1;
+    }
+}
+
 int hsrv_listen(struct hsrv *s, const char *addr, struct err *e)
 {
     struct sockaddr_storage ss;
@@ -576,7 +611,7 @@ int hsrv_listen(struct hsrv *s, const char *addr, struct err *e)
     evutil_socket_t fd;
 
     memset(&ss, 0, sizeof(ss));
-    if (evutil_parse_sockaddr_port(addr, (struct sockaddr *)&ss, &sslen) != 0)
+    if (parse_addr(addr, &ss, &sslen) != 0)
         return err_set(e, ERR_INVALID, "invalid listen address '%s' (want HOST:PORT)", addr);
     fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
