@@ -241,6 +241,9 @@ class Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 256
 
+    def handle_error(self, request, client_address):
+        pass  # a client (the proxy) that went away mid-answer is expected here
+
 
 def main():
     srv = Server(("127.0.0.1", 0), Handler)
