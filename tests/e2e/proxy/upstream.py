@@ -13,6 +13,7 @@ Speaks HTTP/1.1 with keep-alive. Behaviour is chosen per request by the x-test-m
   garbage           200 text/event-stream whose body is not SSE
   slow:MS           stream with MS milliseconds between events
   drop:N            stream N events, then close the connection without ending the body
+  big:N             stream N content_block_delta events of 1 KiB each, as fast as possible
   hang              read the request, never answer
   close             close the connection without answering
   echo              answer 200 with the request as JSON: method, path, headers, body
@@ -222,6 +223,13 @@ class Handler(BaseHTTPRequestHandler):
         if not stream:
             self.send_json(200, whole)
             return
+        if mode.startswith("big:"):
+            n = int(mode.split(":")[1])
+            filler = "x" * 1000
+            events = events[:2] + [
+                "event: content_block_delta\ndata: %s\n\n" % json.dumps(
+                    {"type": "content_block_delta", "index": 0,
+                     "delta": {"type": "text_delta", "text": filler}})] * n + events[-3:]
         delay = int(mode.split(":")[1]) / 1000.0 if mode.startswith("slow:") else 0
         drop = int(mode.split(":")[1]) if mode.startswith("drop:") else None
         self.start_stream()
