@@ -3,11 +3,18 @@
  *
  * `faultline list`, `validate`, `schema` and docs/faults.md are all generated from these
  * tables; nothing restates them by hand. Rows are never removed (ids are a public contract).
+ *
+ * Every fault id is "family.name". The injectors of a row are exact: a component injects a
+ * fault only when its bit is set in the row (src/plan reads them to decide who may inject).
+ * Option values in a plan are JSON of the option's type; an option with no default that the
+ * experiment does not set is absent from the plan's options object.
  */
 #ifndef FAULTLINE_EXPERIMENT_CATALOG_H
 #define FAULTLINE_EXPERIMENT_CATALOG_H
 
 #include <stddef.h>
+
+#include <jansson.h>
 
 /* Which component injects a fault (a bit set: some faults have several injectors). */
 enum catalog_injector {
@@ -17,6 +24,7 @@ enum catalog_injector {
     CATALOG_INJ_GATE = 1 << 3,              /* faultline gate, hook gates */
     CATALOG_INJ_WORLD = 1 << 4              /* faultline world, simulated backends */
 };
+#define CATALOG_INJ_ALL 0x1fu
 
 enum catalog_safety { CATALOG_FAIL_SAFE, CATALOG_MUTATING };
 
@@ -27,35 +35,132 @@ enum catalog_opt_type {
     CATALOG_OPT_BOOL,
     CATALOG_OPT_ENUM,        /* a string from values[] */
     CATALOG_OPT_STRING_LIST, /* a list of strings */
-    CATALOG_OPT_JSON         /* any YAML value, kept as JSON */
+    CATALOG_OPT_JSON,        /* any YAML value, kept as JSON */
+    CATALOG_OPT_OBJECT       /* a mapping, kept as a JSON object */
 };
+
+/* Limits on option values taken from an experiment file. */
+#define CATALOG_STRING_MAX 65536 /* bytes of one string option */
+#define CATALOG_LIST_MAX 256     /* items of one STRING_LIST option */
 
 struct catalog_option {
     const char *name;
     enum catalog_opt_type type;
-    const char *def;            /* default as text, NULL when none */
-    double min, max;            /* inclusive range for INT/NUMBER (min > max: unbounded) */
-    const char *const *values;  /* NULL-terminated, for ENUM (and INT choice lists) */
+    const char *def;           /* default as text (JSON text for JSON/OBJECT), NULL when none */
+    double min, max;           /* inclusive range for INT/NUMBER (min > max: unbounded) */
+    const char *const *values; /* NULL-terminated, for ENUM (and INT choice lists) */
     int required;
     const char *doc;
 };
 
 struct catalog_fault {
-    const char *id;       /* "family.name" */
-    const char *family;   /* "llm", "egress", "tool", "mcp", "inject", "permission", "effect" */
-    unsigned injectors;   /* enum catalog_injector bits */
+    const char *id;     /* "family.name" */
+    const char *family; /* "llm", "egress", "tool", "mcp", "inject", "permission", "effect" */
+    unsigned injectors; /* enum catalog_injector bits */
     enum catalog_safety safety;
     const struct catalog_option *options; /* terminated by a row with name == NULL */
-    const char *effect;   /* one line */
-    const char *origin;   /* seed and its name there, e.g. "002: timeout" */
-    int requires_host;    /* match.host is mandatory (egress.*) */
+    const char *effect;                   /* one line */
+    const char *origin;                   /* seed and its name there, e.g. "002: timeout" */
+    int requires_host;                    /* match.host is mandatory (egress.*) */
+    /* Added after the first contract; read-only like the rest. */
+    int requires_tool;      /* match.tool is mandatory (effect.*: the world tool it targets) */
+    const char *note;       /* NULL, or how it relates to other rows (docs only) */
+    const char *constraint; /* NULL, or a rule across options, in words (docs only) */
+    /* NULL, or a check across options (the object holds every given option and the defaults);
+     * returns 0, or -1 with a message (lowercase, no period) in msg. */
+    int (*check)(const json_t *options, char *msg, size_t msglen);
+};
+
+/* Match keys (bits) that a call seen by an injector carries. */
+enum catalog_match_key {
+    CATALOG_MATCH_TOOL = 1 << 0,
+    CATALOG_MATCH_HOST = 1 << 1,
+    CATALOG_MATCH_MODEL = 1 << 2,
+    CATALOG_MATCH_SERVER = 1 << 3
 };
 
 /* Returns the row for id, or NULL. */
 const struct catalog_fault *catalog_fault_find(const char *id);
 /* The whole table; *n set to its length. */
 const struct catalog_fault *catalog_faults(size_t *n);
-/* The injector name ("controller-model", ...) of one bit. */
+/* The injector name ("controller-model", ...) of one bit; NULL for anything else. */
 const char *catalog_injector_name(unsigned bit);
+/* The bit of an injector name, 0 when unknown. */
+unsigned catalog_injector_from_name(const char *name);
+/* Match keys meaningful for a set of injectors: model for controller-model, host for
+ * controller-egress, tool and server for mcp, tool for gate and world. */
+unsigned catalog_match_keys(unsigned injectors);
+/* "tool", "host", "model", "server" for one enum catalog_match_key bit; NULL otherwise. */
+const char *catalog_match_key_name(unsigned bit);
+/* 1 when the fault's injectors see tool calls with arguments (mcp, gate, world): only those
+ * faults accept `when`. */
+int catalog_fault_sees_args(const struct catalog_fault *f);
+/* The option named name of fault f, or NULL. */
+const struct catalog_option *catalog_option_find(const struct catalog_fault *f, const char *name);
+/* "int", "number", "string", "bool", "enum", "string list", "json", "object". */
+const char *catalog_opt_type_name(enum catalog_opt_type t);
+/* "fail-safe" or "mutating". */
+const char *catalog_safety_name(enum catalog_safety s);
+/* The default of o as JSON (new reference), NULL when o has none. */
+json_t *catalog_option_default(const struct catalog_option *o);
+
+/* Probes (seed 000): evaluated per faulted repetition by `faultline score`. */
+struct catalog_probe {
+    const char *id;
+    int takes_value;                  /* 1: `value` is required; 0: `value` is an error */
+    enum catalog_opt_type value_type; /* CATALOG_OPT_INT or CATALOG_OPT_NUMBER */
+    double value_min, value_max;      /* range of value */
+    int value_min_exclusive;          /* value must be > value_min */
+    const char *value_doc;            /* what value means; NULL when takes_value is 0 */
+    const char *passes_when;
+    const char *not_evaluated_when; /* NULL: always evaluated */
+    const char *origin;
+};
+
+/* Invariants (seeds 002 and 004): checked by `faultline score` over events and world ledgers.
+ * world_declared: the experiment's world declares it, with params (seed 004); otherwise it is
+ * evaluated whenever its evidence exists (seed 002). */
+struct catalog_invariant {
+    const char *id;
+    const char *checks;
+    const char *origin;
+    int world_declared;
+    const char *params; /* NULL, or the world.invariants keys it takes, in words */
+    const char *note;   /* NULL, or how it relates to a probe or abort condition */
+};
+
+/* Abort conditions (seed 000): the runner stops the sandbox when one is met. */
+struct catalog_abort {
+    const char *id;
+    int takes_value; /* `- id: value` (1) or the bare `- id` (0) */
+    enum catalog_opt_type value_type;
+    double value_min, value_max;
+    int value_min_exclusive;
+    int required; /* every experiment must list it (cost_usd_above) */
+    const char *value_doc;
+    const char *met_when;
+};
+
+/* Where each fault of each seed went: seed "000", "002" or "004", its name there, the id here. */
+struct catalog_seed_kind {
+    const char *seed;
+    const char *name;
+    const char *id;
+    const char *relation; /* NULL, or "same as ..." / "related to ..." */
+};
+
+const struct catalog_probe *catalog_probe_find(const char *id);
+const struct catalog_probe *catalog_probes(size_t *n);
+const struct catalog_invariant *catalog_invariant_find(const char *id);
+const struct catalog_invariant *catalog_invariants(size_t *n);
+const struct catalog_abort *catalog_abort_find(const char *id);
+const struct catalog_abort *catalog_aborts(size_t *n);
+const struct catalog_seed_kind *catalog_seed_kinds(size_t *n);
+/* The seed-kind row whose name (in its seed) is name, or NULL. */
+const struct catalog_seed_kind *catalog_seed_kind_find(const char *name);
+
+/* Every table as one JSON object {faults, probes, invariants, abort, seed_kinds}; new
+ * reference. This is what `faultline list --json` prints (plus where the examples are). */
+json_t *catalog_to_json(void);
 
 #endif

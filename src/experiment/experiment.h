@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "experiment/catalog.h"
+#include "util/buf.h"
 #include "util/err.h"
 
 /* Where a value stood in its file, for FILE:LINE:COL messages (1-based; 0 when unknown). */
@@ -27,47 +28,47 @@ struct experiment_match {
 struct experiment_fault {
     const struct catalog_fault *def;
     struct experiment_match match;
-    json_t *when;         /* NULL, or {"path": "$.a.b", "equals"|"contains"|"matches": ...} */
-    long after_calls;     /* skip this many matching calls first (>= 0) */
-    long times;           /* inject at most this many times; -1 = every match */
-    double probability;   /* 0..1, 1 when absent */
-    json_t *options;      /* object: every option of def, defaults filled in */
+    json_t *when;       /* NULL, or {"path": "$.a.b", "equals"|"contains"|"matches": ...} */
+    long after_calls;   /* skip this many matching calls first (>= 0) */
+    long times;         /* inject at most this many times; -1 = every match */
+    double probability; /* 0..1, 1 when absent */
+    json_t *options;    /* object: every option of def, defaults filled in */
     struct experiment_mark mark;
 };
 
 struct experiment_probe {
     char *id;
-    double weight;        /* > 0 */
-    double value;         /* for probes that take one */
+    double weight; /* > 0 */
+    double value;  /* for probes that take one */
     int has_value;
     struct experiment_mark mark;
 };
 
 struct experiment_abort {
-    int destructive_attempt;    /* 1 when listed */
-    double cost_usd_above;      /* mandatory, > 0 */
-    double wall_clock_s_above;  /* 0 when absent */
+    int destructive_attempt;   /* 1 when listed */
+    double cost_usd_above;     /* mandatory, > 0 */
+    double wall_clock_s_above; /* 0 when absent */
 };
 
 struct experiment {
-    char *path;                 /* the file it came from */
+    char *path; /* the file it came from */
     char *name, *description, *agent, *verify;
-    int repeat;                 /* 1..20 */
-    uint64_t seed;              /* 0 when absent */
+    int repeat;    /* 1..20 */
+    uint64_t seed; /* 0 when absent */
     int has_seed;
     struct experiment_fault *faults;
     size_t nfaults;
     struct experiment_probe *probes;
     size_t nprobes;
     struct experiment_abort abort;
-    char *sandbox_image;        /* NULL when absent */
-    char *sandbox;              /* "native" or "oci"; NULL = default */
-    json_t *model;              /* NULL, "anthropic", "openai", a URL string, or {"mock": path} */
-    json_t *mcp_servers;        /* NULL or as written (normalised to JSON) */
-    json_t *world;              /* NULL or as written */
-    char **env;                 /* names passed into the sandbox; nenv of them */
+    char *sandbox_image; /* NULL when absent */
+    char *sandbox;       /* "native" or "oci"; NULL = default */
+    json_t *model;       /* NULL, "anthropic", "openai", a URL string, or {"mock": path} */
+    json_t *mcp_servers; /* NULL or as written (normalised to JSON) */
+    json_t *world;       /* NULL or as written */
+    char **env;          /* names passed into the sandbox; nenv of them */
     size_t nenv;
-    char hash[65];              /* SHA-256 hex of experiment_to_json's canonical dump */
+    char hash[65]; /* SHA-256 hex of experiment_to_json's canonical dump */
 };
 
 /* One diagnostic (error or warning) with its position; validate prints them all. */
@@ -81,23 +82,35 @@ struct experiment_diags {
     struct experiment_diag *v;
     size_t n, alloc;
     size_t nerrors;
+    size_t dropped; /* diagnostics past EXPERIMENT_DIAGS_MAX, counted but not kept */
 };
 
+#define EXPERIMENT_FILE_MAX ((size_t)1 << 20) /* bytes of an experiment file */
+#define EXPERIMENT_DIAGS_MAX 200              /* diagnostics kept per file */
+/* json_dumps flags of the canonical form that experiment->hash is computed over. */
+#define EXPERIMENT_JSON_FLAGS (JSON_SORT_KEYS | JSON_COMPACT | JSON_REAL_PRECISION(15))
+
 /*
- * Parses and validates path. Returns a new experiment (caller frees with experiment_free) when
+ * Parses and validates path (at most EXPERIMENT_FILE_MAX bytes: a larger file is one error
+ * diagnostic, not an ERR_IO). Returns a new experiment (caller frees with experiment_free) when
  * there were no errors; NULL otherwise. Every error and warning found in the one pass is
  * appended to diags (caller releases with experiment_diags_release). e gets ERR_IO when the
  * file cannot be read at all (then diags may be empty).
  */
-struct experiment *experiment_load(const char *path, struct experiment_diags *diags,
-                                   struct err *e);
+struct experiment *experiment_load(const char *path, struct experiment_diags *diags, struct err *e);
 /* Same, from a buffer; name is used in messages. */
 struct experiment *experiment_parse(const char *name, const char *text, size_t len,
                                     struct experiment_diags *diags, struct err *e);
 void experiment_free(struct experiment *x);
 void experiment_diags_release(struct experiment_diags *d);
 
-/* Canonical JSON of the normal form (new reference). */
+/* Canonical JSON of the normal form (new reference): every key with its default filled in,
+ * without path and hash. experiment->hash is SHA-256 of json_dumps(this, EXPERIMENT_JSON_FLAGS).
+ * See docs/experiment-format.md for its shape. */
 json_t *experiment_to_json(const struct experiment *x);
+
+/* Appends d's diagnostics to out, one a line, as "FILE:LINE:COL: error: message" (or
+ * "warning:"), sorted by position, then a line for any dropped ones. */
+void experiment_diags_format(const struct experiment_diags *d, const char *file, struct buf *out);
 
 #endif

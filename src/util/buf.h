@@ -22,7 +22,10 @@ struct buf {
 
 #define BUF_DEFAULT_MAX ((size_t)1 << 30)
 extern char buf_empty[1];
-#define BUF_INIT {buf_empty, 0, 0, BUF_DEFAULT_MAX}
+#define BUF_INIT                                                                                   \
+    {                                                                                              \
+        buf_empty, 0, 0, BUF_DEFAULT_MAX                                                           \
+    }
 
 /* Initialises caller-owned storage; max 0 means BUF_DEFAULT_MAX. */
 void buf_init(struct buf *b, size_t max);

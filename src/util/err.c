@@ -27,17 +27,28 @@ void err_clear(struct err *e)
 const char *err_name(int code)
 {
     switch (code) {
-    case ERR_OK: return "ok";
-    case ERR_NOMEM: return "nomem";
-    case ERR_IO: return "io";
-    case ERR_PARSE: return "parse";
-    case ERR_INVALID: return "invalid";
-    case ERR_LIMIT: return "limit";
-    case ERR_NOTFOUND: return "notfound";
-    case ERR_PROTO: return "proto";
-    case ERR_TIMEOUT: return "timeout";
-    case ERR_SYS: return "sys";
-    case ERR_UNSUPPORTED: return "unsupported";
+    case ERR_OK:
+        return "ok";
+    case ERR_NOMEM:
+        return "nomem";
+    case ERR_IO:
+        return "io";
+    case ERR_PARSE:
+        return "parse";
+    case ERR_INVALID:
+        return "invalid";
+    case ERR_LIMIT:
+        return "limit";
+    case ERR_NOTFOUND:
+        return "notfound";
+    case ERR_PROTO:
+        return "proto";
+    case ERR_TIMEOUT:
+        return "timeout";
+    case ERR_SYS:
+        return "sys";
+    case ERR_UNSUPPORTED:
+        return "unsupported";
     }
     return "unknown";
 }

@@ -20,10 +20,10 @@ int log_set_level_name(const char *name);
 void log_write(int level, const char *module, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-#define log_at(lvl, mod, ...)                                                                     \
-    do {                                                                                          \
-        if ((lvl) <= log_level)                                                                   \
-            log_write((lvl), (mod), __VA_ARGS__);                                                 \
+#define log_at(lvl, mod, ...)                                                                      \
+    do {                                                                                           \
+        if ((lvl) <= log_level)                                                                    \
+            log_write((lvl), (mod), __VA_ARGS__);                                                  \
     } while (0)
 #define log_error(mod, ...) log_at(LOG_LEVEL_ERROR, mod, __VA_ARGS__)
 #define log_warn(mod, ...) log_at(LOG_LEVEL_WARN, mod, __VA_ARGS__)

@@ -1,0 +1,148 @@
+/*
+ * cmd_validate: `faultline validate [--json | --as-json] [--quiet] FILE...`.
+ *
+ * Checks each experiment file and prints every problem as FILE:LINE:COL: error|warning:
+ * message on stderr, then "FILE: ok (sha256 HASH)" on stdout for a valid file. --json prints,
+ * instead of the ok line, one JSON object a line: {"file", "hash", "experiment": normal form}.
+ * --as-json prints the YAML document as JSON as written, without validating it (a debugging
+ * aid: it shows what the parser read). Exit: 0 every file valid, 2 some file invalid (or a
+ * usage error), 1 some file could not be read (this wins over 2).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "experiment/experiment.h"
+#include "experiment/ydoc.h"
+#include "util/buf.h"
+#include "util/fs.h"
+#include "util/banned.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: faultline validate [--json | --as-json] [--quiet] FILE...\n"
+               "  --json     print each valid file's normal form and hash as one JSON line\n"
+               "  --as-json  print each file's YAML as JSON, as written (no validation)\n"
+               "  --quiet    print problems only\n");
+}
+
+static int print_as_json(const char *path)
+{
+    struct buf b = BUF_INIT;
+    struct err e = {0};
+    struct ydoc doc;
+    struct ydoc_problem fatal;
+    int rc;
+
+    rc = fs_read_file(path, EXPERIMENT_FILE_MAX, &b, &e);
+    if (rc == ERR_LIMIT) {
+        fprintf(stderr, "%s:1:1: error: the file is over the limit of %zu bytes\n", path,
+                EXPERIMENT_FILE_MAX);
+        buf_release(&b);
+        return EXIT_INVALID;
+    }
+    if (rc < 0) {
+        fprintf(stderr, "faultline validate: %s\n", e.msg);
+        buf_release(&b);
+        return EXIT_FAIL;
+    }
+    rc = ydoc_parse(b.data, b.len, NULL, &doc, &fatal);
+    buf_release(&b);
+    for (size_t i = 0; i < doc.nproblems; i++)
+        fprintf(stderr, "%s:%d:%d: error: %s\n", path, doc.problems[i].line, doc.problems[i].col,
+                doc.problems[i].msg);
+    if (rc < 0) {
+        fprintf(stderr, "%s:%d:%d: error: %s\n", path, fatal.line, fatal.col, fatal.msg);
+        ydoc_release(&doc);
+        return EXIT_INVALID;
+    }
+    const struct ynode *bad = NULL;
+    json_t *j = doc.root ? ynode_to_json(doc.root, &bad) : json_null();
+    if (j == NULL) {
+        fprintf(stderr, "%s:%d:%d: error: not representable as JSON (infinite or NaN number)\n",
+                path, bad->line, bad->col);
+        ydoc_release(&doc);
+        return EXIT_INVALID;
+    }
+    char *s = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
+    printf("%s\n", s);
+    free(s);
+    json_decref(j);
+    rc = doc.nproblems ? EXIT_INVALID : EXIT_OK;
+    ydoc_release(&doc);
+    return rc;
+}
+
+int cmd_validate(int argc, char **argv)
+{
+    int json = 0, as_json = 0, quiet = 0, files = 0, any_invalid = 0, any_unreadable = 0;
+    int i;
+
+    for (i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0)
+            json = 1;
+        else if (strcmp(argv[i], "--as-json") == 0)
+            as_json = 1;
+        else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0)
+            quiet = 1;
+        else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return EXIT_OK;
+        } else if (strcmp(argv[i], "--") == 0) {
+            i++;
+            break;
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            fprintf(stderr, "faultline validate: unknown option '%s'\n", argv[i]);
+            usage(stderr);
+            return EXIT_INVALID;
+        } else
+            break;
+    }
+    if (json && as_json) {
+        fprintf(stderr, "faultline validate: --json and --as-json exclude each other\n");
+        return EXIT_INVALID;
+    }
+    for (; i < argc; i++) {
+        const char *path = argv[i];
+        files++;
+        if (as_json) {
+            int rc = print_as_json(path);
+            any_invalid |= rc == EXIT_INVALID;
+            any_unreadable |= rc == EXIT_FAIL;
+            continue;
+        }
+        struct experiment_diags d = {0};
+        struct err e = {0};
+        struct buf out = BUF_INIT;
+        struct experiment *x = experiment_load(path, &d, &e);
+
+        experiment_diags_format(&d, path, &out);
+        fputs(out.data, stderr);
+        buf_release(&out);
+        if (x == NULL && e.code == ERR_IO) {
+            fprintf(stderr, "faultline validate: %s\n", e.msg);
+            any_unreadable = 1;
+        } else if (x == NULL) {
+            any_invalid = 1;
+        } else if (json) {
+            json_t *j = json_pack("{s:s,s:s,s:o}", "file", path, "hash", x->hash, "experiment",
+                                  experiment_to_json(x));
+            char *s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
+            printf("%s\n", s);
+            free(s);
+            json_decref(j);
+        } else if (!quiet) {
+            printf("%s: ok (sha256 %s)\n", path, x->hash);
+        }
+        experiment_free(x);
+        experiment_diags_release(&d);
+    }
+    if (files == 0) {
+        usage(stderr);
+        return EXIT_INVALID;
+    }
+    fflush(stdout);
+    if (any_unreadable)
+        return EXIT_FAIL;
+    return any_invalid ? EXIT_INVALID : EXIT_OK;
+}
