@@ -55,7 +55,8 @@ struct ctl {
     size_t nunknown;
 };
 
-/* Appends one event (fields borrowed) and logs a failure; never fails the caller. */
+/* Appends one event {"kind": kind, ...fields} and logs a failure; never fails the caller.
+ * fields is borrowed but gets a "kind" member (callers pass objects built for the event). */
 void ctl_emit(struct ctl *c, const char *kind, json_t *fields);
 /* A warning event {code, message}. */
 void ctl_warn(struct ctl *c, const char *code, const char *fmt, ...)

@@ -35,6 +35,7 @@
 #include <event2/buffer.h>
 
 #include "control/ctl.h"
+#include "control/jscan.h"
 #include "experiment/catalog.h"
 #include "model/faults.h"
 #include "model/sse.h"
@@ -389,9 +390,21 @@ static void use_new_body(struct pcall *pc, json_t *req)
     pc->body_len = pc->newbody.len;
 }
 
+/* The request as a tree, for the faults that rewrite it (parsed on first use). */
+static json_t *request_tree(struct pcall *pc, json_t **req)
+{
+    struct err e = {0};
+
+    if (*req == NULL)
+        *req = wire_json_parse(pc->body, pc->body_len, &e);
+    return *req;
+}
+
 /* Asks the plan about this call and applies what it says. Returns 1 when the call was
- * answered here (an injected error), 0 when it goes on upstream. */
-static int apply_fault(struct pcall *pc, json_t *req)
+ * answered here (an injected error), 2 when it goes upstream after a delay, 0 when it goes
+ * upstream now. *req is the parsed request, or NULL until a fault needs it (then parsed,
+ * and the caller frees it). */
+static int apply_fault(struct pcall *pc, json_t **reqp)
 {
     struct ctl *ctl = pc->ctl;
     struct plan_call call = {.component = CATALOG_INJ_CONTROLLER_MODEL,
@@ -448,11 +461,13 @@ static int apply_fault(struct pcall *pc, json_t *req)
     faults_error_release(&fe);
     if (strcmp(kind, "llm.context_trim") == 0) {
         struct faults_trim t = {0};
+        json_t *req = request_tree(pc, reqp);
         pc->fault = F_TRIM;
-        if (faults_context_trim(pc->api, req, (size_t)opt_int(d.options, "drop_oldest", 1),
+        if (req == NULL || faults_context_trim(pc->api, req, (size_t)opt_int(d.options, "drop_oldest", 1),
                                 json_is_true(json_object_get(d.options, "drop_system")), &t,
                                 &e) != 0) {
-            ctl_warn(ctl, "fault_not_applied", "llm.context_trim on %s: %s", pc->id, e.msg);
+            ctl_warn(ctl, "fault_not_applied", "llm.context_trim on %s: %s", pc->id,
+                     e.msg[0] ? e.msg : "request not readable");
             return 0;
         }
         use_new_body(pc, req);
@@ -465,9 +480,11 @@ static int apply_fault(struct pcall *pc, json_t *req)
     if (strcmp(kind, "llm.model_degrade") == 0) {
         const char *to = json_string_value(json_object_get(d.options, "to_model"));
         char from[WIRE_MODEL_MAX];
+        json_t *req = request_tree(pc, reqp);
         pc->fault = F_DEGRADE;
-        if (faults_model_degrade(req, to, from, sizeof(from), &e) != 0) {
-            ctl_warn(ctl, "fault_not_applied", "llm.model_degrade on %s: %s", pc->id, e.msg);
+        if (req == NULL || faults_model_degrade(req, to, from, sizeof(from), &e) != 0) {
+            ctl_warn(ctl, "fault_not_applied", "llm.model_degrade on %s: %s", pc->id,
+                     e.msg[0] ? e.msg : "request not readable");
             return 0;
         }
         use_new_body(pc, req);
@@ -526,6 +543,10 @@ static void pc_account_event(struct pcall *pc, const struct sse_event *ev)
 
     if (!pc->model_call || !ev->has_data)
         return;
+    /* Keep no more assistant text than the event can carry: a long stream must not hold
+     * (up to WIRE_TEXT_MAX) bytes per call for nothing. */
+    if (pc->res.text.len >= TEXT_EVENT_MAX)
+        pc->res.text_truncated = 1;
     if (wire_result_stream_event(pc->api, &pc->res, ev, &e) != 0 && !pc->sse_broken) {
         pc->sse_broken = 1;
         ctl_warn(pc->ctl, "malformed_stream", "%s: upstream stream event unreadable: %s", pc->id,
@@ -897,31 +918,42 @@ void proxy_handle(struct ctl *ctl, struct hreq *r)
 
     if (pc->model_call) {
         struct wire_request_info info;
+        struct jscan_info ji;
         struct err e = {0};
+        int valid = 1;
         json_t *ev;
 
         wire_result_init(&pc->res);
         pc->res_init = 1;
         snprintf(pc->id, sizeof(pc->id), "m%llu", (unsigned long long)++ctl->model_calls);
-        req = wire_json_parse(body, blen, &e);
         memset(&info, 0, sizeof(info));
         info.model = "";
-        if (req && wire_request_info(pc->api, req, &info, &e) != 0) {
-            json_decref(req);
-            req = NULL;
-            info.model = "";
+        if (jscan_request(pc->api, body, blen, &ji) == 0) {
+            /* the fast path: no tree unless a fault rewrites the body */
+            size_t n = utf8_cut(ji.model ? ji.model : "", ji.model_len, sizeof(pc->model) - 1);
+            memcpy(pc->model, ji.model ? ji.model : "", n);
+            pc->model[n] = '\0';
+            pc->stream = ji.stream;
+            info.n_messages = ji.n_messages;
+            info.n_tools = ji.n_tools;
+        } else if ((req = wire_json_parse(body, blen, &e)) != NULL &&
+                   wire_request_info(pc->api, req, &info, &e) == 0) {
+            size_t n = utf8_cut(info.model, strlen(info.model), sizeof(pc->model) - 1);
+            memcpy(pc->model, info.model, n);
+            pc->model[n] = '\0';
+            pc->stream = info.stream;
+        } else {
+            valid = 0;
         }
-        snprintf(pc->model, sizeof(pc->model), "%s", info.model);
-        pc->stream = info.stream;
         ev = json_pack("{s:s,s:s,s:s,s:b,s:s,s:I,s:I}", "id", pc->id, "api",
                        api_event_name(pc->api), "model", pc->model, "stream", pc->stream,
                        "path", target, "messages", (json_int_t)info.n_messages, "tools",
                        (json_int_t)info.n_tools);
-        if (ev && req == NULL)
+        if (ev && !valid)
             json_object_set_new(ev, "malformed", json_true());
         ctl_emit(ctl, "model_request", ev);
         json_decref(ev);
-        if (req == NULL) {
+        if (!valid) {
             /* Forwarded as sent: the upstream's answer is the truth about it. */
             ctl_warn(ctl, "malformed_request", "%s: %s; forwarded unchanged", pc->id, e.msg);
         }
@@ -930,11 +962,13 @@ void proxy_handle(struct ctl *ctl, struct hreq *r)
             refuse_over_ceiling(pc);
             return;
         }
-        if (req) {
-            rc = apply_fault(pc, req);
+        if (valid) {
+            rc = apply_fault(pc, &req);
             json_decref(req);
             if (rc != 0)
                 return; /* answered here (1), or forwarded after the latency timer (2) */
+        } else {
+            json_decref(req);
         }
     } else {
         snprintf(pc->id, sizeof(pc->id), "p%llu", (unsigned long long)++ctl->next_pass_id);

@@ -1,7 +1,12 @@
 /*
- * server: HTTP/1.1 server connections on bufferevents (state table in server.h).
+ * server: HTTP/1.1 server connections on raw non-blocking sockets (state table in server.h).
  *
- * Each connection owns one bufferevent, one timer and one body buffer. The timer serves
+ * Each connection owns its socket, a persistent read event, a write event that is armed only
+ * while the socket refuses output, input/output/body buffers, and one timer. Bytes are read
+ * with read(2) into the input buffer (no FIONREAD probe per read, unlike bufferevents) and
+ * written with writev(2) straight from the output buffer: output written by a callback is
+ * flushed once, at the end of the loop iteration, by the server's flush event, so a reply
+ * costs one system call and no epoll changes unless the client reads slowly. The timer serves
  * every wait of the connection, one at a time (timer_mode): the keep-alive idle wait, the
  * deadline of a request being received, the lingering close, and a "kick" that re-enters
  * conn_process from the loop when a response ended outside the connection's own callbacks
@@ -15,11 +20,13 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
-#include <event2/bufferevent.h>
+#include <event2/event.h>
 #include <event2/listener.h>
 #include <event2/util.h>
 #include <jansson.h>
@@ -31,6 +38,9 @@
 
 #define MAX_LISTENERS 4
 #define LINGER_MS 2000
+#define READ_MIN 4096    /* first read of a request; grows while reads fill it */
+#define READ_MAX 65536
+#define SMALL_BODY 8192
 
 enum conn_state { C_HEAD, C_BODY, C_HANDLER, C_CLOSING };
 enum timer_mode { T_NONE, T_IDLE, T_REQUEST, T_LINGER, T_KICK };
@@ -50,8 +60,18 @@ struct hreq {
 
 struct hconn {
     struct hsrv *s;
-    struct hconn *prev, *next;
-    struct bufferevent *bev;
+    struct hconn *prev, *next;             /* all connections */
+    struct hconn *flush_prev, *flush_next; /* connections with output to flush */
+    evutil_socket_t fd;
+    struct event *rev; /* read, persistent; deleted while input is held back */
+    struct event *wev; /* write, armed (with the write timeout) while output waits */
+    struct evbuffer *in, *out;
+    int reading;       /* rev is added */
+    int writing;       /* wev is added */
+    int dirty;         /* on the server's flush list */
+    size_t in_max;     /* reading pauses once the input holds this much (0: no limit) */
+    int outq;          /* bytes in the socket's send queue when the write event was armed */
+    size_t read_size;  /* the next read's size, READ_MIN..READ_MAX */
     struct event *timer;
     enum conn_state state;
     enum timer_mode timer_mode;
@@ -65,6 +85,7 @@ struct hconn {
     struct http_head head;
     struct http_chunked chunked;
     struct evbuffer *body;
+    struct buf small; /* a small body, copied out of body's (16 KiB) read buffer */
     struct hreq req;
 };
 
@@ -81,10 +102,20 @@ struct hsrv {
     int paused;    /* listeners disabled for now (connection limit, EMFILE) */
     struct hconn *conns;
     size_t nconns;
+    struct event *flush_ev; /* runs conn_flush for the dirty connections, once per iteration */
+    struct hconn *flush_list;
 };
 
 static void conn_process(struct hconn *c);
 static void conn_linger(struct hconn *c);
+static void conn_mark_dirty(struct hconn *c);
+static void conn_read_limit(struct hconn *c, size_t max);
+
+/* A read or write that may succeed later. */
+static int retriable(int err)
+{
+    return err == EAGAIN || err == EWOULDBLOCK || err == EINTR;
+}
 
 static struct timeval ms_tv(int ms)
 {
@@ -129,9 +160,22 @@ static void conn_destroy(struct hconn *c)
     if (c->next)
         c->next->prev = c->prev;
     s->nconns--;
-    bufferevent_free(c->bev);
+    if (c->dirty) {
+        if (c->flush_prev)
+            c->flush_prev->flush_next = c->flush_next;
+        else
+            s->flush_list = c->flush_next;
+        if (c->flush_next)
+            c->flush_next->flush_prev = c->flush_prev;
+    }
+    event_free(c->rev);
+    event_free(c->wev);
+    evutil_closesocket(c->fd);
     event_free(c->timer);
+    evbuffer_free(c->in);
+    evbuffer_free(c->out);
     evbuffer_free(c->body);
+    buf_release(&c->small);
     http_head_release(&c->head);
     free(c);
     if (s->paused && s->accepting && s->nconns < s->cfg.max_conns)
@@ -158,7 +202,9 @@ static void conn_kill(struct hconn *c, int notify)
     if (c->dead)
         return;
     c->dead = 1;
-    bufferevent_disable(c->bev, EV_READ | EV_WRITE);
+    event_del(c->rev);
+    event_del(c->wev);
+    c->reading = c->writing = 0;
     evtimer_del(c->timer);
     if (r->active) {
         r->active = 0;
@@ -214,7 +260,7 @@ static void conn_reject(struct hconn *c, const struct http_head *h, int status,
                         const char *type, const char *msg)
 {
     struct hsrv *s = c->s;
-    struct evbuffer *out = bufferevent_get_output(c->bev);
+    struct evbuffer *out = c->out;
     struct buf hdrs = BUF_INIT, body = BUF_INIT;
     json_t *j = json_pack("{s:{s:s,s:s}}", "error", "type", type, "message", msg);
     char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
@@ -230,6 +276,7 @@ static void conn_reject(struct hconn *c, const struct http_head *h, int status,
     evbuffer_add(out, hdrs.data, hdrs.len);
     evbuffer_add_printf(out, "Content-Length: %zu\r\nConnection: close\r\n\r\n", body.len);
     evbuffer_add(out, body.data, body.len);
+    conn_mark_dirty(c);
     buf_release(&hdrs);
     buf_release(&body);
     log_info("server", "refused a request: %d %s", status, msg);
@@ -242,18 +289,16 @@ static void conn_reject(struct hconn *c, const struct http_head *h, int status,
  * request body was read is not destroyed by a reset. */
 static void conn_linger(struct hconn *c)
 {
-    struct evbuffer *in = bufferevent_get_input(c->bev);
-
     c->state = C_CLOSING;
-    evbuffer_drain(in, evbuffer_get_length(in));
-    bufferevent_setwatermark(c->bev, EV_READ, 0, 0);
-    bufferevent_enable(c->bev, EV_READ | EV_WRITE);
-    if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0 && !c->shut) {
+    evbuffer_drain(c->in, evbuffer_get_length(c->in));
+    conn_read_limit(c, 0);
+    if (evbuffer_get_length(c->out) == 0 && !c->shut) {
         c->shut = 1;
-        shutdown(bufferevent_getfd(c->bev), SHUT_WR);
+        shutdown(c->fd, SHUT_WR);
         timer_set(c, T_LINGER, LINGER_MS);
     } else {
-        timer_off(c); /* the write timeout bounds the flush; conn_write_cb then shuts */
+        timer_off(c); /* the write timeout bounds the flush; conn_flush then shuts */
+        conn_mark_dirty(c);
     }
 }
 
@@ -266,21 +311,35 @@ static void conn_dispatch(struct hconn *c)
     timer_off(c);
     c->state = C_HANDLER;
     c->got_bytes = 0;
+    c->read_size = READ_MIN;
     memset(r, 0, sizeof(*r));
     r->c = c;
     r->active = 1;
     r->no_body = strcmp(c->head.method, "HEAD") == 0;
     r->body_len = evbuffer_get_length(c->body);
-    r->body = r->body_len ? (const char *)evbuffer_pullup(c->body, -1) : "";
+    if (r->body_len <= SMALL_BODY) {
+        /* Copied out so that a request waiting on a slow upstream does not pin a whole read
+         * buffer: 500 open streams should cost about a kilobyte each. */
+        buf_reset(&c->small);
+        if (r->body_len) {
+            buf_grow(&c->small, r->body_len);
+            evbuffer_remove(c->body, c->small.data, r->body_len);
+            c->small.len = r->body_len;
+            c->small.data[r->body_len] = '\0';
+        }
+        r->body = c->small.data;
+    } else {
+        r->body = (const char *)evbuffer_pullup(c->body, -1);
+    }
     /* Keep reading (to notice a client that goes away) but hold at most one more head. */
-    bufferevent_setwatermark(c->bev, EV_READ, 0, c->s->cfg.max_head);
+    conn_read_limit(c, c->s->cfg.max_head);
     c->s->handler(r, c->s->arg);
 }
 
 /* The handler ended the response. */
 static void conn_request_done(struct hconn *c)
 {
-    struct evbuffer *in = bufferevent_get_input(c->bev);
+    struct evbuffer *in = c->in;
 
     c->req.active = 0;
     evbuffer_drain(c->body, evbuffer_get_length(c->body));
@@ -289,7 +348,7 @@ static void conn_request_done(struct hconn *c)
         return;
     }
     c->state = C_HEAD;
-    bufferevent_setwatermark(c->bev, EV_READ, 0, 0);
+    conn_read_limit(c, 0);
     if (evbuffer_get_length(in) > 0) {
         conn_kick(c); /* a pipelined request waits: have the loop parse it */
     } else {
@@ -301,7 +360,7 @@ static void conn_request_done(struct hconn *c)
 static void conn_process(struct hconn *c)
 {
     struct hsrv *s = c->s;
-    struct evbuffer *in = bufferevent_get_input(c->bev);
+    struct evbuffer *in = c->in;
     struct err e = {0};
 
     while (!c->dead) {
@@ -348,9 +407,10 @@ static void conn_process(struct hconn *c)
             } else {
                 http_chunked_init(&c->chunked);
             }
-            if (c->head.expect_continue)
-                evbuffer_add(bufferevent_get_output(c->bev), "HTTP/1.1 100 Continue\r\n\r\n",
-                             25);
+            if (c->head.expect_continue) {
+                evbuffer_add(c->out, "HTTP/1.1 100 Continue\r\n\r\n", 25);
+                conn_mark_dirty(c);
+            }
             c->state = C_BODY;
             break;
         }
@@ -395,45 +455,174 @@ wait:
     conn_arm(c);
 }
 
-/* ---- bufferevent and timer callbacks ---- */
+/* ---- socket I/O ---- */
 
-static void conn_read_cb(struct bufferevent *bev, void *arg)
+/* Bytes waiting in fd's send queue, or -1. */
+static int send_queue(evutil_socket_t fd)
 {
-    struct hconn *c = arg;
-    conn_hold(c);
-    conn_process(c);
-    conn_unhold(c);
+    int q = -1;
+    if (ioctl(fd, SIOCOUTQ, &q) != 0)
+        return -1;
+    return q;
 }
 
-static void conn_write_cb(struct bufferevent *bev, void *arg)
+/* Holds back reading once the input holds max bytes (0: no limit). */
+static void conn_read_limit(struct hconn *c, size_t max)
 {
-    struct hconn *c = arg;
-    struct hreq *r = &c->req;
+    c->in_max = max;
+    if (c->dead)
+        return;
+    if (max && evbuffer_get_length(c->in) >= max) {
+        if (c->reading) {
+            event_del(c->rev);
+            c->reading = 0;
+        }
+    } else if (!c->reading) {
+        event_add(c->rev, NULL);
+        c->reading = 1;
+    }
+}
 
-    conn_hold(c);
+/* Writes what the output holds; arms the write event (with the write timeout) while the
+ * socket refuses the rest. Then the steps that wait for an empty output: the shutdown of a
+ * lingering close, or the handler's on_drain. Called with c held. */
+static void conn_flush(struct hconn *c)
+{
+    struct hreq *r = &c->req;
+    size_t left;
+
+    while ((left = evbuffer_get_length(c->out)) > 0) {
+        int n = evbuffer_write(c->out, c->fd);
+        if (n < 0) {
+            int err = errno;
+            if (retriable(err))
+                break;
+            log_debug("server", "client write failed: %s", evutil_socket_error_to_string(err));
+            conn_kill(c, 1);
+            return;
+        }
+        if ((size_t)n < left)
+            break; /* the socket buffer is full */
+    }
+    if (evbuffer_get_length(c->out) > 0) {
+        struct timeval tv = ms_tv(c->s->cfg.write_timeout_ms);
+        event_add(c->wev, &tv); /* (re)starts the write timeout: progress was made */
+        c->writing = 1;
+        c->outq = send_queue(c->fd);
+        return;
+    }
+    if (c->writing) {
+        event_del(c->wev);
+        c->writing = 0;
+    }
     if (c->state == C_CLOSING && !c->shut) {
         c->shut = 1;
-        shutdown(bufferevent_getfd(c->bev), SHUT_WR);
+        shutdown(c->fd, SHUT_WR);
         timer_set(c, T_LINGER, LINGER_MS);
     } else if (c->state == C_HANDLER && r->active && r->want_drain) {
         r->want_drain = 0;
         if (r->on_drain)
             r->on_drain(r, r->cb_arg);
     }
+}
+
+/* Queues c for conn_flush at the end of this loop iteration (unless its write event is
+ * armed: then the socket is full and the event flushes when it drains). */
+static void conn_mark_dirty(struct hconn *c)
+{
+    struct hsrv *s = c->s;
+
+    if (c->dirty || c->writing || c->dead)
+        return;
+    c->dirty = 1;
+    c->flush_prev = NULL;
+    c->flush_next = s->flush_list;
+    if (s->flush_list)
+        s->flush_list->flush_prev = c;
+    s->flush_list = c;
+    event_active(s->flush_ev, EV_TIMEOUT, 1);
+}
+
+static void flush_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct hsrv *s = arg;
+
+    while (s->flush_list) {
+        struct hconn *c = s->flush_list;
+        s->flush_list = c->flush_next;
+        if (s->flush_list)
+            s->flush_list->flush_prev = NULL;
+        c->dirty = 0;
+        c->flush_next = c->flush_prev = NULL;
+        conn_hold(c);
+        conn_flush(c);
+        conn_unhold(c);
+    }
+}
+
+static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct hconn *c = arg;
+    struct evbuffer_iovec v;
+    ssize_t n;
+
+    conn_hold(c);
+    if (c->read_size < READ_MIN)
+        c->read_size = READ_MIN;
+    if (evbuffer_reserve_space(c->in, (ev_ssize_t)c->read_size, &v, 1) < 1) {
+        conn_kill(c, 1);
+        goto out;
+    }
+    n = read(c->fd, v.iov_base, v.iov_len);
+    if (n < 0) {
+        int err = errno;
+        evbuffer_commit_space(c->in, &v, 0);
+        if (!retriable(err)) {
+            if (c->state != C_CLOSING)
+                log_debug("server", "client read failed: %s",
+                          evutil_socket_error_to_string(err));
+            conn_kill(c, 1);
+        }
+        goto out;
+    }
+    if ((size_t)n == v.iov_len && c->read_size < READ_MAX)
+        c->read_size *= 4; /* a big body is arriving: read it in bigger pieces */
+    v.iov_len = (size_t)n;
+    evbuffer_commit_space(c->in, &v, 1);
+    if (n == 0) {
+        conn_kill(c, 1); /* the client went away (or finished a lingering close) */
+        goto out;
+    }
+    if (c->state == C_CLOSING)
+        evbuffer_drain(c->in, evbuffer_get_length(c->in));
+    else
+        conn_process(c);
+    if (!c->dead && c->in_max && evbuffer_get_length(c->in) >= c->in_max)
+        conn_read_limit(c, c->in_max);
+out:
     conn_unhold(c);
 }
 
-static void conn_event_cb(struct bufferevent *bev, short what, void *arg)
+static void conn_write_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct hconn *c = arg;
+    int q;
 
     conn_hold(c);
-    if (what & BEV_EVENT_TIMEOUT)
+    c->writing = 0;
+    if (!(what & EV_TIMEOUT)) {
+        conn_flush(c);
+    } else if ((q = send_queue(c->fd)) >= 0 && q < c->outq) {
+        /* Still full, but the client took bytes meanwhile: a slow reader, not a stalled one
+         * (the kernel reports the socket writable only once a good part of it is free). */
+        struct timeval tv = ms_tv(c->s->cfg.write_timeout_ms);
+        c->outq = q;
+        event_add(c->wev, &tv);
+        c->writing = 1;
+    } else {
         log_info("server", "client stopped reading; dropping the connection");
-    else if ((what & BEV_EVENT_ERROR) && c->state != C_CLOSING)
-        log_debug("server", "client connection error: %s",
-                  evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
-    conn_kill(c, 1);
+        conn_kill(c, 1);
+    }
     conn_unhold(c);
 }
 
@@ -469,7 +658,6 @@ static void accept_cb(struct evconnlistener *lev, evutil_socket_t fd, struct soc
 {
     struct hsrv *s = arg;
     struct hconn *c;
-    struct timeval wtv = ms_tv(s->cfg.write_timeout_ms);
     int one = 1;
 
     if (!s->accepting) {
@@ -479,27 +667,22 @@ static void accept_cb(struct evconnlistener *lev, evutil_socket_t fd, struct soc
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     c = xcalloc(1, sizeof(*c));
     c->s = s;
-    c->bev = bufferevent_socket_new(s->base, fd, BEV_OPT_CLOSE_ON_FREE);
+    c->fd = fd;
+    c->rev = event_new(s->base, fd, EV_READ | EV_PERSIST, conn_read_cb, c);
+    c->wev = event_new(s->base, fd, EV_WRITE, conn_write_cb, c);
     c->timer = evtimer_new(s->base, conn_timer_cb, c);
+    c->in = evbuffer_new();
+    c->out = evbuffer_new();
     c->body = evbuffer_new();
-    if (c->bev == NULL || c->timer == NULL || c->body == NULL) {
-        log_error("server", "cannot set up a connection");
-        if (c->bev)
-            bufferevent_free(c->bev);
-        else
-            evutil_closesocket(fd);
-        if (c->timer)
-            event_free(c->timer);
-        if (c->body)
-            evbuffer_free(c->body);
-        free(c);
-        return;
+    if (!c->rev || !c->wev || !c->timer || !c->in || !c->out || !c->body) {
+        fprintf(stderr, "faultline: out of memory\n");
+        abort();
     }
     http_head_init(&c->head);
+    buf_init(&c->small, 0);
     c->state = C_HEAD;
-    bufferevent_setcb(c->bev, conn_read_cb, conn_write_cb, conn_event_cb, c);
-    bufferevent_set_timeouts(c->bev, NULL, &wtv);
-    bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+    event_add(c->rev, NULL);
+    c->reading = 1;
     c->next = s->conns;
     if (s->conns)
         s->conns->prev = c;
@@ -516,7 +699,7 @@ static void accept_error_cb(struct evconnlistener *lev, void *arg)
 {
     struct hsrv *s = arg;
     struct timeval tv = ms_tv(100);
-    int err = EVUTIL_SOCKET_ERROR();
+    int err = errno;
 
     log_warn("server", "accept failed: %s", evutil_socket_error_to_string(err));
     /* EMFILE and friends: libevent would retry at once, forever. Back off a little. */
@@ -548,7 +731,10 @@ struct hsrv *hsrv_new(struct event_base *base, const struct hsrv_config *cfg,
     s->arg = arg;
     s->accepting = 1;
     s->resume = evtimer_new(base, resume_cb, s);
-    if (s->resume == NULL) {
+    s->flush_ev = event_new(base, -1, 0, flush_cb, s);
+    if (s->resume == NULL || s->flush_ev == NULL) {
+        if (s->resume)
+            event_free(s->resume);
         free(s);
         return NULL;
     }
@@ -697,6 +883,7 @@ void hsrv_free(struct hsrv *s)
     for (size_t i = 0; i < s->nlev; i++)
         evconnlistener_free(s->lev[i]);
     event_free(s->resume);
+    event_free(s->flush_ev);
     free(s);
 }
 
@@ -742,7 +929,8 @@ void hreq_start(struct hreq *r, int status, const char *hdrs, size_t hlen,
 
     if (!r->active || r->started)
         return;
-    out = bufferevent_get_output(c->bev);
+    out = c->out;
+    conn_mark_dirty(c);
     r->started = 1;
     evbuffer_add_printf(out, "HTTP/1.1 %d %s\r\n", status, http_reason(status));
     if (hlen)
@@ -771,7 +959,8 @@ void hreq_write(struct hreq *r, const void *p, size_t n)
 
     if (!r->active || !r->started || r->no_body || n == 0)
         return;
-    out = bufferevent_get_output(r->c->bev);
+    out = r->c->out;
+    conn_mark_dirty(r->c);
     if (r->chunked) {
         evbuffer_add_printf(out, "%zx\r\n", n);
         evbuffer_add(out, p, n);
@@ -790,7 +979,8 @@ void hreq_write_buffer(struct hreq *r, struct evbuffer *src)
         evbuffer_drain(src, n);
         return;
     }
-    out = bufferevent_get_output(r->c->bev);
+    out = r->c->out;
+    conn_mark_dirty(r->c);
     if (r->chunked) {
         evbuffer_add_printf(out, "%zx\r\n", n);
         evbuffer_add_buffer(out, src);
@@ -808,8 +998,10 @@ void hreq_end(struct hreq *r)
         return;
     if (!r->started)
         hreq_start(r, 200, NULL, 0, 0);
-    if (r->chunked)
-        evbuffer_add(bufferevent_get_output(c->bev), "0\r\n\r\n", 5);
+    if (r->chunked) {
+        evbuffer_add(c->out, "0\r\n\r\n", 5);
+        conn_mark_dirty(c);
+    }
     conn_request_done(c);
 }
 
@@ -835,7 +1027,7 @@ size_t hreq_pending(const struct hreq *r)
 {
     if (!r->active)
         return 0;
-    return evbuffer_get_length(bufferevent_get_output(r->c->bev));
+    return evbuffer_get_length(r->c->out);
 }
 
 void hreq_want_drain(struct hreq *r)

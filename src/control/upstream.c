@@ -17,6 +17,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <event2/bufferevent.h>
 #include <event2/bufferevent_ssl.h>
@@ -72,7 +73,9 @@ struct upstream {
     struct upstream_config cfg;
     char *url, *host, *hosthdr, *prefix;
     int port;
-    SSL_CTX *ssl;
+    int tls;       /* https: connections get TLS */
+    char *ca_file; /* extra CA for TLS, or NULL */
+    SSL_CTX *ssl;  /* created with the first TLS connection (OpenSSL's start-up costs ~4 MB) */
     struct uconn *conns;
     struct ureq *reqs;
     size_t nidle;
@@ -152,20 +155,14 @@ struct upstream *upstream_new(struct event_base *base, struct evdns_base *dns, c
         u->cfg.first_byte_timeout_ms = 600000;
     if (u->cfg.idle_timeout_ms <= 0)
         u->cfg.idle_timeout_ms = 300000;
-    if (tls) {
-        u->ssl = SSL_CTX_new(TLS_client_method());
-        if (u->ssl == NULL) {
-            err_set(e, ERR_SYS, "cannot create a TLS context");
+    u->tls = tls;
+    if (tls && cfg->ca_file) {
+        if (access(cfg->ca_file, R_OK) != 0) {
+            err_set(e, ERR_INVALID, "cannot read CA file '%s': %s", cfg->ca_file,
+                    strerror(errno));
             goto fail;
         }
-        SSL_CTX_set_min_proto_version(u->ssl, TLS1_2_VERSION);
-        SSL_CTX_set_verify(u->ssl, SSL_VERIFY_PEER, NULL);
-        SSL_CTX_set_default_verify_paths(u->ssl);
-        if (cfg->ca_file && SSL_CTX_load_verify_locations(u->ssl, cfg->ca_file, NULL) != 1) {
-            err_set(e, ERR_SYS, "cannot load CA file '%s'", cfg->ca_file);
-            goto fail;
-        }
-        SSL_CTX_set_alpn_protos(u->ssl, (const unsigned char *)"\x08http/1.1", 9);
+        u->ca_file = xstrdup(cfg->ca_file);
     }
     evhttp_uri_free(uri);
     return u;
@@ -173,6 +170,31 @@ fail:
     evhttp_uri_free(uri);
     upstream_free(u);
     return NULL;
+}
+
+/* The TLS context, made on first use. NULL when OpenSSL refuses (logged). */
+static SSL_CTX *tls_context(struct upstream *u)
+{
+    SSL_CTX *ctx;
+
+    if (u->ssl)
+        return u->ssl;
+    ctx = SSL_CTX_new(TLS_client_method());
+    if (ctx == NULL) {
+        log_error("upstream", "cannot create a TLS context");
+        return NULL;
+    }
+    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+    SSL_CTX_set_default_verify_paths(ctx);
+    if (u->ca_file && SSL_CTX_load_verify_locations(ctx, u->ca_file, NULL) != 1) {
+        log_error("upstream", "cannot load CA file '%s'", u->ca_file);
+        SSL_CTX_free(ctx);
+        return NULL;
+    }
+    SSL_CTX_set_alpn_protos(ctx, (const unsigned char *)"\x08http/1.1", 9);
+    u->ssl = ctx;
+    return ctx;
 }
 
 const char *upstream_host(const struct upstream *u)
@@ -306,6 +328,9 @@ static void uconn_finish(struct uconn *c)
 }
 
 /* Writes q's request on c and waits for the head. */
+/* Writes q's request on c and waits for the head. A plain connection writes at once, from
+ * here: the bufferevent's write event is armed only if the socket takes less than all, which
+ * spares two epoll changes and a loop round per call. Called with c held. */
 static void uconn_send(struct uconn *c, struct ureq *q)
 {
     struct upstream *u = c->u;
@@ -317,7 +342,30 @@ static void uconn_send(struct uconn *c, struct ureq *q)
     c->scanned = 0;
     evbuffer_add(out, evbuffer_pullup(q->wire, -1), evbuffer_get_length(q->wire));
     bufferevent_set_timeouts(c->bev, &rtv, &wtv);
+    if (!u->tls) {
+        while (evbuffer_get_length(out) > 0) {
+            int n = evbuffer_write(out, bufferevent_getfd(c->bev));
+            if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+                char msg[200];
+                snprintf(msg, sizeof(msg), "cannot write to %s: %s", u->url, strerror(errno));
+                uconn_fail(c, UPSTREAM_ERESET, msg);
+                return;
+            }
+            if (n <= 0)
+                break;
+        }
+        bufferevent_enable(c->bev, evbuffer_get_length(out) > 0 ? EV_READ | EV_WRITE : EV_READ);
+        return;
+    }
     bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+}
+
+/* A plain connection's request has been written by the bufferevent: back to direct writes. */
+static void uconn_write_cb(struct bufferevent *bev, void *arg)
+{
+    struct uconn *c = arg;
+    if (!c->u->tls)
+        bufferevent_disable(bev, EV_WRITE);
 }
 
 static void uconn_read_cb(struct bufferevent *bev, void *arg)
@@ -368,7 +416,7 @@ static void uconn_event_cb(struct bufferevent *bev, short what, void *arg)
         uconn_fail(c, UPSTREAM_ETIMEOUT, msg);
     } else if (c->state == U_CONNECTING) {
         int dnserr = bufferevent_socket_get_dns_error(bev);
-        unsigned long sslerr = c->u->ssl ? bufferevent_get_openssl_error(bev) : 0;
+        unsigned long sslerr = c->u->tls ? bufferevent_get_openssl_error(bev) : 0;
         if (dnserr)
             snprintf(msg, sizeof(msg), "cannot resolve %s: %s", c->u->host,
                      evutil_gai_strerror(dnserr));
@@ -530,8 +578,9 @@ static struct uconn *uconn_new(struct upstream *u)
     c->timer = evtimer_new(u->base, uconn_timer_cb, c);
     c->piece = evbuffer_new();
     http_head_init(&c->head);
-    if (u->ssl) {
-        SSL *ssl = SSL_new(u->ssl);
+    if (u->tls) {
+        SSL_CTX *ctx = tls_context(u);
+        SSL *ssl = ctx ? SSL_new(ctx) : NULL;
         if (ssl == NULL)
             goto fail;
         SSL_set_tlsext_host_name(ssl, u->host);
@@ -548,7 +597,9 @@ static struct uconn *uconn_new(struct upstream *u)
         if (c->bev == NULL)
             goto fail;
     }
-    bufferevent_setcb(c->bev, uconn_read_cb, NULL, uconn_event_cb, c);
+    bufferevent_setcb(c->bev, uconn_read_cb, uconn_write_cb, uconn_event_cb, c);
+    if (!u->tls)
+        bufferevent_disable(c->bev, EV_WRITE); /* uconn_send writes; connecting still works */
     bufferevent_set_timeouts(c->bev, &tv, &tv);
     c->state = U_CONNECTING;
     c->next = u->conns;
@@ -690,5 +741,6 @@ void upstream_free(struct upstream *u)
     free(u->host);
     free(u->hosthdr);
     free(u->prefix);
+    free(u->ca_file);
     free(u);
 }
