@@ -13,9 +13,9 @@
 
 #include "cli/cli.h"
 #include "experiment/experiment.h"
-#include "experiment/ydoc.h"
 #include "util/buf.h"
 #include "util/fs.h"
+#include "util/yaml.h"
 #include "util/banned.h"
 
 static void usage(FILE *f)
@@ -28,6 +28,7 @@ static void usage(FILE *f)
 
 static int print_as_json(const char *path)
 {
+    static const struct ydoc_limits yaml_limits = {.kind = "an experiment file"};
     struct buf b = BUF_INIT;
     struct err e = {0};
     struct ydoc doc;
@@ -46,7 +47,7 @@ static int print_as_json(const char *path)
         buf_release(&b);
         return EXIT_FAIL;
     }
-    rc = ydoc_parse(b.data, b.len, NULL, &doc, &fatal);
+    rc = ydoc_parse(b.data, b.len, &yaml_limits, &doc, &fatal);
     buf_release(&b);
     for (size_t i = 0; i < doc.nproblems; i++)
         fprintf(stderr, "%s:%d:%d: error: %s\n", path, doc.problems[i].line, doc.problems[i].col,

@@ -27,16 +27,27 @@ struct events_writer;
 struct events_writer *events_open(const char *path, const char *run, const char *src,
                                   struct err *e);
 /* Stamps, redacts and appends ev (borrowed; the writer adds t/seq/run/src to a copy, the
- * caller's object is not modified). 0 or ERR_IO. */
+ * caller's object is not modified) as one line in one write(2), cutting it to EVENTS_LINE_MAX
+ * (docs/events.md). 0, ERR_INVALID (ev is not an object with a string kind; nothing written)
+ * or ERR_IO (write failed; a partial line is terminated so that readers skip it). Not
+ * thread-safe: one writer, one thread. */
 int events_append(struct events_writer *w, json_t *ev);
 /* Convenience: builds {"kind": kind, ...fields} (fields borrowed, may be NULL) and appends. */
 int events_emit(struct events_writer *w, const char *kind, json_t *fields);
 /* The seq the next event will get. */
 uint64_t events_next_seq(const struct events_writer *w);
+/* Closes and frees; NULL is a no-op. */
 void events_close(struct events_writer *w);
 
-/* Replaces, in place, the values of secret-named keys anywhere in ev with "[REDACTED]".
- * Returns the number of values redacted. */
+/* Registers a literal secret (e.g. an upstream API key the controller forwards): any occurrence
+ * in any string this writer writes is replaced with "[REDACTED]". Values shorter than 8 bytes
+ * are ignored (too likely to hit ordinary text). The writer keeps a copy. 0 or ERR_LIMIT (at
+ * most 16 secrets). */
+int events_add_secret(struct events_writer *w, const char *value);
+
+/* Replaces, in place, the values of secret-named keys anywhere in ev with "[REDACTED]", and
+ * credential-looking tokens inside strings (docs/events.md lists the rules). Returns the number
+ * of values redacted. */
 int events_redact(json_t *ev);
 /* 1 when a field or header name is secret-like (api key, token, authorization, cookie...). */
 int events_is_secret_name(const char *name);
@@ -56,6 +67,11 @@ int events_next(struct events_reader *r, json_t **ev);
 size_t events_reader_malformed(const struct events_reader *r);
 /* Counts a line the caller rejected (e.g. parsed but not an object) as malformed. */
 void events_reader_count_malformed(struct events_reader *r);
+/* Follow mode (1): a final line without its newline is held back at end of file instead of
+ * being returned, so a reader following a file being written never sees half a line. In both
+ * modes, calling events_next* again after it returned 0 picks up data appended since. */
+void events_reader_set_follow(struct events_reader *r, int follow);
+/* NULL is a no-op. */
 void events_reader_free(struct events_reader *r);
 
 #endif

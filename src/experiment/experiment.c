@@ -2,12 +2,12 @@
  * experiment: reads an experiment file (YAML) into a validated, normalised, hashed struct
  * experiment, reporting every problem in one pass (see experiment.h, docs/experiment-format.md).
  *
- * How: ydoc builds a node tree with marks under hard limits (size, nodes, depth, aliases);
- * then one walk checks it against the structure tables (format.h) and the catalog (catalog.h),
- * appending a diagnostic for each problem and carrying on, and fills struct experiment as it
- * goes. Cross-checks that need the whole file (world tools, server names, probe weights) run
- * last. Only when no error was found is the experiment returned, with its hash: SHA-256 of the
- * canonical JSON of experiment_to_json.
+ * How: the YAML reader (util/yaml.h) builds a node tree with marks under hard limits (size,
+ * nodes, depth, aliases); then one walk checks it against the structure tables (format.h) and
+ * the catalog (catalog.h), appending a diagnostic for each problem and carrying on, and fills
+ * struct experiment as it goes. Cross-checks that need the whole file (world tools, server
+ * names, probe weights) run last. Only when no error was found is the experiment returned, with
+ * its hash: SHA-256 of the canonical JSON of experiment_to_json.
  *
  * Unknown keys are always errors, with a "did you mean" from an edit distance over the keys
  * that mapping takes: a misspelled key is never ignored.
@@ -21,11 +21,11 @@
 
 #include "experiment/experiment.h"
 #include "experiment/format.h"
-#include "experiment/ydoc.h"
 #include "util/buf.h"
 #include "util/fs.h"
 #include "util/hash.h"
 #include "util/num.h"
+#include "util/yaml.h"
 #include "util/banned.h"
 
 struct vctx {
@@ -1540,6 +1540,7 @@ static void describe_root(struct vctx *v, const struct ynode *root)
 struct experiment *experiment_parse(const char *name, const char *text, size_t len,
                                     struct experiment_diags *diags, struct err *e)
 {
+    static const struct ydoc_limits yaml_limits = {.kind = "an experiment file"};
     struct ydoc doc;
     struct ydoc_problem fatal;
     struct vctx v;
@@ -1554,7 +1555,7 @@ struct experiment *experiment_parse(const char *name, const char *text, size_t l
         err_set(e, ERR_INVALID, "'%s' is invalid", name);
         return NULL;
     }
-    rc = ydoc_parse(text, len, NULL, &doc, &fatal);
+    rc = ydoc_parse(text, len, &yaml_limits, &doc, &fatal);
     for (size_t i = 0; i < doc.nproblems; i++)
         diag_at(diags, 0, doc.problems[i].line, doc.problems[i].col, "%s", doc.problems[i].msg);
     if (rc < 0) {

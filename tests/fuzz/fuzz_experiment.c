@@ -1,15 +1,16 @@
 /*
- * fuzz_experiment: libFuzzer target for the experiment parser (ydoc + validator + normal form).
- * Any input must end in an experiment or in diagnostics, never a crash, leak or hang; a valid
- * one must also render its normal form, and the YAML tree must convert to JSON or say why not.
+ * fuzz_experiment: libFuzzer target for the experiment parser (util/yaml + validator + normal
+ * form). Any input must end in an experiment or in diagnostics, never a crash, leak or hang; a
+ * valid one must also render its normal form, and the YAML tree must convert to JSON or say why
+ * not.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "experiment/experiment.h"
-#include "experiment/ydoc.h"
 #include "util/buf.h"
+#include "util/yaml.h"
 #include "util/banned.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

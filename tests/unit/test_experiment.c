@@ -1,5 +1,6 @@
-/* Unit tests for src/experiment experiment.c and ydoc.c, through experiment_parse/_load: each
- * rule of the format, the normal form and its hash, and hostile input. */
+/* Unit tests for src/experiment/experiment.c and the YAML reader it uses (src/util/yaml.c),
+ * through experiment_parse/_load: each rule of the format, the normal form and its hash, and
+ * hostile input. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,10 +13,10 @@
 #include <cmocka.h>
 
 #include "experiment/experiment.h"
-#include "experiment/ydoc.h"
 #include "util/buf.h"
 #include "util/fs.h"
 #include "util/hash.h"
+#include "util/yaml.h"
 
 #define HEAD "name: t\nagent: run-agent\nverify: 'true'\n"
 #define FAULT_ERR "faults:\n  - id: tool.error\n"

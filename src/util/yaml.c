@@ -1,5 +1,5 @@
 /*
- * ydoc: builds a struct ynode tree from libyaml events (see ydoc.h).
+ * yaml: builds a struct ynode tree from libyaml events, and a JSON view of it (see yaml.h).
  *
  * How: one pass over yaml_parser_parse() events with an explicit stack of open collections
  * (at most lim->max_depth deep, checked at each start event, so deep nesting costs nothing
@@ -11,6 +11,10 @@
  *
  * libyaml marks are 0-based; ours are 1-based. Reader errors (bad UTF-8, control characters)
  * carry a byte offset instead of a mark: the line and column are computed from the text.
+ *
+ * The JSON view converts the tree and records a (JSON value, node) pair for every value; the
+ * marks object keeps the tree, so a position is the node's own mark, or its key's. Lookups
+ * are linear: they only happen when a loader reports an error.
  */
 #include <math.h>
 #include <stdio.h>
@@ -19,13 +23,11 @@
 
 #include <yaml.h>
 
-#include "experiment/ydoc.h"
+#include "util/yaml.h"
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/num.h"
 #include "util/banned.h"
-
-#define MAX_ANCHORS 1000
 
 struct frame {
     struct ynode *node;
@@ -40,7 +42,7 @@ struct anchor {
 };
 
 struct builder {
-    const struct ydoc_limits *lim;
+    struct ydoc_limits lim; /* the caller's, with defaults filled in */
     size_t nodes;
     int depth;
     struct frame *stack; /* lim->max_depth entries */
@@ -117,10 +119,9 @@ static const char *shown(const char *s, size_t len, char out[48])
 static struct ynode *new_node(struct builder *b, enum ynode_type t, const yaml_mark_t *m)
 {
     struct ynode *n;
-    if (b->nodes >= b->lim->max_nodes) {
+    if (b->nodes >= b->lim.max_nodes) {
         fail(b, ERR_LIMIT, (int)m->line + 1, (int)m->column + 1,
-             "more than %zu YAML nodes: the file is too large for an experiment",
-             b->lim->max_nodes);
+             "more than %zu YAML nodes: too many for %s", b->lim.max_nodes, b->lim.kind);
         return NULL;
     }
     b->nodes++;
@@ -229,6 +230,37 @@ static int float_text(const char *s, double *v)
     return 1;
 }
 
+/* Types the string node n by its text: as the core schema does (null, boolean, integer, float,
+ * the first that fits) when tag is NULL, else only as that tag's type. 1 typed, 0 the text does
+ * not fit (n stays a string), 2 an integer out of range. */
+static int type_scalar(struct ynode *n, const char *tag)
+{
+    long long ll;
+    int r;
+
+    if ((!tag || !strcmp(tag, YAML_NULL_TAG)) && is_null_text(n->str)) {
+        n->type = YNODE_NULL;
+        return 1;
+    }
+    if ((!tag || !strcmp(tag, YAML_BOOL_TAG)) && bool_text(n->str, &n->b)) {
+        n->type = YNODE_BOOL;
+        return 1;
+    }
+    if ((!tag || !strcmp(tag, YAML_INT_TAG)) && (r = int_text(n->str, &ll)) != 0) {
+        if (r == 2)
+            return 2;
+        n->type = YNODE_INT;
+        n->i = ll;
+        n->d = (double)ll;
+        return 1;
+    }
+    if ((!tag || !strcmp(tag, YAML_FLOAT_TAG)) && float_text(n->str, &n->d)) {
+        n->type = YNODE_REAL;
+        return 1;
+    }
+    return 0;
+}
+
 static int make_scalar(struct builder *b, const yaml_event_t *ev, struct ynode **out)
 {
     const char *val = (const char *)ev->data.scalar.value;
@@ -237,7 +269,6 @@ static int make_scalar(struct builder *b, const yaml_event_t *ev, struct ynode *
     int line = (int)ev->start_mark.line + 1, col = (int)ev->start_mark.column + 1;
     char shown_buf[48];
     struct ynode *n;
-    long long ll;
     int r;
 
     if (memchr(val, '\0', len))
@@ -252,46 +283,17 @@ static int make_scalar(struct builder *b, const yaml_event_t *ev, struct ynode *
     if (tag && strcmp(tag, "!") != 0) {
         if (!strcmp(tag, YAML_STR_TAG))
             return 0;
-        if (!strcmp(tag, YAML_NULL_TAG) && is_null_text(n->str)) {
-            n->type = YNODE_NULL;
-            return 0;
-        }
-        if (!strcmp(tag, YAML_BOOL_TAG) && bool_text(n->str, &n->b)) {
-            n->type = YNODE_BOOL;
-            return 0;
-        }
-        if (!strcmp(tag, YAML_INT_TAG) && (r = int_text(n->str, &ll)) != 0) {
-            if (r == 2)
-                return fail(b, ERR_PARSE, line, col, "integer '%s' is out of range",
-                            shown(val, len, shown_buf));
-            n->type = YNODE_INT;
-            n->i = ll;
-            n->d = (double)ll;
-            return 0;
-        }
-        if (!strcmp(tag, YAML_FLOAT_TAG) && float_text(n->str, &n->d)) {
-            n->type = YNODE_REAL;
-            return 0;
-        }
-        return fail(b, ERR_PARSE, line, col, "unsupported tag '%s' on '%s'",
-                    shown(tag, strlen(tag), (char[48]){0}), shown(val, len, shown_buf));
+        if ((r = type_scalar(n, tag)) == 0)
+            return fail(b, ERR_PARSE, line, col, "unsupported tag '%s' on '%s'",
+                        shown(tag, strlen(tag), (char[48]){0}), shown(val, len, shown_buf));
+    } else if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !tag) {
+        r = type_scalar(n, NULL);
+    } else {
+        return 0; /* quoted, block, or "!": a string */
     }
-    if (ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || tag)
-        return 0;
-    if (is_null_text(n->str)) {
-        n->type = YNODE_NULL;
-    } else if (bool_text(n->str, &n->b)) {
-        n->type = YNODE_BOOL;
-    } else if ((r = int_text(n->str, &ll)) != 0) {
-        if (r == 2)
-            return fail(b, ERR_PARSE, line, col, "integer '%s' is out of range",
-                        shown(val, len, shown_buf));
-        n->type = YNODE_INT;
-        n->i = ll;
-        n->d = (double)ll;
-    } else if (float_text(n->str, &n->d)) {
-        n->type = YNODE_REAL;
-    }
+    if (r == 2)
+        return fail(b, ERR_PARSE, line, col, "integer '%s' is out of range",
+                    shown(val, len, shown_buf));
     return 0;
 }
 
@@ -368,10 +370,10 @@ static int register_anchor(struct builder *b, const char *name, const struct yno
 {
     if (name == NULL)
         return 0;
-    if (b->nanchors >= MAX_ANCHORS)
-        return fail(b, ERR_LIMIT, line, col, "more than %d anchors", MAX_ANCHORS);
+    if (b->nanchors >= YDOC_ANCHORS_MAX)
+        return fail(b, ERR_LIMIT, line, col, "more than %d anchors", YDOC_ANCHORS_MAX);
     if (b->anchors == NULL)
-        b->anchors = xcalloc(MAX_ANCHORS, sizeof(*b->anchors));
+        b->anchors = xcalloc(YDOC_ANCHORS_MAX, sizeof(*b->anchors));
     b->anchors[b->nanchors].name = xstrdup(name);
     b->anchors[b->nanchors++].node = n;
     return 0;
@@ -454,6 +456,9 @@ static int on_alias(struct builder *b, const yaml_event_t *ev)
     const struct ynode *target = NULL;
     char sb[48];
 
+    if (b->lim.no_aliases)
+        return fail(b, ERR_UNSUPPORTED, line, col, "YAML aliases are not supported in %s",
+                    b->lim.kind);
     for (size_t i = b->nanchors; i > 0; i--) {
         if (strcmp(b->anchors[i - 1].name, name) == 0) {
             target = b->anchors[i - 1].node;
@@ -470,13 +475,13 @@ static int on_alias(struct builder *b, const yaml_event_t *ev)
         return fail(b, ERR_PARSE, line, col, "alias '*%s' refers to no anchor before it",
                     shown(name, strlen(name), sb));
     }
-    if (target->size > b->lim->max_nodes - b->nodes)
+    if (target->size > b->lim.max_nodes - b->nodes)
         return fail(b, ERR_LIMIT, line, col,
                     "expanding alias '*%s' goes past %zu YAML nodes (an alias bomb?)",
-                    shown(name, strlen(name), sb), b->lim->max_nodes);
-    if (b->depth + height(target) > b->lim->max_depth)
+                    shown(name, strlen(name), sb), b->lim.max_nodes);
+    if (b->depth + height(target) > b->lim.max_depth)
         return fail(b, ERR_LIMIT, line, col, "expanding alias '*%s' nests deeper than %d levels",
-                    shown(name, strlen(name), sb), b->lim->max_depth);
+                    shown(name, strlen(name), sb), b->lim.max_depth);
     b->nodes += target->size;
     struct ynode *n = copy_node(b, target);
     n->line = line;
@@ -501,9 +506,9 @@ static int on_start(struct builder *b, const yaml_event_t *ev, enum ynode_type t
         if (check_collection_tag(b, ev, tag, YAML_MAP_TAG) < 0)
             return ERR_PARSE;
     }
-    if (b->depth >= b->lim->max_depth)
+    if (b->depth >= b->lim.max_depth)
         return fail(b, ERR_LIMIT, (int)ev->start_mark.line + 1, (int)ev->start_mark.column + 1,
-                    "nesting deeper than %d levels", b->lim->max_depth);
+                    "nesting deeper than %d levels", b->lim.max_depth);
     n = new_node(b, t, &ev->start_mark);
     if (n == NULL)
         return ERR_LIMIT;
@@ -605,7 +610,6 @@ static int cmp_problem(const void *a, const void *b)
 int ydoc_parse(const char *text, size_t len, const struct ydoc_limits *lim, struct ydoc *doc,
                struct ydoc_problem *fatal)
 {
-    static const struct ydoc_limits deflim = YDOC_LIMITS_DEFAULT;
     struct builder b;
     yaml_parser_t parser;
     yaml_event_t ev;
@@ -614,10 +618,17 @@ int ydoc_parse(const char *text, size_t len, const struct ydoc_limits *lim, stru
     memset(doc, 0, sizeof(*doc));
     memset(fatal, 0, sizeof(*fatal));
     memset(&b, 0, sizeof(b));
-    b.lim = lim ? lim : &deflim;
+    if (lim)
+        b.lim = *lim;
+    if (b.lim.max_nodes == 0)
+        b.lim.max_nodes = YDOC_NODES_MAX;
+    if (b.lim.max_depth <= 0)
+        b.lim.max_depth = YDOC_DEPTH_MAX;
+    if (b.lim.kind == NULL)
+        b.lim.kind = "the file";
     b.doc = doc;
     b.fatal = fatal;
-    b.stack = xcalloc((size_t)b.lim->max_depth + 1, sizeof(*b.stack));
+    b.stack = xcalloc((size_t)b.lim.max_depth + 1, sizeof(*b.stack));
     if (!yaml_parser_initialize(&parser)) {
         free(b.stack);
         return fail(&b, ERR_NOMEM, 1, 1, "out of memory");
@@ -634,7 +645,7 @@ int ydoc_parse(const char *text, size_t len, const struct ydoc_limits *lim, stru
         case YAML_DOCUMENT_START_EVENT:
             if (++docs > 1)
                 rc = fail(&b, ERR_PARSE, (int)ev.start_mark.line + 1, (int)ev.start_mark.column + 1,
-                          "a second YAML document: an experiment file holds one");
+                          "a second YAML document: %s holds one", b.lim.kind);
             break;
         case YAML_STREAM_END_EVENT:
             done = 1;
@@ -693,24 +704,27 @@ void ydoc_release(struct ydoc *doc)
     memset(doc, 0, sizeof(*doc));
 }
 
-const struct ynode *ynode_key(const struct ynode *map, const char *key)
+/* The index of key in a MAP node, or -1 (absent, or map is not a mapping). */
+static ptrdiff_t key_index(const struct ynode *map, const char *key)
 {
     if (map == NULL || map->type != YNODE_MAP)
-        return NULL;
+        return -1;
     for (size_t i = 0; i < map->n; i++)
         if (strcmp(map->keys[i]->str, key) == 0)
-            return map->keys[i];
-    return NULL;
+            return (ptrdiff_t)i;
+    return -1;
+}
+
+const struct ynode *ynode_key(const struct ynode *map, const char *key)
+{
+    ptrdiff_t i = key_index(map, key);
+    return i < 0 ? NULL : map->keys[i];
 }
 
 const struct ynode *ynode_get(const struct ynode *map, const char *key)
 {
-    if (map == NULL || map->type != YNODE_MAP)
-        return NULL;
-    for (size_t i = 0; i < map->n; i++)
-        if (strcmp(map->keys[i]->str, key) == 0)
-            return map->items[i];
-    return NULL;
+    ptrdiff_t i = key_index(map, key);
+    return i < 0 ? NULL : map->items[i];
 }
 
 const char *ynode_type_name(enum ynode_type t)
@@ -734,51 +748,158 @@ const char *ynode_type_name(enum ynode_type t)
     return "?";
 }
 
-json_t *ynode_to_json(const struct ynode *n, const struct ynode **bad)
+/* --- the JSON view --- */
+
+struct json_mark {
+    const json_t *j;       /* a value of the view (only compared, never dereferenced) */
+    const struct ynode *n; /* the node it was made from */
+};
+
+struct ydoc_marks {
+    struct ydoc doc; /* owns the nodes the pairs point at */
+    struct json_mark *v;
+    size_t n, cap;
+};
+
+static void mark_add(struct ydoc_marks *m, const json_t *j, const struct ynode *n)
+{
+    if (m->n == m->cap) {
+        m->cap = m->cap ? m->cap * 2 : 64;
+        m->v = xrealloc(m->v, m->cap * sizeof(*m->v));
+    }
+    m->v[m->n].j = j;
+    m->v[m->n++].n = n;
+}
+
+/* ynode_to_json, recording each value's node in m when m is non-NULL. */
+static json_t *to_json(const struct ynode *n, const struct ynode **bad, struct ydoc_marks *m)
 {
     json_t *j = NULL, *c;
 
     switch (n->type) {
     case YNODE_NULL:
-        return json_null();
+        j = json_null();
+        break;
     case YNODE_BOOL:
-        return json_boolean(n->b);
+        j = json_boolean(n->b);
+        break;
     case YNODE_INT:
-        return json_integer(n->i);
+        j = json_integer(n->i);
+        break;
     case YNODE_REAL:
-        if (!isfinite(n->d))
-            break;
-        return json_real(n->d);
+        if (isfinite(n->d))
+            j = json_real(n->d);
+        break;
     case YNODE_STR:
         j = json_stringn(n->str, n->len);
-        if (j == NULL)
-            break;
-        return j;
+        break;
     case YNODE_SEQ:
-        j = json_array();
-        for (size_t i = 0; i < n->n; i++) {
-            if ((c = ynode_to_json(n->items[i], bad)) == NULL) {
-                json_decref(j);
-                return NULL;
-            }
-            json_array_append_new(j, c);
-        }
-        return j;
     case YNODE_MAP:
-        j = json_object();
+        j = n->type == YNODE_SEQ ? json_array() : json_object();
         for (size_t i = 0; i < n->n; i++) {
-            if ((c = ynode_to_json(n->items[i], bad)) == NULL) {
+            if ((c = to_json(n->items[i], bad, m)) == NULL) {
                 json_decref(j);
                 return NULL;
             }
-            if (json_object_setn_new(j, n->keys[i]->str, n->keys[i]->len, c) < 0) {
+            if (n->type == YNODE_SEQ) {
+                json_array_append_new(j, c);
+            } else if (json_object_setn_new(j, n->keys[i]->str, n->keys[i]->len, c) < 0) {
                 *bad = n->keys[i];
                 json_decref(j);
                 return NULL;
             }
         }
-        return j;
+        break;
     }
-    *bad = n;
+    if (j == NULL) {
+        *bad = n;
+        return NULL;
+    }
+    if (m)
+        mark_add(m, j, n);
+    return j;
+}
+
+json_t *ynode_to_json(const struct ynode *n, const struct ynode **bad)
+{
+    return to_json(n, bad, NULL);
+}
+
+void ydoc_marks_free(struct ydoc_marks *m)
+{
+    if (m == NULL)
+        return;
+    ydoc_release(&m->doc);
+    free(m->v);
+    free(m);
+}
+
+json_t *ydoc_parse_json(const char *text, size_t len, const char *name,
+                        const struct ydoc_limits *lim, struct ydoc_marks **marks_out, struct err *e)
+{
+    struct ydoc_marks *m = xcalloc(1, sizeof(*m));
+    struct ydoc_problem fatal;
+    const struct ynode *bad = NULL;
+    json_t *root = NULL;
+    int rc;
+
+    if (marks_out)
+        *marks_out = NULL;
+    rc = ydoc_parse(text, len, lim, &m->doc, &fatal);
+    /* The first problem in file order wins, fatal or not (problems are sorted). */
+    if (m->doc.nproblems > 0 && (rc == 0 || cmp_problem(&m->doc.problems[0], &fatal) < 0)) {
+        const struct ydoc_problem *p = &m->doc.problems[0];
+        err_set(e, ERR_PARSE, "%s:%d:%d: %s", name, p->line, p->col, p->msg);
+        goto fail;
+    }
+    if (rc < 0) {
+        err_set(e, rc, "%s:%d:%d: %s", name, fatal.line, fatal.col, fatal.msg);
+        goto fail;
+    }
+    if (m->doc.root == NULL)
+        root = json_null();
+    else if ((root = to_json(m->doc.root, &bad, m)) == NULL) {
+        err_set(e, ERR_PARSE,
+                "%s:%d:%d: not representable as JSON (an infinite or NaN number, or bad UTF-8)",
+                name, bad->line, bad->col);
+        goto fail;
+    }
+    if (marks_out)
+        *marks_out = m;
+    else
+        ydoc_marks_free(m);
+    return root;
+
+fail:
+    ydoc_marks_free(m);
     return NULL;
+}
+
+int ydoc_json_mark(const struct ydoc_marks *m, const json_t *container, const char *key, int at_key,
+                   int *line, int *col)
+{
+    const struct ynode *n = NULL;
+
+    *line = *col = 0;
+    if (m == NULL || container == NULL)
+        return 0;
+    for (size_t i = 0; i < m->n && n == NULL; i++)
+        if (m->v[i].j == container)
+            n = m->v[i].n;
+    if (n && key)
+        n = at_key ? ynode_key(n, key) : ynode_get(n, key);
+    if (n == NULL)
+        return 0;
+    *line = n->line;
+    *col = n->col;
+    return 1;
+}
+
+int ydoc_json_err(struct err *e, int code, const char *name, const struct ydoc_marks *m,
+                  const json_t *container, const char *key, int at_key, const char *msg)
+{
+    int line, col;
+    if (ydoc_json_mark(m, container, key, at_key, &line, &col))
+        return err_set(e, code, "%s:%d:%d: %s", name, line, col, msg);
+    return err_set(e, code, "%s: %s", name, msg);
 }

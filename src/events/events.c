@@ -1,0 +1,692 @@
+/*
+ * events: the repetition's event log, JSONL (docs/events.md).
+ *
+ * Writer (events_append): build a new object with the stamped fields first (t, seq, run, src,
+ * kind) and the caller's other values after them (shared, not copied); check whether anything
+ * needs redacting (a dry run of the redaction walk) and only then deep-copy and redact; dump it
+ * compactly into the writer's reusable buffer; when the line is over EVENTS_LINE_MAX, cut the
+ * biggest strings of a private copy (cut_line) or fall back to a small "truncated" object; add
+ * the newline and write the whole line with one write(2) on an O_APPEND descriptor, so lines of
+ * concurrent writers never interleave.
+ *
+ * Reader (events_next_line): one fixed buffer of READ_CHUNK + EVENTS_LINE_MAX bytes. Lines are
+ * found with memchr and handed out in place; the partial line at the end of the buffer is moved
+ * to the front before the next read(2). A line that outgrows EVENTS_LINE_MAX is counted once and
+ * its bytes are discarded up to its newline (state `skipping`). events_next parses one line with
+ * json_loadb and keeps it only when it is an object with a string kind.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "events/events.h"
+#include "util/buf.h"
+#include "util/timeutil.h"
+#include "util/banned.h"
+
+#define SECRETS_MAX 16
+#define SECRET_MIN_LEN 8
+#define KIND_MAX 256
+#define REDACT_DEPTH_MAX 256
+#define REDACTED "[REDACTED]"
+#define READ_CHUNK (256 * 1024)
+#define CUT_ROUNDS 32
+#define CUT_MIN 64 /* strings this short are not worth cutting */
+
+struct events_writer {
+    int fd;
+    char *path, *run, *src;
+    uint64_t seq;
+    char *secrets[SECRETS_MAX];
+    size_t secret_len[SECRETS_MAX];
+    int nsecrets;
+    struct buf line;
+};
+
+/* ---- secret names ------------------------------------------------------------------------ */
+
+static int ci_find(const char *s, size_t n, const char *needle)
+{
+    size_t m = strlen(needle);
+
+    for (size_t i = 0; i + m <= n; i++) {
+        size_t k = 0;
+        while (k < m && tolower((unsigned char)s[i + k]) == needle[k])
+            k++;
+        if (k == m)
+            return 1;
+    }
+    return 0;
+}
+
+static int ci_ends(const char *s, size_t n, const char *suffix)
+{
+    size_t m = strlen(suffix);
+
+    if (n < m)
+        return 0;
+    for (size_t k = 0; k < m; k++)
+        if (tolower((unsigned char)s[n - m + k]) != suffix[k])
+            return 0;
+    return 1;
+}
+
+static int secret_name(const char *name, size_t n)
+{
+    static const char *const parts[] = {
+        "api-key",    "api_key",    "apikey",    "authorization", "secret",      "password",
+        "passwd",     "passphrase", "cookie",    "private-key",   "private_key", "privatekey",
+        "access-key", "access_key", "accesskey", "credential",    NULL};
+
+    if (n < 3)
+        return 0;
+    if (ci_ends(name, n, "token"))
+        return 1; /* access_token, x-auth-token; never "tokens" (input_tokens) */
+    if ((n == 4 && ci_ends(name, n, "auth")) || ci_ends(name, n, "_auth") ||
+        ci_ends(name, n, "-auth"))
+        return 1;
+    if ((n == 4 && ci_ends(name, n, "pass")) || (n == 3 && ci_ends(name, n, "pwd")))
+        return 1;
+    for (int i = 0; parts[i] != NULL; i++)
+        if (ci_find(name, n, parts[i]))
+            return 1;
+    return 0;
+}
+
+int events_is_secret_name(const char *name)
+{
+    return name != NULL && secret_name(name, strlen(name));
+}
+
+/* ---- secrets inside strings -------------------------------------------------------------- */
+
+static int key_char(unsigned char c)
+{
+    return isalnum(c) || c == '_' || c == '-';
+}
+
+static int bearer_char(unsigned char c)
+{
+    return isalnum(c) || c == '.' || c == '_' || c == '~' || c == '+' || c == '/' || c == '=' ||
+           c == '-';
+}
+
+static const char *const key_prefixes[] = {"sk-",  "ghp_",        "gho_",  "ghu_",  "ghs_", "ghr_",
+                                           "AKIA", "github_pat_", "xoxb-", "xoxp-", NULL};
+#define KEY_RUN_MIN 20
+#define BEARER_EMBEDDED_MIN 16
+
+/* Length of the credential starting at s[i] (to be replaced), or 0. Sets *keep to the bytes of
+ * it to keep (the "Bearer " scheme). */
+static size_t token_at(const char *s, size_t n, size_t i, size_t *keep)
+{
+    unsigned char c = (unsigned char)s[i];
+
+    *keep = 0;
+    if (i > 0 && key_char((unsigned char)s[i - 1]))
+        return 0; /* not at a word boundary */
+    if ((c == 'B' || c == 'b') && n - i > 7 && strncasecmp(s + i, "bearer ", 7) == 0) {
+        size_t j = i + 7;
+        while (j < n && bearer_char((unsigned char)s[j]))
+            j++;
+        /* The whole string being "Bearer x" is a header value; inside text, want a real token. */
+        if (j > i + 7 && (i == 0 || j - i - 7 >= BEARER_EMBEDDED_MIN)) {
+            *keep = 7;
+            return j - i;
+        }
+        return 0;
+    }
+    if ((c == 'B' || c == 'b') && i == 0 && n > 6 && strncasecmp(s, "basic ", 6) == 0) {
+        *keep = 6;
+        return n;
+    }
+    if (c != 's' && c != 'g' && c != 'A' && c != 'x')
+        return 0;
+    for (int k = 0; key_prefixes[k] != NULL; k++) {
+        size_t m = strlen(key_prefixes[k]), j;
+        if (n - i < KEY_RUN_MIN || memcmp(s + i, key_prefixes[k], m) != 0)
+            continue;
+        j = i + m;
+        while (j < n && key_char((unsigned char)s[j]))
+            j++;
+        if (j - i >= KEY_RUN_MIN)
+            return j - i;
+    }
+    return 0;
+}
+
+struct redact_ctx {
+    const struct events_writer *w; /* registered secrets, or NULL */
+    int apply;                     /* 0: only count */
+    int count;
+};
+
+/* Finds the first registered secret in s[i..n); its length, or 0. */
+static size_t literal_at(const struct redact_ctx *cx, const char *s, size_t n, size_t i)
+{
+    if (cx->w == NULL)
+        return 0;
+    for (int k = 0; k < cx->w->nsecrets; k++) {
+        size_t m = cx->w->secret_len[k];
+        if (n - i >= m && s[i] == cx->w->secrets[k][0] && memcmp(s + i, cx->w->secrets[k], m) == 0)
+            return m;
+    }
+    return 0;
+}
+
+static void redact_string(struct redact_ctx *cx, json_t *v)
+{
+    const char *s = json_string_value(v);
+    size_t n = json_string_length(v), last = 0, found = 0;
+    struct buf b = BUF_INIT;
+
+    for (size_t i = 0; i < n; i++) {
+        size_t keep = 0, len = literal_at(cx, s, n, i);
+        if (len == 0)
+            len = token_at(s, n, i, &keep);
+        if (len == 0)
+            continue;
+        found++;
+        if (!cx->apply)
+            break;
+        buf_add(&b, s + last, i + keep - last);
+        buf_adds(&b, REDACTED);
+        last = i + len;
+        i = last - 1;
+    }
+    if (found == 0)
+        return;
+    cx->count++;
+    if (cx->apply) {
+        buf_add(&b, s + last, n - last);
+        json_string_setn(v, b.data, b.len);
+        buf_release(&b);
+    }
+}
+
+static void redact_value(struct redact_ctx *cx, json_t *v, int depth);
+
+/* Replaces the value at a secret-named place: counts it, and in apply mode returns the
+ * replacement (a new reference), else NULL. Null and booleans carry no secret and stay. */
+static int redact_slot(struct redact_ctx *cx, json_t *v)
+{
+    if (v == NULL || json_is_null(v) || json_is_boolean(v))
+        return 0;
+    if (json_is_string(v) && strcmp(json_string_value(v), REDACTED) == 0)
+        return 0; /* already redacted */
+    cx->count++;
+    return cx->apply;
+}
+
+static int is_header_pair(json_t *a)
+{
+    json_t *name = json_array_get(a, 0);
+    return json_array_size(a) == 2 && json_is_string(name) &&
+           secret_name(json_string_value(name), json_string_length(name));
+}
+
+static void redact_value(struct redact_ctx *cx, json_t *v, int depth)
+{
+    const char *key;
+    json_t *x;
+    size_t i;
+
+    if (depth > REDACT_DEPTH_MAX) {
+        /* Too deep to inspect: treat it all as a secret rather than let one through. */
+        if ((json_is_object(v) || json_is_array(v)) && redact_slot(cx, v)) {
+            if (json_is_object(v))
+                json_object_clear(v);
+            else
+                json_array_clear(v);
+        }
+        return;
+    }
+    if (json_is_string(v)) {
+        redact_string(cx, v);
+    } else if (json_is_object(v)) {
+        json_t *name = json_object_get(v, "name");
+        int pair = json_is_string(name) && json_object_get(v, "value") != NULL &&
+                   secret_name(json_string_value(name), json_string_length(name));
+        json_object_foreach(v, key, x)
+        {
+            if (secret_name(key, strlen(key)) || (pair && strcmp(key, "value") == 0)) {
+                if (redact_slot(cx, x))
+                    json_object_set_new(v, key, json_string(REDACTED));
+            } else {
+                redact_value(cx, x, depth + 1);
+            }
+        }
+    } else if (json_is_array(v)) {
+        if (is_header_pair(v)) {
+            if (redact_slot(cx, json_array_get(v, 1)))
+                json_array_set_new(v, 1, json_string(REDACTED));
+            return;
+        }
+        json_array_foreach(v, i, x) redact_value(cx, x, depth + 1);
+    }
+}
+
+int events_redact(json_t *ev)
+{
+    struct redact_ctx cx = {NULL, 1, 0};
+
+    if (ev != NULL)
+        redact_value(&cx, ev, 0);
+    return cx.count;
+}
+
+/* ---- writer ------------------------------------------------------------------------------ */
+
+struct events_writer *events_open(const char *path, const char *run, const char *src, struct err *e)
+{
+    struct events_writer *w;
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+
+    if (fd < 0) {
+        err_set(e, ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+        return NULL;
+    }
+    w = xcalloc(1, sizeof(*w));
+    w->fd = fd;
+    w->path = xstrdup(path);
+    w->run = run ? xstrdup(run) : NULL;
+    w->src = src ? xstrdup(src) : NULL;
+    buf_init(&w->line, 0);
+    return w;
+}
+
+void events_close(struct events_writer *w)
+{
+    if (w == NULL)
+        return;
+    close(w->fd);
+    for (int i = 0; i < w->nsecrets; i++) {
+        explicit_bzero(w->secrets[i], w->secret_len[i]);
+        free(w->secrets[i]);
+    }
+    buf_release(&w->line);
+    free(w->path);
+    free(w->run);
+    free(w->src);
+    free(w);
+}
+
+int events_add_secret(struct events_writer *w, const char *value)
+{
+    size_t n = value ? strlen(value) : 0;
+
+    if (n < SECRET_MIN_LEN)
+        return 0;
+    if (w->nsecrets == SECRETS_MAX)
+        return ERR_LIMIT;
+    w->secrets[w->nsecrets] = xstrdup(value);
+    w->secret_len[w->nsecrets] = n;
+    w->nsecrets++;
+    return 0;
+}
+
+uint64_t events_next_seq(const struct events_writer *w)
+{
+    return w->seq;
+}
+
+static int dump_cb(const char *p, size_t n, void *data)
+{
+    return buf_add(data, p, n) < 0 ? -1 : 0;
+}
+
+static int dump_into(json_t *o, struct buf *b)
+{
+    buf_reset(b);
+    return json_dump_callback(o, dump_cb, b, JSON_COMPACT) < 0 ? ERR_LIMIT : 0;
+}
+
+/* The biggest string value under v (NULL when none). Top-level kind is never cut. */
+static json_t *biggest_string(json_t *v, int top, int depth)
+{
+    json_t *best = NULL, *x, *c;
+    const char *key;
+    size_t i;
+
+    if (depth > REDACT_DEPTH_MAX)
+        return NULL;
+    if (json_is_string(v))
+        return v;
+    if (json_is_object(v)) {
+        json_object_foreach(v, key, x)
+        {
+            if (top && strcmp(key, "kind") == 0)
+                continue;
+            c = biggest_string(x, 0, depth + 1);
+            if (c && (!best || json_string_length(c) > json_string_length(best)))
+                best = c;
+        }
+    } else if (json_is_array(v)) {
+        json_array_foreach(v, i, x)
+        {
+            c = biggest_string(x, 0, depth + 1);
+            if (c && (!best || json_string_length(c) > json_string_length(best)))
+                best = c;
+        }
+    }
+    return best;
+}
+
+/* Bytes a string byte takes in jansson's compact dump (no JSON_ENSURE_ASCII). */
+static size_t escaped_size(unsigned char c)
+{
+    if (c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t')
+        return 2;
+    return c < 0x20 ? 6 : 1;
+}
+
+/* How many leading bytes of s[0..n) to keep so that its dump shrinks by at least need bytes. */
+static size_t cut_keep(const char *s, size_t n, size_t need)
+{
+    size_t total = 0, acc = 0, keep = 0;
+
+    for (size_t i = 0; i < n; i++)
+        total += escaped_size((unsigned char)s[i]);
+    if (total <= need)
+        return 0;
+    while (keep < n && acc + escaped_size((unsigned char)s[keep]) <= total - need)
+        acc += escaped_size((unsigned char)s[keep++]);
+    while (keep > 0 && keep < n && ((unsigned char)s[keep] & 0xC0) == 0x80)
+        keep--; /* never split a UTF-8 sequence */
+    return keep;
+}
+
+/* Makes b hold a line of at most EVENTS_LINE_MAX - 1 bytes for out (b holds its too-long
+ * dump): cuts the biggest strings of a copy, else falls back to a small object. */
+static void cut_line(json_t *out, struct buf *b)
+{
+    size_t original = b->len;
+    json_t *cp = json_deep_copy(out), *small;
+    const char *stamp[] = {"t", "seq", "run", "src", "kind"};
+
+    for (int round = 0; round < CUT_ROUNDS; round++) {
+        json_t *s = biggest_string(cp, 1, 0);
+        size_t len, need, keep;
+        char marker[48];
+        struct buf nb = BUF_INIT;
+
+        if (s == NULL || json_string_length(s) <= CUT_MIN)
+            break;
+        len = json_string_length(s);
+        need = b->len + 1 - EVENTS_LINE_MAX + 40; /* 40: room for the marker */
+        keep = cut_keep(json_string_value(s), len, need);
+        snprintf(marker, sizeof(marker), "...[cut %zu bytes]", len - keep);
+        buf_add(&nb, json_string_value(s), keep);
+        buf_adds(&nb, marker);
+        json_string_setn(s, nb.data, nb.len);
+        buf_release(&nb);
+        if (dump_into(cp, b) == 0 && b->len + 1 <= EVENTS_LINE_MAX) {
+            json_decref(cp);
+            return;
+        }
+    }
+    json_decref(cp);
+    small = json_object();
+    for (size_t i = 0; i < sizeof(stamp) / sizeof(stamp[0]); i++) {
+        json_t *v = json_object_get(out, stamp[i]);
+        if (v && (!json_is_string(v) || json_string_length(v) <= KIND_MAX))
+            json_object_set(small, stamp[i], v);
+    }
+    json_object_set_new(small, "truncated", json_true());
+    json_object_set_new(small, "original_bytes", json_integer((json_int_t)original));
+    dump_into(small, b);
+    json_decref(small);
+}
+
+static int write_line(struct events_writer *w)
+{
+    ssize_t n;
+
+    do
+        n = write(w->fd, w->line.data, w->line.len);
+    while (n < 0 && errno == EINTR);
+    if (n == (ssize_t)w->line.len)
+        return 0;
+    if (n > 0) {
+        /* Disk full or a signal mid-write: end the partial line so readers skip only it. */
+        ssize_t r;
+        do
+            r = write(w->fd, "\n", 1);
+        while (r < 0 && errno == EINTR);
+    }
+    return ERR_IO;
+}
+
+int events_append(struct events_writer *w, json_t *ev)
+{
+    json_t *kind, *v, *out;
+    struct redact_ctx cx = {w, 0, 0};
+    const char *key;
+    int rc;
+
+    if (w == NULL || !json_is_object(ev))
+        return ERR_INVALID;
+    kind = json_object_get(ev, "kind");
+    if (!json_is_string(kind) || json_string_length(kind) == 0 ||
+        json_string_length(kind) > KIND_MAX)
+        return ERR_INVALID;
+
+    out = json_object();
+    v = json_object_get(ev, "t");
+    json_object_set_new(out, "t",
+                        json_is_integer(v) ? json_incref(v) : json_integer(time_now_ms()));
+    v = json_object_get(ev, "seq");
+    if (json_is_integer(v) && json_integer_value(v) >= 0) {
+        json_object_set(out, "seq", v);
+        if ((uint64_t)json_integer_value(v) >= w->seq)
+            w->seq = (uint64_t)json_integer_value(v) + 1;
+    } else {
+        json_object_set_new(out, "seq", json_integer((json_int_t)w->seq++));
+    }
+    v = json_object_get(ev, "run");
+    if (w->run)
+        json_object_set_new(out, "run", json_string(w->run));
+    else if (v)
+        json_object_set(out, "run", v);
+    v = json_object_get(ev, "src");
+    if (json_is_string(v))
+        json_object_set(out, "src", v);
+    else if (w->src)
+        json_object_set_new(out, "src", json_string(w->src));
+    json_object_set(out, "kind", kind);
+    json_object_foreach(ev, key, v)
+    {
+        if (strcmp(key, "t") && strcmp(key, "seq") && strcmp(key, "run") && strcmp(key, "src") &&
+            strcmp(key, "kind"))
+            json_object_set(out, key, v);
+    }
+
+    /* Values are still shared with the caller's ev: copy only when something is redacted. */
+    redact_value(&cx, out, 0);
+    if (cx.count > 0) {
+        json_t *cp = json_deep_copy(out);
+        json_decref(out);
+        out = cp;
+        cx.apply = 1;
+        redact_value(&cx, out, 0);
+    }
+
+    if (dump_into(out, &w->line) < 0 || w->line.len + 1 > EVENTS_LINE_MAX)
+        cut_line(out, &w->line);
+    json_decref(out);
+    if (buf_addc(&w->line, '\n') < 0)
+        return ERR_IO;
+    rc = write_line(w);
+    buf_reset(&w->line);
+    if (w->line.alloc > 4 * EVENTS_LINE_MAX)
+        buf_release(&w->line);
+    return rc;
+}
+
+int events_emit(struct events_writer *w, const char *kind, json_t *fields)
+{
+    json_t *ev = json_object();
+    const char *key;
+    json_t *v;
+    int rc;
+
+    json_object_set_new(ev, "kind", json_string(kind ? kind : ""));
+    if (json_is_object(fields)) {
+        json_object_foreach(fields, key, v)
+        {
+            if (strcmp(key, "kind") != 0)
+                json_object_set(ev, key, v);
+        }
+    }
+    rc = events_append(w, ev);
+    json_decref(ev);
+    return rc;
+}
+
+/* ---- reader ------------------------------------------------------------------------------ */
+
+struct events_reader {
+    int fd;
+    char *buf;
+    size_t cap, start, end;
+    int follow;
+    int skipping; /* discarding the rest of an overlong line */
+    size_t malformed;
+};
+
+struct events_reader *events_reader_open(const char *path, struct err *e)
+{
+    struct events_reader *r;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0) {
+        err_set(e, ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+        return NULL;
+    }
+    r = xcalloc(1, sizeof(*r));
+    r->fd = fd;
+    r->cap = READ_CHUNK + EVENTS_LINE_MAX;
+    r->buf = xmalloc(r->cap);
+    return r;
+}
+
+void events_reader_free(struct events_reader *r)
+{
+    if (r == NULL)
+        return;
+    close(r->fd);
+    free(r->buf);
+    free(r);
+}
+
+void events_reader_set_follow(struct events_reader *r, int follow)
+{
+    r->follow = follow;
+}
+
+size_t events_reader_malformed(const struct events_reader *r)
+{
+    return r->malformed;
+}
+
+void events_reader_count_malformed(struct events_reader *r)
+{
+    r->malformed++;
+}
+
+int events_next_line(struct events_reader *r, const char **line, size_t *len)
+{
+    for (;;) {
+        char *p = r->buf + r->start;
+        char *nl = memchr(p, '\n', r->end - r->start);
+        ssize_t n;
+
+        if (nl != NULL) {
+            size_t l = (size_t)(nl - p);
+            r->start += l + 1;
+            if (r->skipping) {
+                r->skipping = 0;
+                continue;
+            }
+            if (l + 1 > EVENTS_LINE_MAX) {
+                r->malformed++;
+                continue;
+            }
+            if (l > 0 && p[l - 1] == '\r')
+                l--;
+            *line = p;
+            *len = l;
+            return 1;
+        }
+        if (r->end - r->start >= EVENTS_LINE_MAX) {
+            /* No newline within the limit: drop what we have, skip to the next newline. */
+            if (!r->skipping)
+                r->malformed++;
+            r->skipping = 1;
+            r->start = r->end = 0;
+        }
+        if (r->start > 0) {
+            memmove(r->buf, r->buf + r->start, r->end - r->start);
+            r->end -= r->start;
+            r->start = 0;
+        }
+        do
+            n = read(r->fd, r->buf + r->end, r->cap - r->end);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+            return ERR_IO;
+        if (n > 0) {
+            r->end += (size_t)n;
+            continue;
+        }
+        /* End of file. */
+        if (r->end == r->start || r->follow)
+            return 0;
+        if (r->skipping) {
+            r->skipping = 0;
+            r->start = r->end = 0;
+            return 0;
+        }
+        *line = r->buf + r->start;
+        *len = r->end - r->start;
+        r->start = r->end = 0;
+        return 1;
+    }
+}
+
+static int blank(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
+            return 0;
+    return 1;
+}
+
+int events_next(struct events_reader *r, json_t **ev)
+{
+    const char *line;
+    size_t len;
+    int rc;
+
+    *ev = NULL;
+    while ((rc = events_next_line(r, &line, &len)) == 1) {
+        json_t *j;
+        if (blank(line, len))
+            continue;
+        /* A raw NUL byte is never valid JSON, but jansson skips one that follows a number or
+         * a literal (its stream treats a pushed-back NUL as "buffer empty"). */
+        j = memchr(line, '\0', len) ? NULL : json_loadb(line, len, JSON_ALLOW_NUL, NULL);
+        if (j == NULL || !json_is_object(j) || !json_is_string(json_object_get(j, "kind"))) {
+            json_decref(j);
+            r->malformed++;
+            continue;
+        }
+        *ev = j;
+        return 1;
+    }
+    return rc;
+}
