@@ -37,8 +37,7 @@ static void proxy_usage(FILE *f)
             "  --log-level LEVEL           error, warn, info, debug (default warn)\n");
 }
 
-static int int_flag(const char *name, const char *v, long long min, long long max,
-                    long long *out)
+static int int_flag(const char *name, const char *v, long long min, long long max, long long *out)
 {
     if (v == NULL || num_parse_ll(v, min, max, out) != 0) {
         fprintf(stderr, "faultline proxy: %s wants an integer in %lld..%lld\n", name, min, max);

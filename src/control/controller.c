@@ -68,8 +68,7 @@ void ctl_emit(struct ctl *c, const char *kind, json_t *fields)
      * events_emit would make. */
     json_object_set_new(fields, "kind", json_string(kind));
     if (events_append(c->ev, fields) != 0)
-        log_error("controller", "cannot append a '%s' event to '%s'", kind,
-                  c->cfg.events_path);
+        log_error("controller", "cannot append a '%s' event to '%s'", kind, c->cfg.events_path);
 }
 
 void ctl_warn(struct ctl *c, const char *code, const char *fmt, ...)
@@ -128,8 +127,8 @@ static void on_reject(void *arg, const struct http_head *h, int status, const ch
                       const char *msg, struct buf *headers, struct buf *body)
 {
     struct ctl *c = arg;
-    json_t *j = json_pack("{s:s,s:s,s:i}", "code", "request_rejected", "message", msg, "status",
-                          status);
+    json_t *j =
+        json_pack("{s:s,s:s,s:i}", "code", "request_rejected", "message", msg, "status", status);
 
     if (j && h && h->target)
         json_object_set_new(j, "path", json_stringn(h->target, strcspn(h->target, "?")));
@@ -172,8 +171,8 @@ static void emit_plan_loaded(struct ctl *c)
     json_t *inj = json_array();
     unsigned bits = plan_injectors(c->plan);
     json_t *pj = plan_to_json(c->plan);
-    const char *hash = json_string_value(json_object_get(json_object_get(pj, "experiment"),
-                                                         "hash"));
+    const char *hash =
+        json_string_value(json_object_get(json_object_get(pj, "experiment"), "hash"));
     json_t *j;
 
     for (unsigned b = 1; b && b <= bits; b <<= 1)

@@ -16,8 +16,8 @@
 
 static void api_health(struct ctl *ctl, struct hreq *r)
 {
-    json_t *j = json_pack("{s:b,s:s,s:b}", "ok", 1, "run", plan_run_id(ctl->plan),
-                          "plan_loaded", 1);
+    json_t *j =
+        json_pack("{s:b,s:s,s:b}", "ok", 1, "run", plan_run_id(ctl->plan), "plan_loaded", 1);
     ctl_reply_json(r, 200, j, NULL);
     json_decref(j);
 }
@@ -31,8 +31,7 @@ static json_t *counters_json(struct ctl *ctl)
         plan_fault_counters(ctl->plan, i, &matched, &injected);
         json_array_append_new(a, json_pack("{s:I,s:s,s:I,s:I}", "fault_index", (json_int_t)i,
                                            "kind", plan_fault_kind(ctl->plan, i), "matched",
-                                           (json_int_t)matched, "injected",
-                                           (json_int_t)injected));
+                                           (json_int_t)matched, "injected", (json_int_t)injected));
     }
     return a;
 }
@@ -126,10 +125,10 @@ static void api_decide(struct ctl *ctl, struct hreq *r)
     }
     if (d.inject) {
         plan_call_key(&call, key, sizeof(key));
-        out = json_pack("{s:b,s:I,s:s,s:O,s:I,s:s,s:s}", "inject", 1, "fault_index",
-                        (json_int_t)d.fault_index, "kind", d.kind, "options", d.options,
-                        "call_index", (json_int_t)d.call_index, "canary",
-                        plan_canary(ctl->plan), "target", key);
+        out =
+            json_pack("{s:b,s:I,s:s,s:O,s:I,s:s,s:s}", "inject", 1, "fault_index",
+                      (json_int_t)d.fault_index, "kind", d.kind, "options", d.options, "call_index",
+                      (json_int_t)d.call_index, "canary", plan_canary(ctl->plan), "target", key);
         log_info("ctlapi", "decide: %s injects %s into %s", comp, d.kind, key);
     } else {
         out = json_pack("{s:b,s:s}", "inject", 0, "canary", plan_canary(ctl->plan));

@@ -159,8 +159,7 @@ static int parse_framing(struct http_head *h, int is_request, struct err *e)
     }
     if (cl != NULL) {
         long long n;
-        if (cl[0] < '0' || cl[0] > '9' ||
-            num_parse_ll(cl, 0, (long long)1 << 53, &n) != 0)
+        if (cl[0] < '0' || cl[0] > '9' || num_parse_ll(cl, 0, (long long)1 << 53, &n) != 0)
             return err_set(e, ERR_PARSE, "invalid Content-Length '%.32s'", cl);
         h->framing = HTTP_BODY_LENGTH;
         h->content_length = (uint64_t)n;
@@ -210,8 +209,7 @@ static char *take_head(struct http_head *h, struct evbuffer *in, size_t len, str
     return eol; /* never NULL: the head ends with CRLF CRLF */
 }
 
-int http_head_parse_request(struct http_head *h, struct evbuffer *in, size_t len,
-                            struct err *e)
+int http_head_parse_request(struct http_head *h, struct evbuffer *in, size_t len, struct err *e)
 {
     char *eol = take_head(h, in, len, e);
     char *sp1, *sp2, *end;
@@ -315,10 +313,18 @@ int http_list_has(const char *list, const char *token)
 
 int http_is_hop_field(const char *name)
 {
-    static const char *const hop[] = {"connection",        "keep-alive", "proxy-connection",
-                                      "proxy-authenticate", "proxy-authorization", "te",
-                                      "trailer",           "transfer-encoding", "upgrade",
-                                      "content-length",    "host",       "expect"};
+    static const char *const hop[] = {"connection",
+                                      "keep-alive",
+                                      "proxy-connection",
+                                      "proxy-authenticate",
+                                      "proxy-authorization",
+                                      "te",
+                                      "trailer",
+                                      "transfer-encoding",
+                                      "upgrade",
+                                      "content-length",
+                                      "host",
+                                      "expect"};
     for (size_t i = 0; i < sizeof(hop) / sizeof(hop[0]); i++)
         if (strcasecmp(name, hop[i]) == 0)
             return 1;
@@ -328,32 +334,59 @@ int http_is_hop_field(const char *name)
 const char *http_reason(int status)
 {
     switch (status) {
-    case 100: return "Continue";
-    case 200: return "OK";
-    case 201: return "Created";
-    case 202: return "Accepted";
-    case 204: return "No Content";
-    case 301: return "Moved Permanently";
-    case 302: return "Found";
-    case 304: return "Not Modified";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 408: return "Request Timeout";
-    case 409: return "Conflict";
-    case 413: return "Content Too Large";
-    case 429: return "Too Many Requests";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 501: return "Not Implemented";
-    case 502: return "Bad Gateway";
-    case 503: return "Service Unavailable";
-    case 504: return "Gateway Timeout";
-    case 529: return "Site Overloaded";
-    default: return status < 300 ? "OK" : status < 400 ? "Redirect" : status < 500 ? "Error"
-                                                                                 : "Server Error";
+    case 100:
+        return "Continue";
+    case 200:
+        return "OK";
+    case 201:
+        return "Created";
+    case 202:
+        return "Accepted";
+    case 204:
+        return "No Content";
+    case 301:
+        return "Moved Permanently";
+    case 302:
+        return "Found";
+    case 304:
+        return "Not Modified";
+    case 400:
+        return "Bad Request";
+    case 401:
+        return "Unauthorized";
+    case 403:
+        return "Forbidden";
+    case 404:
+        return "Not Found";
+    case 405:
+        return "Method Not Allowed";
+    case 408:
+        return "Request Timeout";
+    case 409:
+        return "Conflict";
+    case 413:
+        return "Content Too Large";
+    case 429:
+        return "Too Many Requests";
+    case 431:
+        return "Request Header Fields Too Large";
+    case 500:
+        return "Internal Server Error";
+    case 501:
+        return "Not Implemented";
+    case 502:
+        return "Bad Gateway";
+    case 503:
+        return "Service Unavailable";
+    case 504:
+        return "Gateway Timeout";
+    case 529:
+        return "Site Overloaded";
+    default:
+        return status < 300   ? "OK"
+               : status < 400 ? "Redirect"
+               : status < 500 ? "Error"
+                              : "Server Error";
     }
 }
 
@@ -395,8 +428,7 @@ int http_chunked_decode(struct http_chunked *c, struct evbuffer *in, struct evbu
             if (n < 0)
                 return 0;
             memset(line, 0, sizeof(line));
-            evbuffer_copyout(in, line, (size_t)n < sizeof(line) - 1 ? (size_t)n
-                                                                   : sizeof(line) - 1);
+            evbuffer_copyout(in, line, (size_t)n < sizeof(line) - 1 ? (size_t)n : sizeof(line) - 1);
             for (const char *p = line; *p && *p != ';' && *p != ' ' && *p != '\t'; p++) {
                 int d;
                 if (*p >= '0' && *p <= '9')

@@ -84,8 +84,7 @@ long http_head_find(struct evbuffer *in, size_t max, size_t *scanned);
  * message fit for a 400 reply, or ERR_UNSUPPORTED (a transfer coding other than chunked).
  * h is reset first; its slices stay valid until the next parse or release.
  */
-int http_head_parse_request(struct http_head *h, struct evbuffer *in, size_t len,
-                            struct err *e);
+int http_head_parse_request(struct http_head *h, struct evbuffer *in, size_t len, struct err *e);
 int http_head_parse_response(struct http_head *h, struct evbuffer *in, size_t len,
                              const char *req_method, struct err *e);
 
@@ -109,8 +108,8 @@ enum http_chunked_state {
 
 struct http_chunked {
     enum http_chunked_state state;
-    uint64_t remaining;    /* data bytes left in the current chunk */
-    size_t trailer_bytes;  /* bytes of trailer fields seen, bounded by HTTP_HEAD_MAX_DEFAULT */
+    uint64_t remaining;   /* data bytes left in the current chunk */
+    size_t trailer_bytes; /* bytes of trailer fields seen, bounded by HTTP_HEAD_MAX_DEFAULT */
 };
 
 void http_chunked_init(struct http_chunked *c);

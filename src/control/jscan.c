@@ -22,9 +22,9 @@ struct val {
     enum vtype type;
     const unsigned char *str; /* V_STRING: raw contents between the quotes */
     size_t str_len;
-    int escaped;     /* V_STRING: holds a backslash escape */
-    size_t count;    /* V_ARRAY: elements */
-    int usage_true;  /* V_OBJECT at stream_options: include_usage is true (last wins) */
+    int escaped;    /* V_STRING: holds a backslash escape */
+    size_t count;   /* V_ARRAY: elements */
+    int usage_true; /* V_OBJECT at stream_options: include_usage is true (last wins) */
 };
 
 static int value(struct scan *s, int depth, struct val *out, int want_usage);
@@ -200,8 +200,8 @@ static int object(struct scan *s, int depth, struct val *out, int want_usage)
         ws(s);
         if (s->p >= s->end || *s->p != '"' || string(s, &k) != 0)
             return -1;
-        is_usage = want_usage && !k.escaped && k.str_len == 13 &&
-                   memcmp(k.str, "include_usage", 13) == 0;
+        is_usage =
+            want_usage && !k.escaped && k.str_len == 13 && memcmp(k.str, "include_usage", 13) == 0;
         ws(s);
         if (s->p >= s->end || *s->p != ':')
             return -1;

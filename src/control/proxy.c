@@ -45,9 +45,9 @@
 #include "util/timeutil.h"
 #include "util/banned.h"
 
-#define PAUSE_AT (256 * 1024)           /* client output pending before upstream reads pause */
-#define ACC_MAX ((size_t)16 << 20)      /* whole response bodies kept for accounting */
-#define TEXT_EVENT_MAX 4096             /* assistant text kept in a model_response event */
+#define PAUSE_AT (256 * 1024)      /* client output pending before upstream reads pause */
+#define ACC_MAX ((size_t)16 << 20) /* whole response bodies kept for accounting */
+#define TEXT_EVENT_MAX 4096        /* assistant text kept in a model_response event */
 
 enum fault { F_NONE, F_RATE_LIMIT, F_5XX, F_TRIM, F_DEGRADE, F_LATENCY };
 
@@ -226,8 +226,8 @@ static void build_target(struct pcall *pc, const char *target)
     const char *prefix = upstream_prefix(pc->up);
     size_t pl = strlen(prefix);
 
-    if (pl && strncmp(target, prefix, pl) == 0 && (target[pl] == '/' || target[pl] == '?' ||
-                                                   target[pl] == '\0'))
+    if (pl && strncmp(target, prefix, pl) == 0 &&
+        (target[pl] == '/' || target[pl] == '?' || target[pl] == '\0'))
         buf_adds(&pc->target, target);
     else {
         buf_adds(&pc->target, prefix);
@@ -269,9 +269,9 @@ static void response_headers(const struct http_head *h, struct buf *out)
 static json_t *usage_json(const struct wire_usage *u)
 {
     return json_pack("{s:I,s:I,s:I,s:I}", "input_tokens", (json_int_t)u->input_tokens,
-                     "output_tokens", (json_int_t)u->output_tokens,
-                     "cache_creation_input_tokens", (json_int_t)u->cache_write_tokens,
-                     "cache_read_input_tokens", (json_int_t)u->cache_read_tokens);
+                     "output_tokens", (json_int_t)u->output_tokens, "cache_creation_input_tokens",
+                     (json_int_t)u->cache_write_tokens, "cache_read_input_tokens",
+                     (json_int_t)u->cache_read_tokens);
 }
 
 /* A prefix of s of at most max bytes that does not end inside a UTF-8 sequence. */
@@ -318,8 +318,7 @@ static void reply_body(struct pcall *pc, int status, const char *extra_hdrs, con
 }
 
 /* The proxy's own error (upstream unreachable, over the ceiling): the provider's format. */
-static void reply_wire_error(struct pcall *pc, int status, enum wire_error kind,
-                             const char *msg)
+static void reply_wire_error(struct pcall *pc, int status, enum wire_error kind, const char *msg)
 {
     struct buf b = BUF_INIT;
     enum wire_provider p = pc->prov != WIRE_PROVIDER_NONE ? pc->prov
@@ -463,7 +462,8 @@ static int apply_fault(struct pcall *pc, json_t **reqp)
         struct faults_trim t = {0};
         json_t *req = request_tree(pc, reqp);
         pc->fault = F_TRIM;
-        if (req == NULL || faults_context_trim(pc->api, req, (size_t)opt_int(d.options, "drop_oldest", 1),
+        if (req == NULL ||
+            faults_context_trim(pc->api, req, (size_t)opt_int(d.options, "drop_oldest", 1),
                                 json_is_true(json_object_get(d.options, "drop_system")), &t,
                                 &e) != 0) {
             ctl_warn(ctl, "fault_not_applied", "llm.context_trim on %s: %s", pc->id,
@@ -703,8 +703,10 @@ static void on_body(struct ureq *q, struct evbuffer *data, void *arg)
             pc_feed_stream(pc, p, n);
         } else if (!pc->acc_over && buf_add(&pc->acc, p, n) != 0) {
             pc->acc_over = 1;
-            ctl_warn(pc->ctl, "response_too_large", "%s: response body over %zu bytes is "
-                     "forwarded but not accounted", pc->id, (size_t)ACC_MAX);
+            ctl_warn(pc->ctl, "response_too_large",
+                     "%s: response body over %zu bytes is "
+                     "forwarded but not accounted",
+                     pc->id, (size_t)ACC_MAX);
         }
     }
     if (pc->r == NULL) {
@@ -758,8 +760,7 @@ static void on_error(struct ureq *q, int code, int got_head, const char *msg, vo
         snprintf(text, sizeof(text), "faultline: upstream failed: %s", msg);
         reply_wire_error(pc, code == UPSTREAM_ETIMEOUT ? 504 : 502, WIRE_ERR_API, text);
         if (!pc->model_call)
-            ctl_warn(pc->ctl, "upstream_error", "%s %s: %s", pc->method,
-                     pc->target.data, msg);
+            ctl_warn(pc->ctl, "upstream_error", "%s %s: %s", pc->method, pc->target.data, msg);
     } else if (pc->r) {
         hreq_abort(pc->r); /* mid-body: the client sees the stream cut, as it was */
         pc->r = NULL;
@@ -814,8 +815,10 @@ static void warn_unknown_model(struct ctl *ctl, const char *model)
             return;
     if (ctl->nunknown < sizeof(ctl->unknown_models) / sizeof(ctl->unknown_models[0]))
         ctl->unknown_models[ctl->nunknown++] = xstrdup(model);
-    ctl_warn(ctl, "cost_unknown", "no price for model '%s': priced at the default (highest) "
-             "rates", model);
+    ctl_warn(ctl, "cost_unknown",
+             "no price for model '%s': priced at the default (highest) "
+             "rates",
+             model);
 }
 
 static void pc_finish(struct pcall *pc, const char *error)
@@ -846,19 +849,18 @@ static void pc_finish(struct pcall *pc, const char *error)
     }
     ctl->cost_usd += cost;
     ev = json_pack("{s:s,s:s,s:i,s:b,s:o,s:f,s:f,s:I,s:b,s:i}", "id", pc->id, "model", model,
-                   "status", pc->status, "stream", pc->stream, "usage",
-                   usage_json(&pc->res.usage), "cost_usd", cost, "cost_total_usd",
-                   ctl->cost_usd, "duration_ms",
+                   "status", pc->status, "stream", pc->stream, "usage", usage_json(&pc->res.usage),
+                   "cost_usd", cost, "cost_total_usd", ctl->cost_usd, "duration_ms",
                    (json_int_t)((time_mono_ns() - pc->t0) / 1000000), "faulted",
                    pc->fault != F_NONE, "retries", pc->attempt);
     if (ev) {
         if (pc->res.stop_reason[0])
             json_object_set_new(ev, "stop_reason", json_string(pc->res.stop_reason));
         if (pc->res.text.len)
-            json_object_set_new(ev, "text",
-                                json_stringn(pc->res.text.data,
-                                             utf8_cut(pc->res.text.data, pc->res.text.len,
-                                                      TEXT_EVENT_MAX)));
+            json_object_set_new(
+                ev, "text",
+                json_stringn(pc->res.text.data,
+                             utf8_cut(pc->res.text.data, pc->res.text.len, TEXT_EVENT_MAX)));
         if (pc->res.tool_calls)
             json_object_set_new(ev, "tool_calls", json_integer((json_int_t)pc->res.tool_calls));
         if (error)
@@ -945,10 +947,10 @@ void proxy_handle(struct ctl *ctl, struct hreq *r)
         } else {
             valid = 0;
         }
-        ev = json_pack("{s:s,s:s,s:s,s:b,s:s,s:I,s:I}", "id", pc->id, "api",
-                       api_event_name(pc->api), "model", pc->model, "stream", pc->stream,
-                       "path", target, "messages", (json_int_t)info.n_messages, "tools",
-                       (json_int_t)info.n_tools);
+        ev =
+            json_pack("{s:s,s:s,s:s,s:b,s:s,s:I,s:I}", "id", pc->id, "api", api_event_name(pc->api),
+                      "model", pc->model, "stream", pc->stream, "path", target, "messages",
+                      (json_int_t)info.n_messages, "tools", (json_int_t)info.n_tools);
         if (ev && !valid)
             json_object_set_new(ev, "malformed", json_true());
         ctl_emit(ctl, "model_request", ev);

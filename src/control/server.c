@@ -38,7 +38,7 @@
 
 #define MAX_LISTENERS 4
 #define LINGER_MS 2000
-#define READ_MIN 4096    /* first read of a request; grows while reads fill it */
+#define READ_MIN 4096 /* first read of a request; grows while reads fill it */
 #define READ_MAX 65536
 #define SMALL_BODY 8192
 
@@ -47,10 +47,10 @@ enum timer_mode { T_NONE, T_IDLE, T_REQUEST, T_LINGER, T_KICK };
 
 struct hreq {
     struct hconn *c;
-    int active;       /* the handler owns it: dispatched and not ended */
-    int started;      /* status line written */
-    int chunked;      /* body framed with chunked encoding */
-    int no_body;      /* HEAD request or a status without a body: writes are dropped */
+    int active;  /* the handler owns it: dispatched and not ended */
+    int started; /* status line written */
+    int chunked; /* body framed with chunked encoding */
+    int no_body; /* HEAD request or a status without a body: writes are dropped */
     int want_drain;
     hreq_event_fn on_close, on_drain;
     void *cb_arg;
@@ -66,12 +66,12 @@ struct hconn {
     struct event *rev; /* read, persistent; deleted while input is held back */
     struct event *wev; /* write, armed (with the write timeout) while output waits */
     struct evbuffer *in, *out;
-    int reading;       /* rev is added */
-    int writing;       /* wev is added */
-    int dirty;         /* on the server's flush list */
-    size_t in_max;     /* reading pauses once the input holds this much (0: no limit) */
-    int outq;          /* bytes in the socket's send queue when the write event was armed */
-    size_t read_size;  /* the next read's size, READ_MIN..READ_MAX */
+    int reading;      /* rev is added */
+    int writing;      /* wev is added */
+    int dirty;        /* on the server's flush list */
+    size_t in_max;    /* reading pauses once the input holds this much (0: no limit) */
+    int outq;         /* bytes in the socket's send queue when the write event was armed */
+    size_t read_size; /* the next read's size, READ_MIN..READ_MAX */
     struct event *timer;
     enum conn_state state;
     enum timer_mode timer_mode;
@@ -256,8 +256,8 @@ static void conn_arm(struct hconn *c)
 
 /* ---- refusing a request ---- */
 
-static void conn_reject(struct hconn *c, const struct http_head *h, int status,
-                        const char *type, const char *msg)
+static void conn_reject(struct hconn *c, const struct http_head *h, int status, const char *type,
+                        const char *msg)
 {
     struct hsrv *s = c->s;
     struct evbuffer *out = c->out;
@@ -398,7 +398,8 @@ static void conn_process(struct hconn *c)
             if (c->head.framing == HTTP_BODY_LENGTH) {
                 if (c->head.content_length > s->cfg.max_body) {
                     char msg[128];
-                    snprintf(msg, sizeof(msg), "request body of %llu bytes is over the %zu-byte limit",
+                    snprintf(msg, sizeof(msg),
+                             "request body of %llu bytes is over the %zu-byte limit",
                              (unsigned long long)c->head.content_length, s->cfg.max_body);
                     conn_reject(c, &c->head, 413, "request_too_large", msg);
                     return;
@@ -579,8 +580,7 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
         evbuffer_commit_space(c->in, &v, 0);
         if (!retriable(err)) {
             if (c->state != C_CLOSING)
-                log_debug("server", "client read failed: %s",
-                          evutil_socket_error_to_string(err));
+                log_debug("server", "client read failed: %s", evutil_socket_error_to_string(err));
             conn_kill(c, 1);
         }
         goto out;
@@ -747,8 +747,8 @@ static int add_listener(struct hsrv *s, evutil_socket_t fd, struct err *e)
 
     if (s->nlev == MAX_LISTENERS)
         return err_set(e, ERR_LIMIT, "at most %d listening sockets", MAX_LISTENERS);
-    lev = evconnlistener_new(s->base, accept_cb, s,
-                             LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0, fd);
+    lev = evconnlistener_new(s->base, accept_cb, s, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC,
+                             0, fd);
     if (lev == NULL)
         return err_set(e, ERR_SYS, "cannot listen: %s", strerror(errno));
     evconnlistener_set_error_cb(lev, accept_error_cb);
@@ -913,16 +913,14 @@ const char *hreq_body(struct hreq *r, size_t *len)
     return r->body;
 }
 
-void hreq_set_callbacks(struct hreq *r, hreq_event_fn on_close, hreq_event_fn on_drain,
-                        void *arg)
+void hreq_set_callbacks(struct hreq *r, hreq_event_fn on_close, hreq_event_fn on_drain, void *arg)
 {
     r->on_close = on_close;
     r->on_drain = on_drain;
     r->cb_arg = arg;
 }
 
-void hreq_start(struct hreq *r, int status, const char *hdrs, size_t hlen,
-                int64_t content_length)
+void hreq_start(struct hreq *r, int status, const char *hdrs, size_t hlen, int64_t content_length)
 {
     struct hconn *c = r->c;
     struct evbuffer *out;

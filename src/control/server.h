@@ -56,9 +56,8 @@ typedef void (*hsrv_handler_fn)(struct hreq *r, void *arg);
  * parsed head when there is one (for routing the error format), NULL otherwise. The hook may
  * replace body (default {"error":{"type","message"}}) and append header lines to headers
  * ("Name: value\r\n"); it may record the refusal. */
-typedef void (*hsrv_reject_fn)(void *arg, const struct http_head *h, int status,
-                               const char *type, const char *msg, struct buf *headers,
-                               struct buf *body);
+typedef void (*hsrv_reject_fn)(void *arg, const struct http_head *h, int status, const char *type,
+                               const char *msg, struct buf *headers, struct buf *body);
 typedef void (*hreq_event_fn)(struct hreq *r, void *arg);
 
 /* A server on base. The config is copied. Caller frees with hsrv_free. */
@@ -91,13 +90,11 @@ const char *hreq_body(struct hreq *r, size_t *len);
 /* on_close: the client went away (EOF, error, write timeout) or the server is shutting down
  * before the response ended; r is dead when it returns. on_drain: the output buffer emptied
  * after hreq_want_drain. Either may be NULL. */
-void hreq_set_callbacks(struct hreq *r, hreq_event_fn on_close, hreq_event_fn on_drain,
-                        void *arg);
+void hreq_set_callbacks(struct hreq *r, hreq_event_fn on_close, hreq_event_fn on_drain, void *arg);
 /* Starts the response: status line, the caller's header lines (hdrs, "Name: value\r\n"...,
  * without framing or Connection fields), then Content-Length when content_length >= 0,
  * otherwise chunked encoding (HTTP/1.1) or a close-delimited body (HTTP/1.0). */
-void hreq_start(struct hreq *r, int status, const char *hdrs, size_t hlen,
-                int64_t content_length);
+void hreq_start(struct hreq *r, int status, const char *hdrs, size_t hlen, int64_t content_length);
 /* Appends body bytes (copied) / moves all of src into the response. */
 void hreq_write(struct hreq *r, const void *p, size_t n);
 void hreq_write_buffer(struct hreq *r, struct evbuffer *src);

@@ -40,10 +40,10 @@ struct uconn {
     struct event *timer; /* pool idle timeout, or a kick after ureq_pause(q, 0) */
     enum uconn_state state;
     int refs, dead;
-    int reused;   /* served a request before the current one */
-    int idle;     /* in the pool */
-    int kick;     /* the timer is a kick, not the pool timeout */
-    int eof;      /* the origin closed its side; the input may still hold body bytes */
+    int reused; /* served a request before the current one */
+    int idle;   /* in the pool */
+    int kick;   /* the timer is a kick, not the pool timeout */
+    int eof;    /* the origin closed its side; the input may still hold body bytes */
     struct ureq *q;
     struct http_head head;
     struct http_chunked chunked;
@@ -115,10 +115,8 @@ struct upstream *upstream_new(struct event_base *base, struct evdns_base *dns, c
         err_set(e, ERR_INVALID, "upstream URL '%s' has no host", url);
         goto fail;
     }
-    if (evhttp_uri_get_query(uri) || evhttp_uri_get_fragment(uri) ||
-        evhttp_uri_get_userinfo(uri)) {
-        err_set(e, ERR_INVALID, "upstream URL '%s': no query, fragment or user info allowed",
-                url);
+    if (evhttp_uri_get_query(uri) || evhttp_uri_get_fragment(uri) || evhttp_uri_get_userinfo(uri)) {
+        err_set(e, ERR_INVALID, "upstream URL '%s': no query, fragment or user info allowed", url);
         goto fail;
     }
     tls = strcasecmp(scheme, "https") == 0;
@@ -158,8 +156,7 @@ struct upstream *upstream_new(struct event_base *base, struct evdns_base *dns, c
     u->tls = tls;
     if (tls && cfg->ca_file) {
         if (access(cfg->ca_file, R_OK) != 0) {
-            err_set(e, ERR_INVALID, "cannot read CA file '%s': %s", cfg->ca_file,
-                    strerror(errno));
+            err_set(e, ERR_INVALID, "cannot read CA file '%s': %s", cfg->ca_file, strerror(errno));
             goto fail;
         }
         u->ca_file = xstrdup(cfg->ca_file);
@@ -542,8 +539,7 @@ static void uconn_process(struct uconn *c)
                     if (c->dead || c->q != q)
                         return;
                 }
-                snprintf(msg, sizeof(msg), "malformed chunked body from %s: %s", c->u->url,
-                         e.msg);
+                snprintf(msg, sizeof(msg), "malformed chunked body from %s: %s", c->u->url, e.msg);
                 uconn_fail(c, UPSTREAM_EPROTO, msg);
                 return;
             }
