@@ -1,0 +1,320 @@
+/*
+ * controller: sets up one repetition's controller (plan, events file, price table, upstreams,
+ * listening socket), serves until SIGTERM/SIGINT, and takes it all down again.
+ *
+ * Start-up order matters to the runner: the plan is loaded and checked, the events file
+ * opened and plan_loaded recorded, the socket bound, and only then is the ready file written
+ * (atomically: a reader sees the whole address or no file). Shutdown: stop accepting, end every
+ * call in flight (recorded as such, clients cut), close the connections and free everything;
+ * events are written synchronously, so nothing is left to flush.
+ */
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/dns.h>
+#include <event2/event.h>
+
+#include "control/ctl.h"
+#include "experiment/catalog.h"
+#include "util/fs.h"
+#include "util/log.h"
+#include "util/banned.h"
+
+void controller_config_init(struct controller_config *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->listen_fd = -1;
+    cfg->retries = -1;
+}
+
+static void config_defaults(struct controller_config *cfg)
+{
+    if (cfg->upstream_anthropic == NULL)
+        cfg->upstream_anthropic = "https://api.anthropic.com";
+    if (cfg->upstream_openai == NULL)
+        cfg->upstream_openai = "https://api.openai.com";
+    if (cfg->max_body == 0)
+        cfg->max_body = (size_t)32 << 20;
+    if (cfg->max_conns == 0)
+        cfg->max_conns = 4096;
+    if (cfg->retries < 0)
+        cfg->retries = 2;
+    if (cfg->retry_base_ms <= 0)
+        cfg->retry_base_ms = 500;
+    if (cfg->retry_max_ms <= 0)
+        cfg->retry_max_ms = 8000;
+    if (cfg->connect_timeout_ms <= 0)
+        cfg->connect_timeout_ms = 10000;
+    if (cfg->first_byte_timeout_ms <= 0)
+        cfg->first_byte_timeout_ms = 600000;
+    if (cfg->idle_timeout_ms <= 0)
+        cfg->idle_timeout_ms = 300000;
+    if (cfg->client_timeout_ms <= 0)
+        cfg->client_timeout_ms = 60000;
+}
+
+/* ---- helpers shared with proxy.c and ctlapi.c ---- */
+
+void ctl_emit(struct ctl *c, const char *kind, json_t *fields)
+{
+    if (fields == NULL) {
+        log_error("controller", "cannot build a '%s' event", kind);
+        return;
+    }
+    /* events_append orders t, seq, run, src, kind first; adding kind here spares the copy
+     * events_emit would make. */
+    json_object_set_new(fields, "kind", json_string(kind));
+    if (events_append(c->ev, fields) != 0)
+        log_error("controller", "cannot append a '%s' event to '%s'", kind,
+                  c->cfg.events_path);
+}
+
+void ctl_warn(struct ctl *c, const char *code, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    json_t *j;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    log_warn("controller", "%s: %s", code, msg);
+    j = json_pack("{s:s,s:s}", "code", code, "message", msg);
+    ctl_emit(c, "warning", j);
+    json_decref(j);
+}
+
+void ctl_reply_json(struct hreq *r, int status, json_t *body, const char *hdrs)
+{
+    char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    struct buf h = BUF_INIT;
+
+    buf_adds(&h, "Content-Type: application/json\r\nCache-Control: no-store\r\n");
+    if (hdrs)
+        buf_adds(&h, hdrs);
+    if (text == NULL) {
+        hreq_reply(r, 500, h.data, "{\"error\":{\"type\":\"api_error\",\"message\":\"internal\"}}",
+                   51);
+    } else {
+        hreq_reply(r, status, h.data, text, strlen(text));
+    }
+    free(text);
+    buf_release(&h);
+}
+
+void ctl_reply_error(struct hreq *r, int status, const char *type, const char *msg)
+{
+    json_t *j = json_pack("{s:{s:s,s:s}}", "error", "type", type, "message", msg);
+    ctl_reply_json(r, status, j, NULL);
+    json_decref(j);
+}
+
+/* ---- server hooks ---- */
+
+static void on_request(struct hreq *r, void *arg)
+{
+    struct ctl *c = arg;
+
+    if (strncmp(hreq_target(r), "/_faultline/", 12) == 0)
+        ctlapi_handle(c, r);
+    else
+        proxy_handle(c, r);
+}
+
+static void on_reject(void *arg, const struct http_head *h, int status, const char *type,
+                      const char *msg, struct buf *headers, struct buf *body)
+{
+    struct ctl *c = arg;
+    json_t *j = json_pack("{s:s,s:s,s:i}", "code", "request_rejected", "message", msg, "status",
+                          status);
+
+    if (j && h && h->target)
+        json_object_set_new(j, "path", json_stringn(h->target, strcspn(h->target, "?")));
+    ctl_emit(c, "warning", j);
+    json_decref(j);
+    proxy_reject_body(c, h, status, msg, body);
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+    struct ctl *c = arg;
+
+    if (c->stopping)
+        return;
+    c->stopping = 1;
+    log_info("controller", "signal %d: stopping", (int)sig);
+    hsrv_stop_accepting(c->srv);
+    proxy_stop_all(c);
+    event_base_loopbreak(c->base);
+}
+
+/* ---- setup ---- */
+
+static int check_plan(struct ctl *c, struct err *e)
+{
+    for (size_t i = 0; i < plan_nfaults(c->plan); i++) {
+        if (!(plan_fault_injectors(c->plan, i) & CATALOG_INJ_CONTROLLER_MODEL))
+            continue;
+        if (plan_fault_mutating(c->plan, i) && !c->cfg.sandboxed)
+            return err_set(e, ERR_INVALID,
+                           "plan '%s': fault %zu (%s) is mutating and runs only for a "
+                           "sandboxed agent; pass --sandboxed when the agent is sandboxed",
+                           c->cfg.plan_path, i, plan_fault_kind(c->plan, i));
+    }
+    return 0;
+}
+
+static void emit_plan_loaded(struct ctl *c)
+{
+    json_t *inj = json_array();
+    unsigned bits = plan_injectors(c->plan);
+    json_t *pj = plan_to_json(c->plan);
+    const char *hash = json_string_value(json_object_get(json_object_get(pj, "experiment"),
+                                                         "hash"));
+    json_t *j;
+
+    for (unsigned b = 1; b && b <= bits; b <<= 1)
+        if ((bits & b) && plan_injector_name(b))
+            json_array_append_new(inj, json_string(plan_injector_name(b)));
+    j = json_pack("{s:s,s:s,s:b,s:I,s:o,s:s,s:s}", "component", "controller-model", "plan",
+                  c->cfg.plan_path, "faulted", plan_faulted(c->plan), "faults",
+                  (json_int_t)plan_nfaults(c->plan), "injectors", inj, "canary",
+                  plan_canary(c->plan), "listen", c->addr);
+    if (j && hash)
+        json_object_set_new(j, "experiment", json_string(hash));
+    ctl_emit(c, "plan_loaded", j);
+    json_decref(j);
+    json_decref(pj);
+}
+
+static void ctl_release(struct ctl *c)
+{
+    hsrv_free(c->srv);
+    upstream_free(c->up_anthropic);
+    upstream_free(c->up_openai);
+    if (c->dns)
+        evdns_base_free(c->dns, 0);
+    events_close(c->ev);
+    plan_free(c->plan);
+    pricing_free(c->prices);
+    for (size_t i = 0; i < c->nsecrets; i++)
+        free(c->secrets[i]);
+    for (size_t i = 0; i < c->nunknown; i++)
+        free(c->unknown_models[i]);
+    if (c->base)
+        event_base_free(c->base);
+}
+
+int controller_run(const struct controller_config *cfg_in, struct err *e)
+{
+    struct ctl c;
+    struct hsrv_config scfg;
+    struct upstream_config ucfg;
+    struct event *sigterm = NULL, *sigint = NULL;
+    char ready[96];
+    int rc = 0;
+
+    memset(&c, 0, sizeof(c));
+    c.cfg = *cfg_in;
+    config_defaults(&c.cfg);
+    if (c.cfg.plan_path == NULL || c.cfg.events_path == NULL)
+        return err_set(e, ERR_INVALID, "--plan and --events are required");
+    signal(SIGPIPE, SIG_IGN);
+
+    c.plan = plan_load(c.cfg.plan_path, e);
+    if (c.plan == NULL) {
+        rc = e->code ? e->code : ERR_INVALID;
+        goto out;
+    }
+    if ((rc = check_plan(&c, e)) != 0)
+        goto out;
+    c.ceiling_usd = plan_cost_ceiling(c.plan);
+    c.prices = pricing_new();
+    if (c.cfg.prices_file && (rc = pricing_load_file(c.prices, c.cfg.prices_file, e)) != 0)
+        goto out;
+
+    c.base = event_base_new();
+    if (c.base == NULL) {
+        rc = err_set(e, ERR_SYS, "cannot create the event loop");
+        goto out;
+    }
+    c.dns = evdns_base_new(c.base, EVDNS_BASE_INITIALIZE_NAMESERVERS);
+    if (c.dns == NULL)
+        c.dns = evdns_base_new(c.base, 0); /* no resolv.conf: numeric hosts and /etc/hosts */
+    if (c.dns)
+        evdns_base_load_hosts(c.dns, NULL);
+
+    memset(&ucfg, 0, sizeof(ucfg));
+    ucfg.connect_timeout_ms = c.cfg.connect_timeout_ms;
+    ucfg.first_byte_timeout_ms = c.cfg.first_byte_timeout_ms;
+    ucfg.idle_timeout_ms = c.cfg.idle_timeout_ms;
+    ucfg.ca_file = c.cfg.upstream_ca;
+    c.up_anthropic = upstream_new(c.base, c.dns, c.cfg.upstream_anthropic, &ucfg, e);
+    if (c.up_anthropic == NULL) {
+        rc = e->code;
+        goto out;
+    }
+    c.up_openai = upstream_new(c.base, c.dns, c.cfg.upstream_openai, &ucfg, e);
+    if (c.up_openai == NULL) {
+        rc = e->code;
+        goto out;
+    }
+
+    memset(&scfg, 0, sizeof(scfg));
+    scfg.max_body = c.cfg.max_body;
+    scfg.max_conns = c.cfg.max_conns;
+    scfg.request_timeout_ms = c.cfg.client_timeout_ms;
+    scfg.idle_timeout_ms = c.cfg.client_timeout_ms;
+    scfg.write_timeout_ms = c.cfg.client_timeout_ms;
+    c.srv = hsrv_new(c.base, &scfg, on_request, on_reject, &c);
+    if (c.srv == NULL) {
+        rc = err_set(e, ERR_SYS, "cannot create the server");
+        goto out;
+    }
+    if (c.cfg.listen_fd >= 0)
+        rc = hsrv_listen_fd(c.srv, c.cfg.listen_fd, e);
+    else
+        rc = hsrv_listen(c.srv, c.cfg.listen_addr ? c.cfg.listen_addr : "127.0.0.1:0", e);
+    if (rc != 0)
+        goto out;
+    if (hsrv_address(c.srv, c.addr, sizeof(c.addr)) != 0)
+        snprintf(c.addr, sizeof(c.addr), "?");
+
+    c.ev = events_open(c.cfg.events_path, plan_run_id(c.plan), "controller", e);
+    if (c.ev == NULL) {
+        rc = e->code ? e->code : ERR_IO;
+        goto out;
+    }
+    emit_plan_loaded(&c);
+
+    sigterm = evsignal_new(c.base, SIGTERM, on_signal, &c);
+    sigint = evsignal_new(c.base, SIGINT, on_signal, &c);
+    if (sigterm == NULL || sigint == NULL || evsignal_add(sigterm, NULL) != 0 ||
+        evsignal_add(sigint, NULL) != 0) {
+        rc = err_set(e, ERR_SYS, "cannot install signal handlers");
+        goto out;
+    }
+    if (c.cfg.ready_file) {
+        int n = snprintf(ready, sizeof(ready), "%s\n", c.addr);
+        if ((rc = fs_write_file(c.cfg.ready_file, ready, (size_t)n, e)) != 0)
+            goto out;
+    }
+    log_info("controller", "serving on %s (run %s, %zu faults)", c.addr, plan_run_id(c.plan),
+             plan_nfaults(c.plan));
+
+    event_base_dispatch(c.base);
+    log_info("controller", "stopped; model cost $%.6f over %llu calls", c.cost_usd,
+             (unsigned long long)c.model_calls);
+out:
+    if (c.calls)
+        proxy_stop_all(&c);
+    if (sigterm)
+        event_free(sigterm);
+    if (sigint)
+        event_free(sigint);
+    ctl_release(&c);
+    return rc;
+}

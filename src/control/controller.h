@@ -1,0 +1,54 @@
+/*
+ * controller: the per-repetition controller daemon (`faultline proxy`).
+ *
+ * One libevent loop serves, on one listening socket: the model API reverse proxy (Anthropic
+ * /v1/messages, OpenAI /v1/chat/completions and /v1/responses; any other path passes through
+ * to the upstream the request's headers point at), with the llm.* faults, upstream retries,
+ * token and cost accounting and the cost ceiling; and the control API under /_faultline/ for
+ * the components inside the sandbox (docs/control-api.md). It holds the repetition's plan
+ * (one place for its counters) and is the single writer of the repetition's events file.
+ */
+#ifndef FAULTLINE_CONTROL_CONTROLLER_H
+#define FAULTLINE_CONTROL_CONTROLLER_H
+
+#include <stddef.h>
+
+#include "util/err.h"
+
+struct controller_config {
+    const char *plan_path;          /* required */
+    const char *events_path;        /* required */
+    const char *listen_addr;        /* "HOST:PORT"; NULL: 127.0.0.1:0 (unless listen_fd) */
+    int listen_fd;                  /* inherited listening socket, -1 when none */
+    const char *upstream_anthropic; /* NULL: https://api.anthropic.com */
+    const char *upstream_openai;    /* NULL: https://api.openai.com */
+    const char *upstream_ca;        /* extra CA file for https upstreams, or NULL */
+    const char *ready_file;         /* gets "HOST:PORT\n" once serving, or NULL */
+    const char *prices_file;        /* price table overrides (pricing.h format), or NULL */
+    int sandboxed;                  /* the agent runs in a sandbox: mutating faults allowed */
+    size_t max_body;                /* request body limit; 0: 32 MiB */
+    size_t max_conns;               /* client connections; 0: 4096 */
+    int retries;                    /* upstream retries after the first attempt; < 0: 2 */
+    int retry_base_ms;              /* first backoff; <= 0: 500 */
+    int retry_max_ms;               /* backoff cap, also the longest retry-after honoured;
+                                       <= 0: 8000 */
+    int connect_timeout_ms;         /* <= 0: 10000 */
+    int first_byte_timeout_ms;      /* upstream response head; <= 0: 600000 */
+    int idle_timeout_ms;            /* silence inside an upstream body; <= 0: 300000 */
+    int client_timeout_ms;          /* request receipt, keep-alive idle, stalled reader;
+                                       <= 0: 60000 */
+};
+
+/* Fills cfg with the defaults above (strings NULL, listen_fd -1). */
+void controller_config_init(struct controller_config *cfg);
+
+/*
+ * Loads the plan, opens the events file, listens, writes the ready file, and serves until
+ * SIGTERM or SIGINT; then stops accepting, cuts open streams, records their end and returns
+ * (within a second). 0 after a clean stop; otherwise a negative ERR_* with e set before
+ * serving began: ERR_INVALID (bad plan, a mutating fault without sandboxed, bad upstream URL,
+ * bad price file), ERR_IO (events or ready file), ERR_SYS (cannot listen).
+ */
+int controller_run(const struct controller_config *cfg, struct err *e);
+
+#endif

@@ -1,0 +1,81 @@
+/*
+ * ctl: state shared by the controller's own files (controller.c, proxy.c, ctlapi.c). Internal
+ * to src/control; other modules use controller.h.
+ *
+ * struct ctl is the repetition: the loop, the server, the upstreams, the plan and its counters,
+ * the events writer, the price table, the cost so far and the abort flag. Everything runs on
+ * the loop's one thread.
+ */
+#ifndef FAULTLINE_CONTROL_CTL_H
+#define FAULTLINE_CONTROL_CTL_H
+
+#include <stdint.h>
+
+#include <event2/dns.h>
+#include <event2/event.h>
+#include <jansson.h>
+
+#include "control/controller.h"
+#include "control/server.h"
+#include "control/upstream.h"
+#include "events/events.h"
+#include "model/pricing.h"
+#include "plan/plan.h"
+
+#define CTL_MAX_SECRETS 16
+
+struct pcall;
+
+struct ctl {
+    struct controller_config cfg;
+    struct event_base *base;
+    struct evdns_base *dns;
+    struct hsrv *srv;
+    struct upstream *up_anthropic, *up_openai;
+    struct plan *plan;
+    struct events_writer *ev;
+    struct pricing_table *prices;
+    char addr[80];
+    int stopping;
+    /* accounting */
+    double cost_usd;
+    double ceiling_usd; /* 0: none */
+    int aborted;
+    char abort_reason[64];
+    uint64_t model_calls;  /* model calls seen (numbers their ids) */
+    uint64_t next_pass_id; /* pass-through calls */
+    /* calls in flight */
+    struct pcall *calls;
+    size_t ncalls;
+    /* upstream keys seen, registered with the events writer for redaction */
+    char *secrets[CTL_MAX_SECRETS];
+    size_t nsecrets;
+    /* unknown model names already warned about (cost_unknown), bounded */
+    char *unknown_models[16];
+    size_t nunknown;
+};
+
+/* Appends one event {"kind": kind, ...fields} and logs a failure; never fails the caller.
+ * fields is borrowed but gets a "kind" member (callers pass objects built for the event). */
+void ctl_emit(struct ctl *c, const char *kind, json_t *fields);
+/* A warning event {code, message}. */
+void ctl_warn(struct ctl *c, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Replies with a JSON body (borrowed) and status; hdrs extra header lines or NULL. */
+void ctl_reply_json(struct hreq *r, int status, json_t *body, const char *hdrs);
+/* Replies {"error":{"type":type,"message":msg}}. */
+void ctl_reply_error(struct hreq *r, int status, const char *type, const char *msg);
+
+/* The model proxy (proxy.c): handles a request for any path outside /_faultline/. */
+void proxy_handle(struct ctl *c, struct hreq *r);
+/* Ends every call in flight (shutdown): clients are cut, upstream requests cancelled, each
+ * call's end recorded. */
+void proxy_stop_all(struct ctl *c);
+/* The reject hook's provider-aware error body (for 413 and friends on a model API path). */
+void proxy_reject_body(struct ctl *c, const struct http_head *h, int status, const char *msg,
+                       struct buf *body);
+
+/* The control API (ctlapi.c): handles a request under /_faultline/. */
+void ctlapi_handle(struct ctl *c, struct hreq *r);
+
+#endif

@@ -1,0 +1,223 @@
+/*
+ * ctlapi: the control API under /_faultline/ (docs/control-api.md), for the components inside
+ * the sandbox: health, decide (the one place that holds the repetition's fault counters),
+ * events (appended to the one events file, seq assigned here), and state (cost, counters,
+ * abort flag). Every body is JSON; every error is {"error":{"type","message"}}.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "control/ctl.h"
+#include "util/log.h"
+#include "util/banned.h"
+
+#define API_BODY_MAX ((size_t)1 << 20)
+#define API_EVENTS_MAX 1000
+
+static void api_health(struct ctl *ctl, struct hreq *r)
+{
+    json_t *j = json_pack("{s:b,s:s,s:b}", "ok", 1, "run", plan_run_id(ctl->plan),
+                          "plan_loaded", 1);
+    ctl_reply_json(r, 200, j, NULL);
+    json_decref(j);
+}
+
+static json_t *counters_json(struct ctl *ctl)
+{
+    json_t *a = json_array();
+
+    for (size_t i = 0; i < plan_nfaults(ctl->plan); i++) {
+        uint64_t matched = 0, injected = 0;
+        plan_fault_counters(ctl->plan, i, &matched, &injected);
+        json_array_append_new(a, json_pack("{s:I,s:s,s:I,s:I}", "fault_index", (json_int_t)i,
+                                           "kind", plan_fault_kind(ctl->plan, i), "matched",
+                                           (json_int_t)matched, "injected",
+                                           (json_int_t)injected));
+    }
+    return a;
+}
+
+static void api_state(struct ctl *ctl, struct hreq *r)
+{
+    json_t *j = json_pack("{s:s,s:f,s:b,s:o,s:I,s:o,s:I}", "run", plan_run_id(ctl->plan),
+                          "cost_usd", ctl->cost_usd, "aborted", ctl->aborted, "abort_reason",
+                          ctl->aborted ? json_string(ctl->abort_reason) : json_null(),
+                          "model_calls", (json_int_t)ctl->model_calls, "counters",
+                          counters_json(ctl), "calls_in_flight", (json_int_t)ctl->ncalls);
+
+    if (j)
+        json_object_set_new(j, "cost_ceiling_usd",
+                            ctl->ceiling_usd > 0 ? json_real(ctl->ceiling_usd) : json_null());
+    ctl_reply_json(r, 200, j, NULL);
+    json_decref(j);
+}
+
+/* Parses the request body as JSON; replies 400/413 and returns NULL when it is not. */
+static json_t *api_body(struct hreq *r)
+{
+    size_t len;
+    const char *body = hreq_body(r, &len);
+    json_error_t je;
+    json_t *j;
+    char msg[300];
+
+    if (len > API_BODY_MAX) {
+        ctl_reply_error(r, 413, "request_too_large", "control API bodies are limited to 1 MiB");
+        return NULL;
+    }
+    j = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
+    if (j == NULL) {
+        snprintf(msg, sizeof(msg), "invalid JSON at line %d column %d: %s", je.line, je.column,
+                 je.text);
+        ctl_reply_error(r, 400, "invalid_request_error", msg);
+    }
+    return j;
+}
+
+/* A string member, or NULL when absent or null; *bad set when present with another type. */
+static const char *opt_string(json_t *o, const char *name, int *bad)
+{
+    json_t *v = json_object_get(o, name);
+
+    if (v == NULL || json_is_null(v))
+        return NULL;
+    if (!json_is_string(v)) {
+        *bad = 1;
+        return NULL;
+    }
+    return json_string_value(v);
+}
+
+static void api_decide(struct ctl *ctl, struct hreq *r)
+{
+    json_t *j = api_body(r);
+    struct plan_call call;
+    struct plan_decision d;
+    const char *comp;
+    int bad = 0;
+    json_t *out;
+    char key[256];
+
+    if (j == NULL)
+        return;
+    memset(&call, 0, sizeof(call));
+    comp = json_is_object(j) ? opt_string(j, "component", &bad) : NULL;
+    if (!json_is_object(j) || comp == NULL || (call.component = plan_injector_parse(comp)) == 0) {
+        ctl_reply_error(r, 400, "invalid_request_error",
+                        "decide needs {\"component\": one of controller-model, "
+                        "controller-egress, mcp, gate, world, ...}");
+        goto done;
+    }
+    call.tool = opt_string(j, "tool", &bad);
+    call.server = opt_string(j, "server", &bad);
+    call.host = opt_string(j, "host", &bad);
+    call.model = opt_string(j, "model", &bad);
+    call.args = json_object_get(j, "args");
+    if (call.args && json_is_null(call.args))
+        call.args = NULL;
+    if (bad) {
+        ctl_reply_error(r, 400, "invalid_request_error",
+                        "tool, server, host and model must be strings or null");
+        goto done;
+    }
+    if (plan_decide(ctl->plan, &call, &d) != 0) {
+        ctl_reply_error(r, 400, "invalid_request_error", "the plan cannot decide this call");
+        goto done;
+    }
+    if (d.inject) {
+        plan_call_key(&call, key, sizeof(key));
+        out = json_pack("{s:b,s:I,s:s,s:O,s:I,s:s,s:s}", "inject", 1, "fault_index",
+                        (json_int_t)d.fault_index, "kind", d.kind, "options", d.options,
+                        "call_index", (json_int_t)d.call_index, "canary",
+                        plan_canary(ctl->plan), "target", key);
+        log_info("ctlapi", "decide: %s injects %s into %s", comp, d.kind, key);
+    } else {
+        out = json_pack("{s:b,s:s}", "inject", 0, "canary", plan_canary(ctl->plan));
+    }
+    ctl_reply_json(r, 200, out, NULL);
+    json_decref(out);
+done:
+    json_decref(j);
+}
+
+static void api_events(struct ctl *ctl, struct hreq *r)
+{
+    json_t *j = api_body(r), *list, *ev, *out;
+    size_t i, n = 0;
+
+    if (j == NULL)
+        return;
+    if (json_is_array(j)) {
+        list = j;
+        json_incref(list);
+    } else {
+        list = json_array();
+        json_array_append(list, j);
+    }
+    if (json_array_size(list) > API_EVENTS_MAX) {
+        ctl_reply_error(r, 413, "request_too_large", "at most 1000 events per request");
+        goto done;
+    }
+    json_array_foreach(list, i, ev)
+    {
+        if (!json_is_object(ev) || !json_is_string(json_object_get(ev, "kind")) ||
+            json_string_length(json_object_get(ev, "kind")) == 0) {
+            char msg[96];
+            snprintf(msg, sizeof(msg), "event %zu is not an object with a string kind", i);
+            ctl_reply_error(r, 400, "invalid_request_error", msg);
+            goto done;
+        }
+    }
+    json_array_foreach(list, i, ev)
+    {
+        json_t *copy = json_copy(ev);
+        if (copy == NULL)
+            continue;
+        json_object_del(copy, "seq"); /* the controller orders the file */
+        json_object_del(copy, "run");
+        if (!json_is_string(json_object_get(copy, "src")))
+            json_object_set_new(copy, "src", json_string("agent"));
+        if (events_append(ctl->ev, copy) == 0)
+            n++;
+        else
+            log_error("ctlapi", "cannot append an event to '%s'", ctl->cfg.events_path);
+        json_decref(copy);
+    }
+    out = json_pack("{s:I}", "appended", (json_int_t)n);
+    ctl_reply_json(r, 200, out, NULL);
+    json_decref(out);
+done:
+    json_decref(list);
+    json_decref(j);
+}
+
+void ctlapi_handle(struct ctl *ctl, struct hreq *r)
+{
+    const char *target = hreq_target(r);
+    const char *method = hreq_method(r);
+    size_t plen = strcspn(target, "?");
+    static const struct {
+        const char *path, *method;
+        void (*fn)(struct ctl *, struct hreq *);
+    } routes[] = {
+        {"/_faultline/health", "GET", api_health},
+        {"/_faultline/state", "GET", api_state},
+        {"/_faultline/decide", "POST", api_decide},
+        {"/_faultline/events", "POST", api_events},
+    };
+
+    for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+        if (strlen(routes[i].path) != plen || strncmp(routes[i].path, target, plen) != 0)
+            continue;
+        if (strcmp(method, routes[i].method) != 0 &&
+            !(strcmp(method, "HEAD") == 0 && strcmp(routes[i].method, "GET") == 0)) {
+            char msg[96];
+            snprintf(msg, sizeof(msg), "%s takes %s", routes[i].path, routes[i].method);
+            ctl_reply_error(r, 405, "invalid_request_error", msg);
+            return;
+        }
+        routes[i].fn(ctl, r);
+        return;
+    }
+    ctl_reply_error(r, 404, "not_found_error", "no such control API endpoint");
+}

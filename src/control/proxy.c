@@ -1,0 +1,999 @@
+/*
+ * proxy: the model API reverse proxy of the controller.
+ *
+ * One struct pcall per proxied request joins the client side (struct hreq, server.h) to the
+ * upstream side (struct ureq, upstream.h). A model call (POST to /v1/messages,
+ * /v1/chat/completions or /v1/responses) is parsed to learn its model and whether it streams,
+ * recorded (model_request), checked against the cost ceiling, and offered to the plan
+ * (plan_decide with the controller-model injector); a pass-through request (any other path,
+ * count_tokens) is only forwarded. The body goes upstream byte for byte unless a fault changed
+ * it (llm.context_trim, llm.model_degrade re-serialise it). The response is forwarded as it
+ * arrives (SSE piece by piece, never buffered whole) while a copy is fed to the usage readers
+ * of src/model (wire.h): the SSE parser for streams, a bounded accumulator for whole bodies.
+ * At the end the call is priced, added to the running cost, recorded (model_response), and
+ * the cost ceiling checked.
+ *
+ * A call's life (pc_* functions):
+ *   proxy_handle --refused (ceiling) or injected error--> pc_reply_error -> pc_finish
+ *   proxy_handle --llm.latency--> timer --> pc_send
+ *   proxy_handle --> pc_send --> on_head --retryable status, retries left--> timer --> pc_send
+ *                                on_head --> response started --> on_body* --> on_done -> pc_finish
+ *                                on_error --before the head, retries left--> timer --> pc_send
+ *                                on_error --before the head--> 502/504 -> pc_finish
+ *                                on_error --mid-body--> client cut -> pc_finish
+ *   on_body (stream cut fault) --N events forwarded--> client cut -> pc_finish
+ *   client gone (on_close) --> upstream cancelled -> pc_finish
+ * Upstream retries (429, 5xx, connection errors, with backoff) never apply to a fault the
+ * proxy injected itself: the agent meets an injected failure as it would one whose retries
+ * were spent.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <event2/buffer.h>
+
+#include "control/ctl.h"
+#include "control/jscan.h"
+#include "experiment/catalog.h"
+#include "model/faults.h"
+#include "model/sse.h"
+#include "model/wire.h"
+#include "util/log.h"
+#include "util/num.h"
+#include "util/timeutil.h"
+#include "util/banned.h"
+
+#define PAUSE_AT (256 * 1024)           /* client output pending before upstream reads pause */
+#define ACC_MAX ((size_t)16 << 20)      /* whole response bodies kept for accounting */
+#define TEXT_EVENT_MAX 4096             /* assistant text kept in a model_response event */
+
+enum fault { F_NONE, F_RATE_LIMIT, F_5XX, F_TRIM, F_DEGRADE, F_LATENCY };
+
+struct pcall {
+    struct ctl *ctl;
+    struct pcall *prev, *next;
+    struct hreq *r;
+    struct ureq *q;
+    struct upstream *up;
+    struct event *timer; /* latency or retry backoff */
+    enum wire_api api;
+    enum wire_provider prov;
+    int model_call; /* a generation call: faults, accounting, events */
+    int stream;
+    char id[32];
+    char model[WIRE_MODEL_MAX]; /* the model forwarded */
+    char method[16];
+    struct buf target; /* upstream request target */
+    struct buf uhdrs;  /* header lines for upstream */
+    struct buf newbody;
+    const char *body; /* what goes upstream: the client's body, or newbody */
+    size_t body_len;
+    int attempt;
+    int64_t t0;
+    /* the fault injected into this call */
+    enum fault fault;
+    size_t fault_index;
+    uint64_t call_index;
+    long cut_after; /* llm.upstream_5xx stream cut: events to forward, -1 when none */
+    int cut_status;
+    /* response */
+    int status;
+    int started; /* client response started */
+    int is_sse;
+    int paused;
+    struct sse_parser *sse;
+    int sse_broken;
+    struct wire_result res;
+    int res_init;
+    struct buf acc; /* whole body, for accounting */
+    int acc_over;
+    size_t events_fwd;
+    struct buf held; /* stream cut: the last complete event, not forwarded yet */
+    int has_held;
+};
+
+static void pc_send(struct pcall *pc);
+static void pc_finish(struct pcall *pc, const char *error);
+
+static const char *api_event_name(enum wire_api api)
+{
+    switch (api) {
+    case WIRE_API_ANTHROPIC_MESSAGES:
+        return "anthropic-messages";
+    case WIRE_API_ANTHROPIC_COUNT_TOKENS:
+        return "anthropic-count-tokens";
+    case WIRE_API_OPENAI_CHAT:
+        return "openai-chat";
+    case WIRE_API_OPENAI_RESPONSES:
+        return "openai-responses";
+    default:
+        return "other";
+    }
+}
+
+/* ---- call lifetime ---- */
+
+static struct pcall *pc_new(struct ctl *ctl, struct hreq *r)
+{
+    struct pcall *pc = xcalloc(1, sizeof(*pc));
+
+    pc->ctl = ctl;
+    pc->r = r;
+    pc->cut_after = -1;
+    pc->t0 = time_mono_ns();
+    buf_init(&pc->target, 0);
+    buf_init(&pc->uhdrs, 0);
+    buf_init(&pc->newbody, 0);
+    buf_init(&pc->acc, ACC_MAX);
+    buf_init(&pc->held, 0);
+    pc->next = ctl->calls;
+    if (ctl->calls)
+        ctl->calls->prev = pc;
+    ctl->calls = pc;
+    ctl->ncalls++;
+    return pc;
+}
+
+static void pc_free(struct pcall *pc)
+{
+    struct ctl *ctl = pc->ctl;
+
+    if (pc->prev)
+        pc->prev->next = pc->next;
+    else
+        ctl->calls = pc->next;
+    if (pc->next)
+        pc->next->prev = pc->prev;
+    ctl->ncalls--;
+    if (pc->timer)
+        event_free(pc->timer);
+    sse_parser_free(pc->sse);
+    if (pc->res_init)
+        wire_result_release(&pc->res);
+    buf_release(&pc->target);
+    buf_release(&pc->uhdrs);
+    buf_release(&pc->newbody);
+    buf_release(&pc->acc);
+    buf_release(&pc->held);
+    free(pc);
+}
+
+static void pc_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+    pc_send(arg);
+}
+
+static void pc_later(struct pcall *pc, int ms)
+{
+    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+
+    if (pc->timer == NULL)
+        pc->timer = evtimer_new(pc->ctl->base, pc_timer_cb, pc);
+    evtimer_add(pc->timer, &tv);
+}
+
+/* ---- requests ---- */
+
+/* Keys the agent sends upstream are registered with the events writer, so that no event can
+ * carry them, whatever field they turn up in. */
+static void note_secret(struct ctl *ctl, const char *value)
+{
+    if (value == NULL || strlen(value) < 8)
+        return;
+    for (size_t i = 0; i < ctl->nsecrets; i++)
+        if (strcmp(ctl->secrets[i], value) == 0)
+            return;
+    if (ctl->nsecrets == CTL_MAX_SECRETS)
+        return;
+    ctl->secrets[ctl->nsecrets++] = xstrdup(value);
+    events_add_secret(ctl->ev, value);
+}
+
+static void note_secrets(struct ctl *ctl, struct hreq *r)
+{
+    const char *auth = hreq_header(r, "authorization");
+
+    note_secret(ctl, hreq_header(r, "x-api-key"));
+    note_secret(ctl, hreq_header(r, "api-key"));
+    if (auth) {
+        const char *sp = strchr(auth, ' ');
+        note_secret(ctl, sp ? sp + 1 : auth);
+    }
+}
+
+/* The upstream for a request: by API, else by the headers a provider's SDK sends. */
+static struct upstream *pick_upstream(struct ctl *ctl, enum wire_api api, struct hreq *r)
+{
+    enum wire_provider p = wire_api_provider(api);
+
+    if (p == WIRE_PROVIDER_OPENAI)
+        return ctl->up_openai;
+    if (p == WIRE_PROVIDER_ANTHROPIC)
+        return ctl->up_anthropic;
+    if (hreq_header(r, "anthropic-version") || hreq_header(r, "x-api-key"))
+        return ctl->up_anthropic;
+    if (hreq_header(r, "authorization") || hreq_header(r, "openai-organization"))
+        return ctl->up_openai;
+    return ctl->up_anthropic;
+}
+
+/* The upstream target: the origin's prefix, then the client's target, except that a prefix
+ * the target already starts with is not doubled (OpenAI base URLs end in /v1). */
+static void build_target(struct pcall *pc, const char *target)
+{
+    const char *prefix = upstream_prefix(pc->up);
+    size_t pl = strlen(prefix);
+
+    if (pl && strncmp(target, prefix, pl) == 0 && (target[pl] == '/' || target[pl] == '?' ||
+                                                   target[pl] == '\0'))
+        buf_adds(&pc->target, target);
+    else {
+        buf_adds(&pc->target, prefix);
+        buf_adds(&pc->target, target);
+    }
+}
+
+/* Copies the client's header fields for upstream, without hop-by-hop fields, those the
+ * Connection field names, and Accept-Encoding (the proxy reads the body, so it asks for it
+ * uncompressed). Keys and unknown fields go through untouched. */
+static void build_headers(struct pcall *pc, const struct http_head *h)
+{
+    const char *conn = http_head_get(h, "connection");
+
+    for (size_t i = 0; i < h->nfields; i++) {
+        const struct http_field *f = &h->fields[i];
+        if (http_is_hop_field(f->name) || strcasecmp(f->name, "accept-encoding") == 0 ||
+            (conn && http_list_has(conn, f->name)))
+            continue;
+        buf_addf(&pc->uhdrs, "%s: %s\r\n", f->name, f->value);
+    }
+}
+
+/* Response header fields for the client: the upstream's, without hop-by-hop fields. */
+static void response_headers(const struct http_head *h, struct buf *out)
+{
+    const char *conn = http_head_get(h, "connection");
+
+    for (size_t i = 0; i < h->nfields; i++) {
+        const struct http_field *f = &h->fields[i];
+        if (http_is_hop_field(f->name) || (conn && http_list_has(conn, f->name)))
+            continue;
+        buf_addf(out, "%s: %s\r\n", f->name, f->value);
+    }
+}
+
+/* ---- events ---- */
+
+static json_t *usage_json(const struct wire_usage *u)
+{
+    return json_pack("{s:I,s:I,s:I,s:I}", "input_tokens", (json_int_t)u->input_tokens,
+                     "output_tokens", (json_int_t)u->output_tokens,
+                     "cache_creation_input_tokens", (json_int_t)u->cache_write_tokens,
+                     "cache_read_input_tokens", (json_int_t)u->cache_read_tokens);
+}
+
+/* A prefix of s of at most max bytes that does not end inside a UTF-8 sequence. */
+static size_t utf8_cut(const char *s, size_t len, size_t max)
+{
+    if (len <= max)
+        return len;
+    while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
+        max--;
+    return max;
+}
+
+static void emit_fault(struct pcall *pc, json_t *detail)
+{
+    struct ctl *ctl = pc->ctl;
+    json_t *f = json_pack("{s:s,s:I,s:I,s:s,s:s,s:s,s:s}", "fault",
+                          plan_fault_kind(ctl->plan, pc->fault_index), "fault_index",
+                          (json_int_t)pc->fault_index, "call_index", (json_int_t)pc->call_index,
+                          "target", pc->model, "canary", plan_canary(ctl->plan), "component",
+                          "controller-model", "id", pc->id);
+    if (f && detail)
+        json_object_set(f, "detail", detail);
+    ctl_emit(ctl, "fault_injected", f);
+    json_decref(f);
+}
+
+/* ---- replies the proxy makes itself ---- */
+
+static void reply_body(struct pcall *pc, int status, const char *extra_hdrs, const struct buf *b)
+{
+    struct buf h = BUF_INIT;
+
+    buf_adds(&h, "Content-Type: application/json\r\n");
+    if (extra_hdrs)
+        buf_adds(&h, extra_hdrs);
+    pc->status = status;
+    if (pc->r) {
+        hreq_start(pc->r, status, h.data, h.len, (int64_t)b->len);
+        hreq_write(pc->r, b->data, b->len);
+        hreq_end(pc->r);
+        pc->r = NULL;
+    }
+    buf_release(&h);
+}
+
+/* The proxy's own error (upstream unreachable, over the ceiling): the provider's format. */
+static void reply_wire_error(struct pcall *pc, int status, enum wire_error kind,
+                             const char *msg)
+{
+    struct buf b = BUF_INIT;
+    enum wire_provider p = pc->prov != WIRE_PROVIDER_NONE ? pc->prov
+                           : pc->up == pc->ctl->up_openai ? WIRE_PROVIDER_OPENAI
+                                                          : WIRE_PROVIDER_ANTHROPIC;
+
+    wire_error_body(&b, p, kind, msg);
+    reply_body(pc, status, NULL, &b);
+    buf_release(&b);
+}
+
+static void refuse_over_ceiling(struct pcall *pc)
+{
+    struct ctl *ctl = pc->ctl;
+    char msg[256];
+    json_t *j;
+    char *text;
+    struct buf b = BUF_INIT;
+
+    snprintf(msg, sizeof(msg),
+             "faultline: the cost ceiling of $%g was passed ($%.4f spent); model calls are "
+             "refused [%s]",
+             ctl->ceiling_usd, ctl->cost_usd, plan_canary(ctl->plan));
+    if (pc->prov == WIRE_PROVIDER_OPENAI) {
+        /* OpenAI's spent-quota error: 429 insufficient_quota, not to be retried. */
+        j = json_pack("{s:{s:s,s:s,s:n,s:s}}", "error", "message", msg, "type",
+                      "insufficient_quota", "param", "code", "insufficient_quota");
+        text = json_dumps(j, JSON_COMPACT);
+        buf_adds(&b, text ? text : "{}");
+        reply_body(pc, 429, "x-should-retry: false\r\n", &b);
+    } else {
+        /* Anthropic answers an exhausted credit balance with a 400 invalid_request_error. */
+        j = json_pack("{s:s,s:{s:s,s:s}}", "type", "error", "error", "type",
+                      "invalid_request_error", "message", msg);
+        text = json_dumps(j, JSON_COMPACT);
+        buf_adds(&b, text ? text : "{}");
+        reply_body(pc, 400, "x-should-retry: false\r\n", &b);
+    }
+    free(text);
+    json_decref(j);
+    buf_release(&b);
+    pc_finish(pc, "refused: cost ceiling passed");
+}
+
+/* ---- faults ---- */
+
+static long opt_int(json_t *opts, const char *name, long def)
+{
+    json_t *v = json_object_get(opts, name);
+    if (json_is_integer(v))
+        return (long)json_integer_value(v);
+    if (json_is_real(v))
+        return (long)json_real_value(v);
+    return def;
+}
+
+/* Serialises the transformed request as the body to send. */
+static void use_new_body(struct pcall *pc, json_t *req)
+{
+    char *text = json_dumps(req, JSON_COMPACT);
+
+    if (text == NULL)
+        return;
+    buf_reset(&pc->newbody);
+    buf_adds(&pc->newbody, text);
+    free(text);
+    pc->body = pc->newbody.data;
+    pc->body_len = pc->newbody.len;
+}
+
+/* The request as a tree, for the faults that rewrite it (parsed on first use). */
+static json_t *request_tree(struct pcall *pc, json_t **req)
+{
+    struct err e = {0};
+
+    if (*req == NULL)
+        *req = wire_json_parse(pc->body, pc->body_len, &e);
+    return *req;
+}
+
+/* Asks the plan about this call and applies what it says. Returns 1 when the call was
+ * answered here (an injected error), 2 when it goes upstream after a delay, 0 when it goes
+ * upstream now. *req is the parsed request, or NULL until a fault needs it (then parsed,
+ * and the caller frees it). */
+static int apply_fault(struct pcall *pc, json_t **reqp)
+{
+    struct ctl *ctl = pc->ctl;
+    struct plan_call call = {.component = CATALOG_INJ_CONTROLLER_MODEL,
+                             .model = pc->model[0] ? pc->model : NULL};
+    struct plan_decision d;
+    const char *kind;
+    const char *canary = plan_canary(ctl->plan);
+    struct faults_error fe;
+    struct err e = {0};
+    json_t *detail = NULL;
+
+    if (!(plan_injectors(ctl->plan) & CATALOG_INJ_CONTROLLER_MODEL))
+        return 0;
+    if (plan_decide(ctl->plan, &call, &d) != 0 || !d.inject)
+        return 0;
+    kind = d.kind;
+    pc->fault_index = d.fault_index;
+    pc->call_index = d.call_index;
+    faults_error_init(&fe);
+    if (strcmp(kind, "llm.rate_limit") == 0) {
+        char hdr[64];
+        pc->fault = F_RATE_LIMIT;
+        faults_rate_limit(pc->api, canary, (int)opt_int(d.options, "retry_after_s", 5), &fe);
+        snprintf(hdr, sizeof(hdr), "retry-after: %d\r\n", fe.retry_after_s);
+        detail = json_pack("{s:i,s:i}", "status", 429, "retry_after_s", fe.retry_after_s);
+        emit_fault(pc, detail);
+        reply_body(pc, 429, hdr, &fe.body);
+        json_decref(detail);
+        faults_error_release(&fe);
+        pc_finish(pc, "injected llm.rate_limit");
+        return 1;
+    }
+    if (strcmp(kind, "llm.upstream_5xx") == 0) {
+        int status = (int)opt_int(d.options, "status", 529);
+        long cut = opt_int(d.options, "stream_cut_after_chunks", -1);
+        if (status < 500 || status > 599)
+            status = 529;
+        pc->fault = F_5XX;
+        pc->cut_status = status;
+        if (cut >= 0 && pc->stream) {
+            pc->cut_after = cut; /* fault_injected is recorded when the cut happens */
+            faults_error_release(&fe);
+            return 0;
+        }
+        faults_upstream_5xx(pc->api, status, canary, &fe);
+        detail = json_pack("{s:i}", "status", status);
+        emit_fault(pc, detail);
+        reply_body(pc, status, NULL, &fe.body);
+        json_decref(detail);
+        faults_error_release(&fe);
+        pc_finish(pc, "injected llm.upstream_5xx");
+        return 1;
+    }
+    faults_error_release(&fe);
+    if (strcmp(kind, "llm.context_trim") == 0) {
+        struct faults_trim t = {0};
+        json_t *req = request_tree(pc, reqp);
+        pc->fault = F_TRIM;
+        if (req == NULL || faults_context_trim(pc->api, req, (size_t)opt_int(d.options, "drop_oldest", 1),
+                                json_is_true(json_object_get(d.options, "drop_system")), &t,
+                                &e) != 0) {
+            ctl_warn(ctl, "fault_not_applied", "llm.context_trim on %s: %s", pc->id,
+                     e.msg[0] ? e.msg : "request not readable");
+            return 0;
+        }
+        use_new_body(pc, req);
+        detail = json_pack("{s:I,s:I,s:b}", "dropped", (json_int_t)t.dropped, "converted",
+                           (json_int_t)t.converted, "dropped_system", t.dropped_system);
+        emit_fault(pc, detail);
+        json_decref(detail);
+        return 0;
+    }
+    if (strcmp(kind, "llm.model_degrade") == 0) {
+        const char *to = json_string_value(json_object_get(d.options, "to_model"));
+        char from[WIRE_MODEL_MAX];
+        json_t *req = request_tree(pc, reqp);
+        pc->fault = F_DEGRADE;
+        if (req == NULL || faults_model_degrade(req, to, from, sizeof(from), &e) != 0) {
+            ctl_warn(ctl, "fault_not_applied", "llm.model_degrade on %s: %s", pc->id,
+                     e.msg[0] ? e.msg : "request not readable");
+            return 0;
+        }
+        use_new_body(pc, req);
+        detail = json_pack("{s:s,s:s}", "from", from, "to", to);
+        emit_fault(pc, detail);
+        json_decref(detail);
+        snprintf(pc->model, sizeof(pc->model), "%s", to);
+        return 0;
+    }
+    if (strcmp(kind, "llm.latency") == 0) {
+        long ms = opt_int(d.options, "delay_ms", 2000);
+        if (ms < 0)
+            ms = 0;
+        if (ms > 600000)
+            ms = 600000;
+        pc->fault = F_LATENCY;
+        detail = json_pack("{s:I}", "delay_ms", (json_int_t)ms);
+        emit_fault(pc, detail);
+        json_decref(detail);
+        pc_later(pc, (int)ms);
+        return 2;
+    }
+    ctl_warn(ctl, "fault_not_applied", "the controller does not inject '%s' (fault %zu)", kind,
+             d.fault_index);
+    return 0;
+}
+
+/* ---- the response ---- */
+
+static int retry_delay(struct pcall *pc, const struct http_head *h)
+{
+    const struct controller_config *cfg = &pc->ctl->cfg;
+    long long ms = (long long)cfg->retry_base_ms << (pc->attempt < 20 ? pc->attempt : 20);
+
+    if (pc->attempt >= cfg->retries || pc->ctl->stopping)
+        return -1;
+    if (ms > cfg->retry_max_ms)
+        ms = cfg->retry_max_ms;
+    if (h) {
+        const char *ra_ms = http_head_get(h, "retry-after-ms");
+        const char *ra = http_head_get(h, "retry-after");
+        long long v;
+        if (ra_ms && num_parse_ll(ra_ms, 0, 86400000, &v) == 0)
+            ms = v;
+        else if (ra && num_parse_ll(ra, 0, 86400, &v) == 0)
+            ms = v * 1000;
+        if (ms > cfg->retry_max_ms)
+            return -1; /* the origin asks for a longer wait than we hold a call: pass it on */
+    }
+    return (int)ms;
+}
+
+static void pc_account_event(struct pcall *pc, const struct sse_event *ev)
+{
+    struct err e = {0};
+
+    if (!pc->model_call || !ev->has_data)
+        return;
+    /* Keep no more assistant text than the event can carry: a long stream must not hold
+     * (up to WIRE_TEXT_MAX) bytes per call for nothing. */
+    if (pc->res.text.len >= TEXT_EVENT_MAX)
+        pc->res.text_truncated = 1;
+    if (wire_result_stream_event(pc->api, &pc->res, ev, &e) != 0 && !pc->sse_broken) {
+        pc->sse_broken = 1;
+        ctl_warn(pc->ctl, "malformed_stream", "%s: upstream stream event unreadable: %s", pc->id,
+                 e.msg);
+    }
+}
+
+/* Feeds a piece of a stream to the parser (accounting only; the bytes are forwarded raw). */
+static void pc_feed_stream(struct pcall *pc, const void *p, size_t n)
+{
+    struct sse_event ev;
+    struct err e = {0};
+    int rc;
+
+    if (pc->sse == NULL || pc->sse_broken)
+        return;
+    if (sse_parser_feed(pc->sse, p, n) != 0)
+        goto broken;
+    while ((rc = sse_parser_next(pc->sse, &ev, &e)) == 1)
+        pc_account_event(pc, &ev);
+    if (rc == 0)
+        return;
+broken:
+    pc->sse_broken = 1;
+    ctl_warn(pc->ctl, "malformed_stream", "%s: upstream stream unreadable: %s", pc->id,
+             e.msg[0] ? e.msg : "too large");
+}
+
+/* llm.upstream_5xx stream cut: the client gets what was forwarded, a comment naming the
+ * fault and the canary (SSE readers skip comments), then the connection closes mid-body. */
+static void pc_cut(struct pcall *pc)
+{
+    struct ctl *ctl = pc->ctl;
+    char note[256];
+    json_t *detail;
+
+    snprintf(note, sizeof(note),
+             ": faultline injected llm.upstream_5xx: stream cut after %zu events [%s]\n\n",
+             pc->events_fwd, plan_canary(ctl->plan));
+    detail = json_pack("{s:I,s:I}", "stream_cut_after_chunks", (json_int_t)pc->cut_after,
+                       "events_forwarded", (json_int_t)pc->events_fwd);
+    emit_fault(pc, detail);
+    json_decref(detail);
+    if (pc->r) {
+        hreq_write(pc->r, note, strlen(note));
+        hreq_abort(pc->r);
+        pc->r = NULL;
+    }
+    if (pc->q) {
+        ureq_cancel(pc->q);
+        pc->q = NULL;
+    }
+    pc->cut_after = -1;
+    pc_finish(pc, "stream cut by injected llm.upstream_5xx");
+}
+
+/* Stream cut mode: forwards whole events, one behind, and cuts after cut_after of them. */
+static void pc_cut_feed(struct pcall *pc, const void *p, size_t n)
+{
+    struct sse_event ev;
+    struct err e = {0};
+    int rc;
+
+    if (sse_parser_feed(pc->sse, p, n) != 0) {
+        pc_cut(pc);
+        return;
+    }
+    while ((rc = sse_parser_next(pc->sse, &ev, &e)) == 1) {
+        pc_account_event(pc, &ev);
+        if (!ev.has_data) {
+            if (pc->r)
+                hreq_write(pc->r, ev.raw, ev.raw_len);
+            continue;
+        }
+        if (pc->has_held) {
+            if (pc->r)
+                hreq_write(pc->r, pc->held.data, pc->held.len);
+            pc->events_fwd++;
+        }
+        buf_reset(&pc->held);
+        buf_add(&pc->held, ev.raw, ev.raw_len);
+        pc->has_held = 1;
+        if ((long)pc->events_fwd >= pc->cut_after) {
+            pc_cut(pc);
+            return;
+        }
+    }
+    if (rc < 0)
+        pc_cut(pc);
+}
+
+static void on_head(struct ureq *q, const struct http_head *h, void *arg)
+{
+    struct pcall *pc = arg;
+    struct buf hdrs = BUF_INIT;
+    const char *ct = http_head_get(h, "content-type");
+    int64_t cl = h->framing == HTTP_BODY_LENGTH ? (int64_t)h->content_length : -1;
+    int delay;
+
+    if ((h->status == 429 || h->status >= 500) && (delay = retry_delay(pc, h)) >= 0) {
+        log_info("proxy", "%s: upstream answered %d; retry %d in %d ms", pc->id, h->status,
+                 pc->attempt + 1, delay);
+        ureq_cancel(q);
+        pc->q = NULL;
+        pc->attempt++;
+        pc_later(pc, delay);
+        return;
+    }
+    pc->status = h->status;
+    pc->is_sse = ct && strncasecmp(ct, "text/event-stream", 17) == 0;
+    if (pc->cut_after >= 0 && (!pc->is_sse || h->status >= 300)) {
+        /* Nothing to cut: fail the call with the fault's status instead. */
+        struct faults_error fe;
+        json_t *detail = json_pack("{s:i}", "status", pc->cut_status);
+        ureq_cancel(q);
+        pc->q = NULL;
+        faults_error_init(&fe);
+        faults_upstream_5xx(pc->api, pc->cut_status, plan_canary(pc->ctl->plan), &fe);
+        emit_fault(pc, detail);
+        json_decref(detail);
+        pc->cut_after = -1;
+        reply_body(pc, pc->cut_status, NULL, &fe.body);
+        faults_error_release(&fe);
+        pc_finish(pc, "injected llm.upstream_5xx");
+        return;
+    }
+    if (pc->model_call && (pc->is_sse || pc->cut_after >= 0))
+        pc->sse = sse_parser_new(0, 0);
+    response_headers(h, &hdrs);
+    if (pc->cut_after >= 0)
+        cl = -1;
+    if (pc->r) {
+        hreq_start(pc->r, h->status, hdrs.data, hdrs.len, cl);
+        pc->started = 1;
+    }
+    buf_release(&hdrs);
+    if (pc->cut_after == 0)
+        pc_cut(pc);
+}
+
+static void on_body(struct ureq *q, struct evbuffer *data, void *arg)
+{
+    struct pcall *pc = arg;
+    size_t n = evbuffer_get_length(data);
+    const char *p = n ? (const char *)evbuffer_pullup(data, -1) : "";
+
+    if (pc->cut_after >= 0) {
+        pc_cut_feed(pc, p, n);
+        evbuffer_drain(data, n);
+        return;
+    }
+    if (pc->model_call) {
+        if (pc->is_sse) {
+            pc_feed_stream(pc, p, n);
+        } else if (!pc->acc_over && buf_add(&pc->acc, p, n) != 0) {
+            pc->acc_over = 1;
+            ctl_warn(pc->ctl, "response_too_large", "%s: response body over %zu bytes is "
+                     "forwarded but not accounted", pc->id, (size_t)ACC_MAX);
+        }
+    }
+    if (pc->r == NULL) {
+        evbuffer_drain(data, n);
+        return;
+    }
+    hreq_write_buffer(pc->r, data);
+    if (hreq_pending(pc->r) > PAUSE_AT && !pc->paused) {
+        pc->paused = 1;
+        ureq_pause(q, 1);
+        hreq_want_drain(pc->r);
+    }
+}
+
+static void on_done(struct ureq *q, void *arg)
+{
+    struct pcall *pc = arg;
+    struct err e = {0};
+
+    pc->q = NULL;
+    if (pc->cut_after >= 0) {
+        /* The stream ended before the cut point: the last event stays withheld. */
+        pc_cut(pc);
+        return;
+    }
+    if (pc->model_call && !pc->is_sse && pc->acc.len > 0 && !pc->acc_over &&
+        wire_result_from_body(pc->api, pc->acc.data, pc->acc.len, &pc->res, &e) != 0)
+        log_info("proxy", "%s: response body not readable for accounting: %s", pc->id, e.msg);
+    if (pc->r) {
+        hreq_end(pc->r);
+        pc->r = NULL;
+    }
+    pc_finish(pc, NULL);
+}
+
+static void on_error(struct ureq *q, int code, int got_head, const char *msg, void *arg)
+{
+    struct pcall *pc = arg;
+    int delay;
+    char text[400];
+
+    pc->q = NULL;
+    if (!got_head && (delay = retry_delay(pc, NULL)) >= 0) {
+        log_info("proxy", "%s: %s; retry %d in %d ms", pc->id, msg, pc->attempt + 1, delay);
+        pc->attempt++;
+        pc_later(pc, delay);
+        return;
+    }
+    log_warn("proxy", "%s: upstream failed: %s", pc->id, msg);
+    if (!got_head || !pc->started) {
+        snprintf(text, sizeof(text), "faultline: upstream failed: %s", msg);
+        reply_wire_error(pc, code == UPSTREAM_ETIMEOUT ? 504 : 502, WIRE_ERR_API, text);
+        if (!pc->model_call)
+            ctl_warn(pc->ctl, "upstream_error", "%s %s: %s", pc->method,
+                     pc->target.data, msg);
+    } else if (pc->r) {
+        hreq_abort(pc->r); /* mid-body: the client sees the stream cut, as it was */
+        pc->r = NULL;
+    }
+    pc_finish(pc, msg);
+}
+
+static const struct ureq_callbacks upstream_cbs = {on_head, on_body, on_done, on_error};
+
+static void pc_send(struct pcall *pc)
+{
+    if (pc->r == NULL) {
+        pc_finish(pc, "client disconnected");
+        return;
+    }
+    pc->q = upstream_send(pc->up, pc->method, pc->target.data, pc->uhdrs.data, pc->uhdrs.len,
+                          pc->body, pc->body_len, &upstream_cbs, pc);
+}
+
+/* ---- the client side ---- */
+
+static void on_client_close(struct hreq *r, void *arg)
+{
+    struct pcall *pc = arg;
+
+    pc->r = NULL;
+    if (pc->q) {
+        ureq_cancel(pc->q);
+        pc->q = NULL;
+    }
+    if (pc->timer)
+        evtimer_del(pc->timer);
+    pc_finish(pc, "client disconnected");
+}
+
+static void on_client_drain(struct hreq *r, void *arg)
+{
+    struct pcall *pc = arg;
+
+    if (pc->paused && pc->q) {
+        pc->paused = 0;
+        ureq_pause(pc->q, 0);
+    }
+}
+
+/* ---- the end of a call ---- */
+
+static void warn_unknown_model(struct ctl *ctl, const char *model)
+{
+    for (size_t i = 0; i < ctl->nunknown; i++)
+        if (strcmp(ctl->unknown_models[i], model) == 0)
+            return;
+    if (ctl->nunknown < sizeof(ctl->unknown_models) / sizeof(ctl->unknown_models[0]))
+        ctl->unknown_models[ctl->nunknown++] = xstrdup(model);
+    ctl_warn(ctl, "cost_unknown", "no price for model '%s': priced at the default (highest) "
+             "rates", model);
+}
+
+static void pc_finish(struct pcall *pc, const char *error)
+{
+    struct ctl *ctl = pc->ctl;
+    double cost = 0;
+    const char *model;
+    json_t *ev;
+
+    if (pc->q) {
+        ureq_cancel(pc->q);
+        pc->q = NULL;
+    }
+    if (pc->r) {
+        hreq_abort(pc->r);
+        pc->r = NULL;
+    }
+    if (!pc->model_call) {
+        pc_free(pc);
+        return;
+    }
+    model = pc->res.model[0] ? pc->res.model : pc->model;
+    if (pc->res.usage.present) {
+        int known = 1;
+        cost = pricing_cost(ctl->prices, model, &pc->res.usage, &known);
+        if (!known)
+            warn_unknown_model(ctl, model);
+    }
+    ctl->cost_usd += cost;
+    ev = json_pack("{s:s,s:s,s:i,s:b,s:o,s:f,s:f,s:I,s:b,s:i}", "id", pc->id, "model", model,
+                   "status", pc->status, "stream", pc->stream, "usage",
+                   usage_json(&pc->res.usage), "cost_usd", cost, "cost_total_usd",
+                   ctl->cost_usd, "duration_ms",
+                   (json_int_t)((time_mono_ns() - pc->t0) / 1000000), "faulted",
+                   pc->fault != F_NONE, "retries", pc->attempt);
+    if (ev) {
+        if (pc->res.stop_reason[0])
+            json_object_set_new(ev, "stop_reason", json_string(pc->res.stop_reason));
+        if (pc->res.text.len)
+            json_object_set_new(ev, "text",
+                                json_stringn(pc->res.text.data,
+                                             utf8_cut(pc->res.text.data, pc->res.text.len,
+                                                      TEXT_EVENT_MAX)));
+        if (pc->res.tool_calls)
+            json_object_set_new(ev, "tool_calls", json_integer((json_int_t)pc->res.tool_calls));
+        if (error)
+            json_object_set_new(ev, "error", json_string(error));
+        else if (pc->res.error)
+            json_object_set_new(ev, "error", json_string(pc->res.error_message));
+        if (pc->is_sse && pc->sse && sse_parser_pending(pc->sse) > 0 && !error)
+            json_object_set_new(ev, "incomplete_stream", json_true());
+    }
+    ctl_emit(ctl, "model_response", ev);
+    json_decref(ev);
+    if (ctl->ceiling_usd > 0 && ctl->cost_usd > ctl->ceiling_usd && !ctl->aborted) {
+        char detail[160];
+        ctl->aborted = 1;
+        snprintf(ctl->abort_reason, sizeof(ctl->abort_reason), "cost_usd_above");
+        snprintf(detail, sizeof(detail), "summed model cost $%.4f passed the ceiling $%g",
+                 ctl->cost_usd, ctl->ceiling_usd);
+        ev = json_pack("{s:s,s:f,s:f,s:s}", "reason", "cost_usd_above", "value", ctl->cost_usd,
+                       "limit", ctl->ceiling_usd, "detail", detail);
+        ctl_emit(ctl, "abort", ev);
+        json_decref(ev);
+        log_warn("proxy", "%s; further model calls are refused", detail);
+    }
+    pc_free(pc);
+}
+
+/* ---- entry points ---- */
+
+void proxy_handle(struct ctl *ctl, struct hreq *r)
+{
+    const char *target = hreq_target(r);
+    const char *method = hreq_method(r);
+    struct pcall *pc;
+    json_t *req = NULL;
+    size_t blen;
+    const char *body = hreq_body(r, &blen);
+    int rc;
+
+    if (target[0] != '/') {
+        ctl_reply_error(r, 400, "invalid_request_error",
+                        "the controller takes origin-form targets only (a path)");
+        return;
+    }
+    note_secrets(ctl, r);
+    pc = pc_new(ctl, r);
+    pc->api = wire_api_from_path(target);
+    pc->prov = wire_api_provider(pc->api);
+    pc->up = pick_upstream(ctl, pc->api, r);
+    snprintf(pc->method, sizeof(pc->method), "%s", method);
+    pc->model_call = strcmp(method, "POST") == 0 && pc->api != WIRE_API_UNKNOWN &&
+                     pc->api != WIRE_API_ANTHROPIC_COUNT_TOKENS;
+    pc->body = body;
+    pc->body_len = blen;
+    build_target(pc, target);
+    build_headers(pc, hreq_head(r));
+    hreq_set_callbacks(r, on_client_close, on_client_drain, pc);
+
+    if (pc->model_call) {
+        struct wire_request_info info;
+        struct jscan_info ji;
+        struct err e = {0};
+        int valid = 1;
+        json_t *ev;
+
+        wire_result_init(&pc->res);
+        pc->res_init = 1;
+        snprintf(pc->id, sizeof(pc->id), "m%llu", (unsigned long long)++ctl->model_calls);
+        memset(&info, 0, sizeof(info));
+        info.model = "";
+        if (jscan_request(pc->api, body, blen, &ji) == 0) {
+            /* the fast path: no tree unless a fault rewrites the body */
+            size_t n = utf8_cut(ji.model ? ji.model : "", ji.model_len, sizeof(pc->model) - 1);
+            memcpy(pc->model, ji.model ? ji.model : "", n);
+            pc->model[n] = '\0';
+            pc->stream = ji.stream;
+            info.n_messages = ji.n_messages;
+            info.n_tools = ji.n_tools;
+        } else if ((req = wire_json_parse(body, blen, &e)) != NULL &&
+                   wire_request_info(pc->api, req, &info, &e) == 0) {
+            size_t n = utf8_cut(info.model, strlen(info.model), sizeof(pc->model) - 1);
+            memcpy(pc->model, info.model, n);
+            pc->model[n] = '\0';
+            pc->stream = info.stream;
+        } else {
+            valid = 0;
+        }
+        ev = json_pack("{s:s,s:s,s:s,s:b,s:s,s:I,s:I}", "id", pc->id, "api",
+                       api_event_name(pc->api), "model", pc->model, "stream", pc->stream,
+                       "path", target, "messages", (json_int_t)info.n_messages, "tools",
+                       (json_int_t)info.n_tools);
+        if (ev && !valid)
+            json_object_set_new(ev, "malformed", json_true());
+        ctl_emit(ctl, "model_request", ev);
+        json_decref(ev);
+        if (!valid) {
+            /* Forwarded as sent: the upstream's answer is the truth about it. */
+            ctl_warn(ctl, "malformed_request", "%s: %s; forwarded unchanged", pc->id, e.msg);
+        }
+        if (ctl->aborted) {
+            json_decref(req);
+            refuse_over_ceiling(pc);
+            return;
+        }
+        if (valid) {
+            rc = apply_fault(pc, &req);
+            json_decref(req);
+            if (rc != 0)
+                return; /* answered here (1), or forwarded after the latency timer (2) */
+        } else {
+            json_decref(req);
+        }
+    } else {
+        snprintf(pc->id, sizeof(pc->id), "p%llu", (unsigned long long)++ctl->next_pass_id);
+    }
+    pc_send(pc);
+}
+
+void proxy_stop_all(struct ctl *ctl)
+{
+    while (ctl->calls) {
+        struct pcall *pc = ctl->calls;
+        if (pc->timer)
+            evtimer_del(pc->timer);
+        pc_finish(pc, "controller stopped");
+    }
+}
+
+void proxy_reject_body(struct ctl *ctl, const struct http_head *h, int status, const char *msg,
+                       struct buf *body)
+{
+    enum wire_api api = h ? wire_api_from_path(h->target) : WIRE_API_UNKNOWN;
+    enum wire_provider p = wire_api_provider(api);
+
+    if (p == WIRE_PROVIDER_NONE)
+        return;
+    buf_reset(body);
+    wire_error_body(body, p, wire_error_for_status(status), msg);
+}

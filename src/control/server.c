@@ -1,0 +1,1041 @@
+/*
+ * server: HTTP/1.1 server connections on raw non-blocking sockets (state table in server.h).
+ *
+ * Each connection owns its socket, a persistent read event, a write event that is armed only
+ * while the socket refuses output, input/output/body buffers, and one timer. Bytes are read
+ * with read(2) into the input buffer (no FIONREAD probe per read, unlike bufferevents) and
+ * written with writev(2) straight from the output buffer: output written by a callback is
+ * flushed once, at the end of the loop iteration, by the server's flush event, so a reply
+ * costs one system call and no epoll changes unless the client reads slowly. The timer serves
+ * every wait of the connection, one at a time (timer_mode): the keep-alive idle wait, the
+ * deadline of a request being received, the lingering close, and a "kick" that re-enters
+ * conn_process from the loop when a response ended outside the connection's own callbacks
+ * while a pipelined request already waits in the input. A connection is never freed inside
+ * one of its own callbacks: callbacks hold a reference (conn_hold/conn_unhold) and a free
+ * requested meanwhile happens when the last one returns (tmux server_client_unref).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+#include <event2/util.h>
+#include <jansson.h>
+
+#include "control/server.h"
+#include "util/log.h"
+#include "util/num.h"
+#include "util/banned.h"
+
+#define MAX_LISTENERS 4
+#define LINGER_MS 2000
+#define READ_MIN 4096    /* first read of a request; grows while reads fill it */
+#define READ_MAX 65536
+#define SMALL_BODY 8192
+
+enum conn_state { C_HEAD, C_BODY, C_HANDLER, C_CLOSING };
+enum timer_mode { T_NONE, T_IDLE, T_REQUEST, T_LINGER, T_KICK };
+
+struct hreq {
+    struct hconn *c;
+    int active;       /* the handler owns it: dispatched and not ended */
+    int started;      /* status line written */
+    int chunked;      /* body framed with chunked encoding */
+    int no_body;      /* HEAD request or a status without a body: writes are dropped */
+    int want_drain;
+    hreq_event_fn on_close, on_drain;
+    void *cb_arg;
+    const char *body;
+    size_t body_len;
+};
+
+struct hconn {
+    struct hsrv *s;
+    struct hconn *prev, *next;             /* all connections */
+    struct hconn *flush_prev, *flush_next; /* connections with output to flush */
+    evutil_socket_t fd;
+    struct event *rev; /* read, persistent; deleted while input is held back */
+    struct event *wev; /* write, armed (with the write timeout) while output waits */
+    struct evbuffer *in, *out;
+    int reading;       /* rev is added */
+    int writing;       /* wev is added */
+    int dirty;         /* on the server's flush list */
+    size_t in_max;     /* reading pauses once the input holds this much (0: no limit) */
+    int outq;          /* bytes in the socket's send queue when the write event was armed */
+    size_t read_size;  /* the next read's size, READ_MIN..READ_MAX */
+    struct event *timer;
+    enum conn_state state;
+    enum timer_mode timer_mode;
+    int refs;       /* callbacks of this connection on the stack */
+    int dead;       /* free requested while refs > 0 */
+    int got_bytes;  /* the current request has started arriving */
+    int keep_alive; /* another request may follow the current one */
+    int shut;       /* write side shut down (lingering close) */
+    size_t scanned; /* http_head_find progress */
+    uint64_t body_left;
+    struct http_head head;
+    struct http_chunked chunked;
+    struct evbuffer *body;
+    struct buf small; /* a small body, copied out of body's (16 KiB) read buffer */
+    struct hreq req;
+};
+
+struct hsrv {
+    struct event_base *base;
+    struct hsrv_config cfg;
+    hsrv_handler_fn handler;
+    hsrv_reject_fn reject;
+    void *arg;
+    struct evconnlistener *lev[MAX_LISTENERS];
+    size_t nlev;
+    struct event *resume;
+    int accepting; /* 0 after hsrv_stop_accepting */
+    int paused;    /* listeners disabled for now (connection limit, EMFILE) */
+    struct hconn *conns;
+    size_t nconns;
+    struct event *flush_ev; /* runs conn_flush for the dirty connections, once per iteration */
+    struct hconn *flush_list;
+};
+
+static void conn_process(struct hconn *c);
+static void conn_linger(struct hconn *c);
+static void conn_mark_dirty(struct hconn *c);
+static void conn_read_limit(struct hconn *c, size_t max);
+
+/* A read or write that may succeed later. */
+static int retriable(int err)
+{
+    return err == EAGAIN || err == EWOULDBLOCK || err == EINTR;
+}
+
+static struct timeval ms_tv(int ms)
+{
+    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+    return tv;
+}
+
+/* ---- listener pausing ---- */
+
+static void listeners_enable(struct hsrv *s, int on)
+{
+    for (size_t i = 0; i < s->nlev; i++) {
+        if (on)
+            evconnlistener_enable(s->lev[i]);
+        else
+            evconnlistener_disable(s->lev[i]);
+    }
+    s->paused = !on;
+}
+
+static void resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct hsrv *s = arg;
+    if (s->accepting && s->nconns < s->cfg.max_conns)
+        listeners_enable(s, 1);
+    else if (s->accepting) {
+        struct timeval tv = ms_tv(100);
+        evtimer_add(s->resume, &tv);
+    }
+}
+
+/* ---- connection lifetime ---- */
+
+static void conn_destroy(struct hconn *c)
+{
+    struct hsrv *s = c->s;
+
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        s->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    s->nconns--;
+    if (c->dirty) {
+        if (c->flush_prev)
+            c->flush_prev->flush_next = c->flush_next;
+        else
+            s->flush_list = c->flush_next;
+        if (c->flush_next)
+            c->flush_next->flush_prev = c->flush_prev;
+    }
+    event_free(c->rev);
+    event_free(c->wev);
+    evutil_closesocket(c->fd);
+    event_free(c->timer);
+    evbuffer_free(c->in);
+    evbuffer_free(c->out);
+    evbuffer_free(c->body);
+    buf_release(&c->small);
+    http_head_release(&c->head);
+    free(c);
+    if (s->paused && s->accepting && s->nconns < s->cfg.max_conns)
+        listeners_enable(s, 1);
+}
+
+static void conn_hold(struct hconn *c)
+{
+    c->refs++;
+}
+
+/* Drops a reference; frees c if a free was requested meanwhile. c may be gone after. */
+static void conn_unhold(struct hconn *c)
+{
+    if (--c->refs == 0 && c->dead)
+        conn_destroy(c);
+}
+
+/* Closes the connection now. notify: an in-flight request's handler gets on_close. */
+static void conn_kill(struct hconn *c, int notify)
+{
+    struct hreq *r = &c->req;
+
+    if (c->dead)
+        return;
+    c->dead = 1;
+    event_del(c->rev);
+    event_del(c->wev);
+    c->reading = c->writing = 0;
+    evtimer_del(c->timer);
+    if (r->active) {
+        r->active = 0;
+        if (notify && r->on_close) {
+            conn_hold(c);
+            r->on_close(r, r->cb_arg);
+            c->refs--;
+        }
+    }
+    if (c->refs == 0)
+        conn_destroy(c);
+}
+
+static void timer_set(struct hconn *c, enum timer_mode mode, int ms)
+{
+    struct timeval tv = ms_tv(ms);
+    c->timer_mode = mode;
+    evtimer_add(c->timer, &tv);
+}
+
+static void timer_off(struct hconn *c)
+{
+    c->timer_mode = T_NONE;
+    evtimer_del(c->timer);
+}
+
+/* Runs conn_process from the loop soon (a response ended outside this connection's
+ * callbacks and a pipelined request is waiting). */
+static void conn_kick(struct hconn *c)
+{
+    evtimer_del(c->timer);
+    c->timer_mode = T_KICK;
+    event_active(c->timer, EV_TIMEOUT, 1);
+}
+
+/* Arms the wait that fits the state after conn_process stopped for more input. */
+static void conn_arm(struct hconn *c)
+{
+    if (c->dead)
+        return;
+    if (c->state == C_HEAD && !c->got_bytes) {
+        if (c->timer_mode != T_IDLE && c->timer_mode != T_KICK)
+            timer_set(c, T_IDLE, c->s->cfg.idle_timeout_ms);
+    } else if (c->state == C_HEAD || c->state == C_BODY) {
+        if (c->timer_mode != T_REQUEST && c->timer_mode != T_KICK)
+            timer_set(c, T_REQUEST, c->s->cfg.request_timeout_ms);
+    }
+}
+
+/* ---- refusing a request ---- */
+
+static void conn_reject(struct hconn *c, const struct http_head *h, int status,
+                        const char *type, const char *msg)
+{
+    struct hsrv *s = c->s;
+    struct evbuffer *out = c->out;
+    struct buf hdrs = BUF_INIT, body = BUF_INIT;
+    json_t *j = json_pack("{s:{s:s,s:s}}", "error", "type", type, "message", msg);
+    char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+
+    if (text)
+        buf_adds(&body, text);
+    free(text);
+    json_decref(j);
+    if (s->reject)
+        s->reject(s->arg, h, status, type, msg, &hdrs, &body);
+    evbuffer_add_printf(out, "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n", status,
+                        http_reason(status));
+    evbuffer_add(out, hdrs.data, hdrs.len);
+    evbuffer_add_printf(out, "Content-Length: %zu\r\nConnection: close\r\n\r\n", body.len);
+    evbuffer_add(out, body.data, body.len);
+    conn_mark_dirty(c);
+    buf_release(&hdrs);
+    buf_release(&body);
+    log_info("server", "refused a request: %d %s", status, msg);
+    c->keep_alive = 0;
+    conn_linger(c);
+}
+
+/* Lingering close: flush the output, shut the write side, then read and discard what the
+ * client still sends until it closes or LINGER_MS pass, so an error reply sent before the
+ * request body was read is not destroyed by a reset. */
+static void conn_linger(struct hconn *c)
+{
+    c->state = C_CLOSING;
+    evbuffer_drain(c->in, evbuffer_get_length(c->in));
+    conn_read_limit(c, 0);
+    if (evbuffer_get_length(c->out) == 0 && !c->shut) {
+        c->shut = 1;
+        shutdown(c->fd, SHUT_WR);
+        timer_set(c, T_LINGER, LINGER_MS);
+    } else {
+        timer_off(c); /* the write timeout bounds the flush; conn_flush then shuts */
+        conn_mark_dirty(c);
+    }
+}
+
+/* ---- request dispatch ---- */
+
+static void conn_dispatch(struct hconn *c)
+{
+    struct hreq *r = &c->req;
+
+    timer_off(c);
+    c->state = C_HANDLER;
+    c->got_bytes = 0;
+    c->read_size = READ_MIN;
+    memset(r, 0, sizeof(*r));
+    r->c = c;
+    r->active = 1;
+    r->no_body = strcmp(c->head.method, "HEAD") == 0;
+    r->body_len = evbuffer_get_length(c->body);
+    if (r->body_len <= SMALL_BODY) {
+        /* Copied out so that a request waiting on a slow upstream does not pin a whole read
+         * buffer: 500 open streams should cost about a kilobyte each. */
+        buf_reset(&c->small);
+        if (r->body_len) {
+            buf_grow(&c->small, r->body_len);
+            evbuffer_remove(c->body, c->small.data, r->body_len);
+            c->small.len = r->body_len;
+            c->small.data[r->body_len] = '\0';
+        }
+        r->body = c->small.data;
+    } else {
+        r->body = (const char *)evbuffer_pullup(c->body, -1);
+    }
+    /* Keep reading (to notice a client that goes away) but hold at most one more head. */
+    conn_read_limit(c, c->s->cfg.max_head);
+    c->s->handler(r, c->s->arg);
+}
+
+/* The handler ended the response. */
+static void conn_request_done(struct hconn *c)
+{
+    struct evbuffer *in = c->in;
+
+    c->req.active = 0;
+    evbuffer_drain(c->body, evbuffer_get_length(c->body));
+    if (!c->keep_alive || !c->s->accepting) {
+        conn_linger(c);
+        return;
+    }
+    c->state = C_HEAD;
+    conn_read_limit(c, 0);
+    if (evbuffer_get_length(in) > 0) {
+        conn_kick(c); /* a pipelined request waits: have the loop parse it */
+    } else {
+        timer_set(c, T_IDLE, c->s->cfg.idle_timeout_ms);
+    }
+}
+
+/* Parses and dispatches as many requests as the input holds. Called with c held. */
+static void conn_process(struct hconn *c)
+{
+    struct hsrv *s = c->s;
+    struct evbuffer *in = c->in;
+    struct err e = {0};
+
+    while (!c->dead) {
+        switch (c->state) {
+        case C_HEAD: {
+            long n;
+            int rc;
+
+            if (evbuffer_get_length(in) == 0)
+                goto wait;
+            c->got_bytes = 1;
+            n = http_head_find(in, s->cfg.max_head, &c->scanned);
+            if (n == 0)
+                goto wait;
+            if (n < 0) {
+                conn_reject(c, NULL, 431, "request_too_large", "request head too large");
+                return;
+            }
+            c->scanned = 0;
+            err_clear(&e);
+            rc = http_head_parse_request(&c->head, in, (size_t)n, &e);
+            if (rc == ERR_UNSUPPORTED) {
+                conn_reject(c, &c->head, 501, "invalid_request_error", e.msg);
+                return;
+            }
+            if (rc != 0) {
+                conn_reject(c, NULL, 400, "invalid_request_error", e.msg);
+                return;
+            }
+            c->keep_alive = c->head.keep_alive;
+            if (c->head.framing == HTTP_BODY_NONE) {
+                conn_dispatch(c);
+                break;
+            }
+            if (c->head.framing == HTTP_BODY_LENGTH) {
+                if (c->head.content_length > s->cfg.max_body) {
+                    char msg[128];
+                    snprintf(msg, sizeof(msg), "request body of %llu bytes is over the %zu-byte limit",
+                             (unsigned long long)c->head.content_length, s->cfg.max_body);
+                    conn_reject(c, &c->head, 413, "request_too_large", msg);
+                    return;
+                }
+                c->body_left = c->head.content_length;
+            } else {
+                http_chunked_init(&c->chunked);
+            }
+            if (c->head.expect_continue) {
+                evbuffer_add(c->out, "HTTP/1.1 100 Continue\r\n\r\n", 25);
+                conn_mark_dirty(c);
+            }
+            c->state = C_BODY;
+            break;
+        }
+        case C_BODY:
+            if (c->head.framing == HTTP_BODY_LENGTH) {
+                size_t have = evbuffer_get_length(in);
+                size_t take = have < c->body_left ? have : (size_t)c->body_left;
+                evbuffer_remove_buffer(in, c->body, take);
+                c->body_left -= take;
+                if (c->body_left > 0)
+                    goto wait;
+                conn_dispatch(c);
+            } else {
+                int rc;
+                err_clear(&e);
+                rc = http_chunked_decode(&c->chunked, in, c->body, 0, &e);
+                if (evbuffer_get_length(c->body) > s->cfg.max_body) {
+                    char msg[128];
+                    snprintf(msg, sizeof(msg), "request body is over the %zu-byte limit",
+                             s->cfg.max_body);
+                    conn_reject(c, &c->head, 413, "request_too_large", msg);
+                    return;
+                }
+                if (rc < 0) {
+                    conn_reject(c, &c->head, 400, "invalid_request_error", e.msg);
+                    return;
+                }
+                if (rc == 0)
+                    goto wait;
+                conn_dispatch(c);
+            }
+            break;
+        case C_HANDLER:
+            return;
+        case C_CLOSING:
+            evbuffer_drain(in, evbuffer_get_length(in));
+            return;
+        }
+    }
+    return;
+wait:
+    conn_arm(c);
+}
+
+/* ---- socket I/O ---- */
+
+/* Bytes waiting in fd's send queue, or -1. */
+static int send_queue(evutil_socket_t fd)
+{
+    int q = -1;
+    if (ioctl(fd, SIOCOUTQ, &q) != 0)
+        return -1;
+    return q;
+}
+
+/* Holds back reading once the input holds max bytes (0: no limit). */
+static void conn_read_limit(struct hconn *c, size_t max)
+{
+    c->in_max = max;
+    if (c->dead)
+        return;
+    if (max && evbuffer_get_length(c->in) >= max) {
+        if (c->reading) {
+            event_del(c->rev);
+            c->reading = 0;
+        }
+    } else if (!c->reading) {
+        event_add(c->rev, NULL);
+        c->reading = 1;
+    }
+}
+
+/* Writes what the output holds; arms the write event (with the write timeout) while the
+ * socket refuses the rest. Then the steps that wait for an empty output: the shutdown of a
+ * lingering close, or the handler's on_drain. Called with c held. */
+static void conn_flush(struct hconn *c)
+{
+    struct hreq *r = &c->req;
+    size_t left;
+
+    while ((left = evbuffer_get_length(c->out)) > 0) {
+        int n = evbuffer_write(c->out, c->fd);
+        if (n < 0) {
+            int err = errno;
+            if (retriable(err))
+                break;
+            log_debug("server", "client write failed: %s", evutil_socket_error_to_string(err));
+            conn_kill(c, 1);
+            return;
+        }
+        if ((size_t)n < left)
+            break; /* the socket buffer is full */
+    }
+    if (evbuffer_get_length(c->out) > 0) {
+        struct timeval tv = ms_tv(c->s->cfg.write_timeout_ms);
+        event_add(c->wev, &tv); /* (re)starts the write timeout: progress was made */
+        c->writing = 1;
+        c->outq = send_queue(c->fd);
+        return;
+    }
+    if (c->writing) {
+        event_del(c->wev);
+        c->writing = 0;
+    }
+    if (c->state == C_CLOSING && !c->shut) {
+        c->shut = 1;
+        shutdown(c->fd, SHUT_WR);
+        timer_set(c, T_LINGER, LINGER_MS);
+    } else if (c->state == C_HANDLER && r->active && r->want_drain) {
+        r->want_drain = 0;
+        if (r->on_drain)
+            r->on_drain(r, r->cb_arg);
+    }
+}
+
+/* Queues c for conn_flush at the end of this loop iteration (unless its write event is
+ * armed: then the socket is full and the event flushes when it drains). */
+static void conn_mark_dirty(struct hconn *c)
+{
+    struct hsrv *s = c->s;
+
+    if (c->dirty || c->writing || c->dead)
+        return;
+    c->dirty = 1;
+    c->flush_prev = NULL;
+    c->flush_next = s->flush_list;
+    if (s->flush_list)
+        s->flush_list->flush_prev = c;
+    s->flush_list = c;
+    event_active(s->flush_ev, EV_TIMEOUT, 1);
+}
+
+static void flush_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct hsrv *s = arg;
+
+    while (s->flush_list) {
+        struct hconn *c = s->flush_list;
+        s->flush_list = c->flush_next;
+        if (s->flush_list)
+            s->flush_list->flush_prev = NULL;
+        c->dirty = 0;
+        c->flush_next = c->flush_prev = NULL;
+        conn_hold(c);
+        conn_flush(c);
+        conn_unhold(c);
+    }
+}
+
+static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct hconn *c = arg;
+    struct evbuffer_iovec v;
+    ssize_t n;
+
+    conn_hold(c);
+    if (c->read_size < READ_MIN)
+        c->read_size = READ_MIN;
+    if (evbuffer_reserve_space(c->in, (ev_ssize_t)c->read_size, &v, 1) < 1) {
+        conn_kill(c, 1);
+        goto out;
+    }
+    n = read(c->fd, v.iov_base, v.iov_len);
+    if (n < 0) {
+        int err = errno;
+        evbuffer_commit_space(c->in, &v, 0);
+        if (!retriable(err)) {
+            if (c->state != C_CLOSING)
+                log_debug("server", "client read failed: %s",
+                          evutil_socket_error_to_string(err));
+            conn_kill(c, 1);
+        }
+        goto out;
+    }
+    if ((size_t)n == v.iov_len && c->read_size < READ_MAX)
+        c->read_size *= 4; /* a big body is arriving: read it in bigger pieces */
+    v.iov_len = (size_t)n;
+    evbuffer_commit_space(c->in, &v, 1);
+    if (n == 0) {
+        conn_kill(c, 1); /* the client went away (or finished a lingering close) */
+        goto out;
+    }
+    if (c->state == C_CLOSING)
+        evbuffer_drain(c->in, evbuffer_get_length(c->in));
+    else
+        conn_process(c);
+    if (!c->dead && c->in_max && evbuffer_get_length(c->in) >= c->in_max)
+        conn_read_limit(c, c->in_max);
+out:
+    conn_unhold(c);
+}
+
+static void conn_write_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct hconn *c = arg;
+    int q;
+
+    conn_hold(c);
+    c->writing = 0;
+    if (!(what & EV_TIMEOUT)) {
+        conn_flush(c);
+    } else if ((q = send_queue(c->fd)) >= 0 && q < c->outq) {
+        /* Still full, but the client took bytes meanwhile: a slow reader, not a stalled one
+         * (the kernel reports the socket writable only once a good part of it is free). */
+        struct timeval tv = ms_tv(c->s->cfg.write_timeout_ms);
+        c->outq = q;
+        event_add(c->wev, &tv);
+        c->writing = 1;
+    } else {
+        log_info("server", "client stopped reading; dropping the connection");
+        conn_kill(c, 1);
+    }
+    conn_unhold(c);
+}
+
+static void conn_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct hconn *c = arg;
+    enum timer_mode mode = c->timer_mode;
+
+    conn_hold(c);
+    c->timer_mode = T_NONE;
+    switch (mode) {
+    case T_KICK:
+        if (c->state == C_HEAD)
+            conn_process(c);
+        break;
+    case T_REQUEST:
+        if (c->state == C_HEAD || c->state == C_BODY)
+            conn_reject(c, c->state == C_BODY ? &c->head : NULL, 408, "timeout_error",
+                        "request not received in time");
+        break;
+    case T_IDLE:
+    case T_LINGER:
+        conn_kill(c, 1);
+        break;
+    case T_NONE:
+        break;
+    }
+    conn_unhold(c);
+}
+
+static void accept_cb(struct evconnlistener *lev, evutil_socket_t fd, struct sockaddr *sa,
+                      int socklen, void *arg)
+{
+    struct hsrv *s = arg;
+    struct hconn *c;
+    int one = 1;
+
+    if (!s->accepting) {
+        evutil_closesocket(fd);
+        return;
+    }
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    c = xcalloc(1, sizeof(*c));
+    c->s = s;
+    c->fd = fd;
+    c->rev = event_new(s->base, fd, EV_READ | EV_PERSIST, conn_read_cb, c);
+    c->wev = event_new(s->base, fd, EV_WRITE, conn_write_cb, c);
+    c->timer = evtimer_new(s->base, conn_timer_cb, c);
+    c->in = evbuffer_new();
+    c->out = evbuffer_new();
+    c->body = evbuffer_new();
+    if (!c->rev || !c->wev || !c->timer || !c->in || !c->out || !c->body) {
+        fprintf(stderr, "faultline: out of memory\n");
+        abort();
+    }
+    http_head_init(&c->head);
+    buf_init(&c->small, 0);
+    c->state = C_HEAD;
+    event_add(c->rev, NULL);
+    c->reading = 1;
+    c->next = s->conns;
+    if (s->conns)
+        s->conns->prev = c;
+    s->conns = c;
+    s->nconns++;
+    timer_set(c, T_IDLE, s->cfg.idle_timeout_ms);
+    if (s->nconns >= s->cfg.max_conns) {
+        log_warn("server", "%zu connections open: pausing accept", s->nconns);
+        listeners_enable(s, 0);
+    }
+}
+
+static void accept_error_cb(struct evconnlistener *lev, void *arg)
+{
+    struct hsrv *s = arg;
+    struct timeval tv = ms_tv(100);
+    int err = errno;
+
+    log_warn("server", "accept failed: %s", evutil_socket_error_to_string(err));
+    /* EMFILE and friends: libevent would retry at once, forever. Back off a little. */
+    listeners_enable(s, 0);
+    evtimer_add(s->resume, &tv);
+}
+
+/* ---- public API ---- */
+
+struct hsrv *hsrv_new(struct event_base *base, const struct hsrv_config *cfg,
+                      hsrv_handler_fn handler, hsrv_reject_fn reject, void *arg)
+{
+    struct hsrv *s = xcalloc(1, sizeof(*s));
+
+    s->base = base;
+    s->cfg = *cfg;
+    if (s->cfg.max_head == 0)
+        s->cfg.max_head = HTTP_HEAD_MAX_DEFAULT;
+    if (s->cfg.max_conns == 0)
+        s->cfg.max_conns = 4096;
+    if (s->cfg.request_timeout_ms <= 0)
+        s->cfg.request_timeout_ms = 60000;
+    if (s->cfg.idle_timeout_ms <= 0)
+        s->cfg.idle_timeout_ms = 60000;
+    if (s->cfg.write_timeout_ms <= 0)
+        s->cfg.write_timeout_ms = 60000;
+    s->handler = handler;
+    s->reject = reject;
+    s->arg = arg;
+    s->accepting = 1;
+    s->resume = evtimer_new(base, resume_cb, s);
+    s->flush_ev = event_new(base, -1, 0, flush_cb, s);
+    if (s->resume == NULL || s->flush_ev == NULL) {
+        if (s->resume)
+            event_free(s->resume);
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+static int add_listener(struct hsrv *s, evutil_socket_t fd, struct err *e)
+{
+    struct evconnlistener *lev;
+
+    if (s->nlev == MAX_LISTENERS)
+        return err_set(e, ERR_LIMIT, "at most %d listening sockets", MAX_LISTENERS);
+    lev = evconnlistener_new(s->base, accept_cb, s,
+                             LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0, fd);
+    if (lev == NULL)
+        return err_set(e, ERR_SYS, "cannot listen: %s", strerror(errno));
+    evconnlistener_set_error_cb(lev, accept_error_cb);
+    s->lev[s->nlev++] = lev;
+    return 0;
+}
+
+/* "IPv4:PORT" or "[IPv6]:PORT", port 0..65535 (libevent's parser refuses port 0). */
+static int parse_addr(const char *addr, struct sockaddr_storage *ss, int *sslen)
+{
+    const char *colon = strrchr(addr, ':');
+    char host[64];
+    size_t hl;
+    long long port;
+
+    if (colon == NULL || num_parse_ll(colon + 1, 0, 65535, &port) != 0)
+        return -1;
+    hl = (size_t)(colon - addr);
+    if (hl >= 2 && addr[0] == '[' && addr[hl - 1] == ']') {
+        struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+        if (hl - 2 >= sizeof(host))
+            return -1;
+        memcpy(host, addr + 1, hl - 2);
+        host[hl - 2] = '\0';
+        sin6->sin6_family = AF_INET6;
+        sin6->sin6_port = htons((uint16_t)port);
+        *sslen = sizeof(*sin6);
+        return evutil_inet_pton(AF_INET6, host, &sin6->sin6_addr) == 1 ? 0 : -1;
+    } else {
+        struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+        if (hl == 0 || hl >= sizeof(host))
+            return -1;
+        memcpy(host, addr, hl);
+        host[hl] = '\0';
+        sin->sin_family = AF_INET;
+        sin->sin_port = htons((uint16_t)port);
+        *sslen = sizeof(*sin);
+        return evutil_inet_pton(AF_INET, host, &sin->sin_addr) == 1 ? 0 : -1;
+    }
+}
+
+int hsrv_listen(struct hsrv *s, const char *addr, struct err *e)
+{
+    struct sockaddr_storage ss;
+    int sslen = sizeof(ss), one = 1;
+    evutil_socket_t fd;
+
+    memset(&ss, 0, sizeof(ss));
+    if (parse_addr(addr, &ss, &sslen) != 0)
+        return err_set(e, ERR_INVALID, "invalid listen address '%s' (want HOST:PORT)", addr);
+    fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return err_set(e, ERR_SYS, "socket: %s", strerror(errno));
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (bind(fd, (struct sockaddr *)&ss, (socklen_t)sslen) != 0) {
+        int err = errno;
+        close(fd);
+        return err_set(e, ERR_SYS, "cannot bind '%s': %s", addr, strerror(err));
+    }
+    if (listen(fd, 1024) != 0) {
+        int err = errno;
+        close(fd);
+        return err_set(e, ERR_SYS, "cannot listen on '%s': %s", addr, strerror(err));
+    }
+    if (add_listener(s, fd, e) != 0) {
+        close(fd);
+        return e ? e->code : ERR_SYS;
+    }
+    return 0;
+}
+
+int hsrv_listen_fd(struct hsrv *s, int fd, struct err *e)
+{
+    int type = 0;
+    socklen_t len = sizeof(type);
+
+    if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_STREAM)
+        return err_set(e, ERR_SYS, "descriptor %d is not a stream socket", fd);
+    if (listen(fd, 1024) != 0)
+        return err_set(e, ERR_SYS, "cannot listen on descriptor %d: %s", fd, strerror(errno));
+    evutil_make_socket_nonblocking(fd);
+    evutil_make_socket_closeonexec(fd);
+    return add_listener(s, fd, e);
+}
+
+int hsrv_address(struct hsrv *s, char *out, size_t n)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof(ss);
+    char host[64];
+    int port;
+
+    if (s->nlev == 0)
+        return ERR_SYS;
+    if (getsockname(evconnlistener_get_fd(s->lev[0]), (struct sockaddr *)&ss, &len) != 0)
+        return ERR_SYS;
+    if (ss.ss_family == AF_INET) {
+        struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+        evutil_inet_ntop(AF_INET, &sin->sin_addr, host, sizeof(host));
+        port = ntohs(sin->sin_port);
+        snprintf(out, n, "%s:%d", host, port);
+    } else if (ss.ss_family == AF_INET6) {
+        struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+        evutil_inet_ntop(AF_INET6, &sin6->sin6_addr, host, sizeof(host));
+        port = ntohs(sin6->sin6_port);
+        snprintf(out, n, "[%s]:%d", host, port);
+    } else {
+        return ERR_SYS;
+    }
+    return 0;
+}
+
+void hsrv_stop_accepting(struct hsrv *s)
+{
+    s->accepting = 0;
+    listeners_enable(s, 0);
+    evtimer_del(s->resume);
+}
+
+size_t hsrv_nconns(const struct hsrv *s)
+{
+    return s->nconns;
+}
+
+void hsrv_free(struct hsrv *s)
+{
+    if (s == NULL)
+        return;
+    s->accepting = 0;
+    while (s->conns)
+        conn_kill(s->conns, 1);
+    for (size_t i = 0; i < s->nlev; i++)
+        evconnlistener_free(s->lev[i]);
+    event_free(s->resume);
+    event_free(s->flush_ev);
+    free(s);
+}
+
+const char *hreq_method(const struct hreq *r)
+{
+    return r->c->head.method;
+}
+
+const char *hreq_target(const struct hreq *r)
+{
+    return r->c->head.target;
+}
+
+const struct http_head *hreq_head(const struct hreq *r)
+{
+    return &r->c->head;
+}
+
+const char *hreq_header(const struct hreq *r, const char *name)
+{
+    return http_head_get(&r->c->head, name);
+}
+
+const char *hreq_body(struct hreq *r, size_t *len)
+{
+    *len = r->body_len;
+    return r->body;
+}
+
+void hreq_set_callbacks(struct hreq *r, hreq_event_fn on_close, hreq_event_fn on_drain,
+                        void *arg)
+{
+    r->on_close = on_close;
+    r->on_drain = on_drain;
+    r->cb_arg = arg;
+}
+
+void hreq_start(struct hreq *r, int status, const char *hdrs, size_t hlen,
+                int64_t content_length)
+{
+    struct hconn *c = r->c;
+    struct evbuffer *out;
+
+    if (!r->active || r->started)
+        return;
+    out = c->out;
+    conn_mark_dirty(c);
+    r->started = 1;
+    evbuffer_add_printf(out, "HTTP/1.1 %d %s\r\n", status, http_reason(status));
+    if (hlen)
+        evbuffer_add(out, hdrs, hlen);
+    if (status == 204 || status == 304 || (status >= 100 && status < 200)) {
+        r->no_body = 1;
+    } else if (content_length >= 0) {
+        evbuffer_add_printf(out, "Content-Length: %lld\r\n", (long long)content_length);
+    } else if (!r->no_body) {
+        if (c->head.minor >= 1) {
+            evbuffer_add(out, "Transfer-Encoding: chunked\r\n", 28);
+            r->chunked = 1;
+        } else {
+            c->keep_alive = 0; /* HTTP/1.0: the body ends when the connection does */
+        }
+    }
+    if (!c->keep_alive || !c->s->accepting)
+        evbuffer_add(out, "Connection: close\r\n\r\n", 21);
+    else
+        evbuffer_add(out, "\r\n", 2);
+}
+
+void hreq_write(struct hreq *r, const void *p, size_t n)
+{
+    struct evbuffer *out;
+
+    if (!r->active || !r->started || r->no_body || n == 0)
+        return;
+    out = r->c->out;
+    conn_mark_dirty(r->c);
+    if (r->chunked) {
+        evbuffer_add_printf(out, "%zx\r\n", n);
+        evbuffer_add(out, p, n);
+        evbuffer_add(out, "\r\n", 2);
+    } else {
+        evbuffer_add(out, p, n);
+    }
+}
+
+void hreq_write_buffer(struct hreq *r, struct evbuffer *src)
+{
+    struct evbuffer *out;
+    size_t n = evbuffer_get_length(src);
+
+    if (!r->active || !r->started || r->no_body || n == 0) {
+        evbuffer_drain(src, n);
+        return;
+    }
+    out = r->c->out;
+    conn_mark_dirty(r->c);
+    if (r->chunked) {
+        evbuffer_add_printf(out, "%zx\r\n", n);
+        evbuffer_add_buffer(out, src);
+        evbuffer_add(out, "\r\n", 2);
+    } else {
+        evbuffer_add_buffer(out, src);
+    }
+}
+
+void hreq_end(struct hreq *r)
+{
+    struct hconn *c = r->c;
+
+    if (!r->active)
+        return;
+    if (!r->started)
+        hreq_start(r, 200, NULL, 0, 0);
+    if (r->chunked) {
+        evbuffer_add(c->out, "0\r\n\r\n", 5);
+        conn_mark_dirty(c);
+    }
+    conn_request_done(c);
+}
+
+void hreq_reply(struct hreq *r, int status, const char *hdrs, const void *body, size_t n)
+{
+    if (!r->active)
+        return;
+    hreq_start(r, status, hdrs, hdrs ? strlen(hdrs) : 0, (int64_t)n);
+    hreq_write(r, body, n);
+    hreq_end(r);
+}
+
+void hreq_abort(struct hreq *r)
+{
+    if (!r->active)
+        return;
+    r->active = 0;
+    r->c->keep_alive = 0;
+    conn_linger(r->c);
+}
+
+size_t hreq_pending(const struct hreq *r)
+{
+    if (!r->active)
+        return 0;
+    return evbuffer_get_length(r->c->out);
+}
+
+void hreq_want_drain(struct hreq *r)
+{
+    r->want_drain = 1;
+}
+
+int hreq_started(const struct hreq *r)
+{
+    return r->started;
+}

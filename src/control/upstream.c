@@ -1,0 +1,746 @@
+/*
+ * upstream: HTTP/1.1 client connections with a keep-alive pool and TLS (state table in
+ * upstream.h).
+ *
+ * A request starts from its own deferred event (ureq.start), never inside upstream_send, so
+ * that a connect error reported synchronously by libevent still reaches the caller from the
+ * loop. Each connection holds a reference while one of its callbacks runs (uconn_hold) and
+ * is freed when the last reference drops (tmux server_client_unref). The request keeps its
+ * serialised bytes until the response head arrives, so it can be sent again when a reused
+ * pooled connection turns out to have been closed by the origin.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
+#include <event2/http.h>
+#include <event2/util.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include "control/upstream.h"
+#include "util/buf.h"
+#include "util/log.h"
+#include "util/banned.h"
+
+enum uconn_state { U_CONNECTING, U_HEAD, U_BODY, U_IDLE };
+
+struct uconn {
+    struct upstream *u;
+    struct uconn *prev, *next; /* all connections of the origin */
+    struct bufferevent *bev;
+    struct event *timer; /* pool idle timeout, or a kick after ureq_pause(q, 0) */
+    enum uconn_state state;
+    int refs, dead;
+    int reused;   /* served a request before the current one */
+    int idle;     /* in the pool */
+    int kick;     /* the timer is a kick, not the pool timeout */
+    int eof;      /* the origin closed its side; the input may still hold body bytes */
+    struct ureq *q;
+    struct http_head head;
+    struct http_chunked chunked;
+    uint64_t body_left;
+    size_t scanned;
+    struct evbuffer *piece; /* decoded body staging for on_body */
+};
+
+struct ureq {
+    struct upstream *u;
+    struct ureq *prev, *next; /* every live request of the origin */
+    struct uconn *c;
+    struct ureq_callbacks cb;
+    void *arg;
+    struct evbuffer *wire; /* the serialised request, until the response head arrives */
+    struct event *start;
+    char method[16];
+    int got_bytes; /* a byte of the response arrived */
+    int got_head;
+    int paused;
+    int resent; /* already sent again after a stale pooled connection */
+};
+
+struct upstream {
+    struct event_base *base;
+    struct evdns_base *dns;
+    struct upstream_config cfg;
+    char *url, *host, *hosthdr, *prefix;
+    int port;
+    int tls;       /* https: connections get TLS */
+    char *ca_file; /* extra CA for TLS, or NULL */
+    SSL_CTX *ssl;  /* created with the first TLS connection (OpenSSL's start-up costs ~4 MB) */
+    struct uconn *conns;
+    struct ureq *reqs;
+    size_t nidle;
+};
+
+static void uconn_process(struct uconn *c);
+
+static struct timeval ms_tv(int ms)
+{
+    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+    return tv;
+}
+
+/* ---- origin ---- */
+
+struct upstream *upstream_new(struct event_base *base, struct evdns_base *dns, const char *url,
+                              const struct upstream_config *cfg, struct err *e)
+{
+    struct evhttp_uri *uri = evhttp_uri_parse(url);
+    struct upstream *u = NULL;
+    const char *scheme, *host, *path;
+    int tls, port;
+    struct buf b = BUF_INIT;
+
+    if (uri == NULL) {
+        err_set(e, ERR_INVALID, "invalid upstream URL '%s'", url);
+        return NULL;
+    }
+    scheme = evhttp_uri_get_scheme(uri);
+    host = evhttp_uri_get_host(uri);
+    path = evhttp_uri_get_path(uri);
+    if (scheme == NULL || (strcasecmp(scheme, "http") != 0 && strcasecmp(scheme, "https") != 0)) {
+        err_set(e, ERR_INVALID, "upstream URL '%s': scheme must be http or https", url);
+        goto fail;
+    }
+    if (host == NULL || host[0] == '\0') {
+        err_set(e, ERR_INVALID, "upstream URL '%s' has no host", url);
+        goto fail;
+    }
+    if (evhttp_uri_get_query(uri) || evhttp_uri_get_fragment(uri) ||
+        evhttp_uri_get_userinfo(uri)) {
+        err_set(e, ERR_INVALID, "upstream URL '%s': no query, fragment or user info allowed",
+                url);
+        goto fail;
+    }
+    tls = strcasecmp(scheme, "https") == 0;
+    port = evhttp_uri_get_port(uri);
+    if (port <= 0)
+        port = tls ? 443 : 80;
+    u = xcalloc(1, sizeof(*u));
+    u->base = base;
+    u->dns = dns;
+    u->cfg = *cfg;
+    u->cfg.ca_file = NULL;
+    u->url = xstrdup(url);
+    u->host = xstrdup(host);
+    u->port = port;
+    if (strchr(host, ':'))
+        buf_addf(&b, "[%s]", host);
+    else
+        buf_adds(&b, host);
+    if (port != (tls ? 443 : 80))
+        buf_addf(&b, ":%d", port);
+    u->hosthdr = buf_detach(&b, NULL);
+    if (path == NULL)
+        path = "";
+    u->prefix = xstrdup(path);
+    for (size_t n = strlen(u->prefix); n > 0 && u->prefix[n - 1] == '/'; n--)
+        u->prefix[n - 1] = '\0';
+    if (u->cfg.max_idle == 0)
+        u->cfg.max_idle = 64;
+    if (u->cfg.pool_idle_ms <= 0)
+        u->cfg.pool_idle_ms = 30000;
+    if (u->cfg.connect_timeout_ms <= 0)
+        u->cfg.connect_timeout_ms = 10000;
+    if (u->cfg.first_byte_timeout_ms <= 0)
+        u->cfg.first_byte_timeout_ms = 600000;
+    if (u->cfg.idle_timeout_ms <= 0)
+        u->cfg.idle_timeout_ms = 300000;
+    u->tls = tls;
+    if (tls && cfg->ca_file) {
+        if (access(cfg->ca_file, R_OK) != 0) {
+            err_set(e, ERR_INVALID, "cannot read CA file '%s': %s", cfg->ca_file,
+                    strerror(errno));
+            goto fail;
+        }
+        u->ca_file = xstrdup(cfg->ca_file);
+    }
+    evhttp_uri_free(uri);
+    return u;
+fail:
+    evhttp_uri_free(uri);
+    upstream_free(u);
+    return NULL;
+}
+
+/* The TLS context, made on first use. NULL when OpenSSL refuses (logged). */
+static SSL_CTX *tls_context(struct upstream *u)
+{
+    SSL_CTX *ctx;
+
+    if (u->ssl)
+        return u->ssl;
+    ctx = SSL_CTX_new(TLS_client_method());
+    if (ctx == NULL) {
+        log_error("upstream", "cannot create a TLS context");
+        return NULL;
+    }
+    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+    SSL_CTX_set_default_verify_paths(ctx);
+    if (u->ca_file && SSL_CTX_load_verify_locations(ctx, u->ca_file, NULL) != 1) {
+        log_error("upstream", "cannot load CA file '%s'", u->ca_file);
+        SSL_CTX_free(ctx);
+        return NULL;
+    }
+    SSL_CTX_set_alpn_protos(ctx, (const unsigned char *)"\x08http/1.1", 9);
+    u->ssl = ctx;
+    return ctx;
+}
+
+const char *upstream_host(const struct upstream *u)
+{
+    return u->hosthdr;
+}
+
+const char *upstream_prefix(const struct upstream *u)
+{
+    return u->prefix;
+}
+
+const char *upstream_url(const struct upstream *u)
+{
+    return u->url;
+}
+
+/* ---- connections ---- */
+
+static void uconn_destroy(struct uconn *c)
+{
+    struct upstream *u = c->u;
+
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        u->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    if (c->idle)
+        u->nidle--;
+    if (c->bev)
+        bufferevent_free(c->bev);
+    event_free(c->timer);
+    evbuffer_free(c->piece);
+    http_head_release(&c->head);
+    free(c);
+}
+
+static void uconn_hold(struct uconn *c)
+{
+    c->refs++;
+}
+
+static void uconn_unhold(struct uconn *c)
+{
+    if (--c->refs == 0 && c->dead)
+        uconn_destroy(c);
+}
+
+/* Closes c (its request, if any, must already be detached). */
+static void uconn_close(struct uconn *c)
+{
+    if (c->dead)
+        return;
+    c->dead = 1;
+    if (c->bev)
+        bufferevent_disable(c->bev, EV_READ | EV_WRITE);
+    evtimer_del(c->timer);
+    if (c->refs == 0)
+        uconn_destroy(c);
+}
+
+static void ureq_free(struct ureq *q)
+{
+    if (q->prev)
+        q->prev->next = q->next;
+    else
+        q->u->reqs = q->next;
+    if (q->next)
+        q->next->prev = q->prev;
+    if (q->wire)
+        evbuffer_free(q->wire);
+    event_free(q->start);
+    free(q);
+}
+
+static void ureq_dispatch(struct ureq *q);
+
+/* Ends q with an error (detaching it from c, which is closed). Sends it again instead when
+ * the connection was a reused one that failed before any response byte. */
+static void uconn_fail(struct uconn *c, int code, const char *msg)
+{
+    struct ureq *q = c->q;
+
+    c->q = NULL;
+    uconn_close(c);
+    if (q == NULL)
+        return;
+    q->c = NULL;
+    if (c->reused && !q->got_bytes && !q->resent && q->wire && code != UPSTREAM_ETIMEOUT) {
+        log_debug("upstream", "stale pooled connection to %s; sending again", q->u->url);
+        q->resent = 1;
+        q->got_bytes = 0;
+        event_active(q->start, EV_TIMEOUT, 1);
+        return;
+    }
+    q->cb.on_error(q, code, q->got_head, msg, q->arg);
+    ureq_free(q);
+}
+
+/* The response is complete: report it, then pool or close the connection. */
+static void uconn_finish(struct uconn *c)
+{
+    struct ureq *q = c->q;
+    struct upstream *u = c->u;
+    int reuse = c->head.keep_alive && evbuffer_get_length(bufferevent_get_input(c->bev)) == 0 &&
+                u->nidle < u->cfg.max_idle;
+
+    c->q = NULL;
+    q->c = NULL;
+    q->cb.on_done(q, q->arg);
+    ureq_free(q);
+    if (c->dead)
+        return;
+    if (!reuse) {
+        uconn_close(c);
+        return;
+    }
+    c->state = U_IDLE;
+    c->idle = 1;
+    c->reused = 1;
+    u->nidle++;
+    bufferevent_set_timeouts(c->bev, NULL, NULL);
+    bufferevent_enable(c->bev, EV_READ);
+    c->kick = 0;
+    {
+        struct timeval tv = ms_tv(u->cfg.pool_idle_ms);
+        evtimer_add(c->timer, &tv);
+    }
+}
+
+/* Writes q's request on c and waits for the head. */
+/* Writes q's request on c and waits for the head. A plain connection writes at once, from
+ * here: the bufferevent's write event is armed only if the socket takes less than all, which
+ * spares two epoll changes and a loop round per call. Called with c held. */
+static void uconn_send(struct uconn *c, struct ureq *q)
+{
+    struct upstream *u = c->u;
+    struct timeval rtv = ms_tv(u->cfg.first_byte_timeout_ms);
+    struct timeval wtv = ms_tv(u->cfg.connect_timeout_ms);
+    struct evbuffer *out = bufferevent_get_output(c->bev);
+
+    c->state = U_HEAD;
+    c->scanned = 0;
+    evbuffer_add(out, evbuffer_pullup(q->wire, -1), evbuffer_get_length(q->wire));
+    bufferevent_set_timeouts(c->bev, &rtv, &wtv);
+    if (!u->tls) {
+        while (evbuffer_get_length(out) > 0) {
+            int n = evbuffer_write(out, bufferevent_getfd(c->bev));
+            if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+                char msg[200];
+                snprintf(msg, sizeof(msg), "cannot write to %s: %s", u->url, strerror(errno));
+                uconn_fail(c, UPSTREAM_ERESET, msg);
+                return;
+            }
+            if (n <= 0)
+                break;
+        }
+        bufferevent_enable(c->bev, evbuffer_get_length(out) > 0 ? EV_READ | EV_WRITE : EV_READ);
+        return;
+    }
+    bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+}
+
+/* A plain connection's request has been written by the bufferevent: back to direct writes. */
+static void uconn_write_cb(struct bufferevent *bev, void *arg)
+{
+    struct uconn *c = arg;
+    if (!c->u->tls)
+        bufferevent_disable(bev, EV_WRITE);
+}
+
+static void uconn_read_cb(struct bufferevent *bev, void *arg)
+{
+    struct uconn *c = arg;
+
+    uconn_hold(c);
+    if (c->state == U_IDLE) {
+        log_debug("upstream", "stray bytes on an idle connection to %s", c->u->url);
+        uconn_close(c);
+    } else {
+        uconn_process(c);
+    }
+    uconn_unhold(c);
+}
+
+static void uconn_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+    struct uconn *c = arg;
+    char msg[200];
+
+    uconn_hold(c);
+    if (what & BEV_EVENT_CONNECTED) {
+        if (c->state == U_CONNECTING && c->q) {
+            int one = 1;
+            setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+            uconn_send(c, c->q);
+        }
+        uconn_unhold(c);
+        return;
+    }
+    if (c->state == U_IDLE || c->q == NULL) {
+        uconn_close(c);
+        uconn_unhold(c);
+        return;
+    }
+    if ((what & BEV_EVENT_EOF) && !(what & BEV_EVENT_ERROR) && c->state != U_CONNECTING) {
+        c->eof = 1;
+        uconn_process(c); /* deliver what is left in the input; it then judges the end */
+        uconn_unhold(c);
+        return;
+    }
+    if (what & BEV_EVENT_TIMEOUT) {
+        snprintf(msg, sizeof(msg), "%s timed out %s", c->u->url,
+                 c->state == U_CONNECTING ? "connecting"
+                 : c->state == U_HEAD     ? "before the response head"
+                                          : "in the middle of the response body");
+        uconn_fail(c, UPSTREAM_ETIMEOUT, msg);
+    } else if (c->state == U_CONNECTING) {
+        int dnserr = bufferevent_socket_get_dns_error(bev);
+        unsigned long sslerr = c->u->tls ? bufferevent_get_openssl_error(bev) : 0;
+        if (dnserr)
+            snprintf(msg, sizeof(msg), "cannot resolve %s: %s", c->u->host,
+                     evutil_gai_strerror(dnserr));
+        else if (sslerr)
+            snprintf(msg, sizeof(msg), "TLS handshake with %s failed: %s", c->u->host,
+                     ERR_reason_error_string(sslerr) ? ERR_reason_error_string(sslerr) : "?");
+        else
+            snprintf(msg, sizeof(msg), "cannot connect to %s: %s", c->u->url,
+                     evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+        uconn_fail(c, UPSTREAM_ECONNECT, msg);
+    } else {
+        snprintf(msg, sizeof(msg), "%s closed the connection %s", c->u->url,
+                 c->state == U_HEAD ? "before the response head" : "in the middle of the body");
+        uconn_fail(c, UPSTREAM_ERESET, msg);
+    }
+    uconn_unhold(c);
+}
+
+static void uconn_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct uconn *c = arg;
+
+    uconn_hold(c);
+    if (c->kick) {
+        c->kick = 0;
+        if (c->q && !c->q->paused)
+            uconn_process(c);
+    } else if (c->state == U_IDLE) {
+        uconn_close(c);
+    }
+    uconn_unhold(c);
+}
+
+/* The origin closed the connection and every byte it sent has been handed over: the end of
+ * a close-delimited body, otherwise a response cut short. */
+static void uconn_at_eof(struct uconn *c)
+{
+    char msg[200];
+
+    if (c->state == U_BODY && c->head.framing == HTTP_BODY_CLOSE) {
+        c->head.keep_alive = 0;
+        uconn_finish(c);
+        return;
+    }
+    snprintf(msg, sizeof(msg), "%s closed the connection %s", c->u->url,
+             c->state == U_HEAD ? "before the response head" : "in the middle of the body");
+    uconn_fail(c, UPSTREAM_ERESET, msg);
+}
+
+/* Parses the head and hands over the body. Called with c held. */
+static void uconn_process(struct uconn *c)
+{
+    struct evbuffer *in = bufferevent_get_input(c->bev);
+    struct err e = {0};
+
+    while (!c->dead && c->q && !c->q->paused) {
+        struct ureq *q = c->q;
+        size_t have = evbuffer_get_length(in);
+
+        if (have == 0) {
+            if (c->eof)
+                uconn_at_eof(c);
+            return;
+        }
+        q->got_bytes = 1;
+        if (c->state == U_HEAD) {
+            long n = http_head_find(in, HTTP_HEAD_MAX_DEFAULT, &c->scanned);
+            int rc;
+            if (n == 0)
+                return;
+            if (n < 0) {
+                uconn_fail(c, UPSTREAM_EPROTO, "response head too large");
+                return;
+            }
+            c->scanned = 0;
+            err_clear(&e);
+            rc = http_head_parse_response(&c->head, in, (size_t)n, q->method, &e);
+            if (rc != 0) {
+                char msg[300];
+                snprintf(msg, sizeof(msg), "malformed response from %s: %s", c->u->url, e.msg);
+                uconn_fail(c, UPSTREAM_EPROTO, msg);
+                return;
+            }
+            if (c->head.status < 200)
+                continue; /* interim response */
+            if (q->wire) {
+                evbuffer_free(q->wire);
+                q->wire = NULL;
+            }
+            q->got_head = 1;
+            {
+                struct timeval rtv = ms_tv(c->u->cfg.idle_timeout_ms);
+                bufferevent_set_timeouts(c->bev, &rtv, NULL);
+            }
+            if (c->head.framing == HTTP_BODY_LENGTH)
+                c->body_left = c->head.content_length;
+            else if (c->head.framing == HTTP_BODY_CHUNKED)
+                http_chunked_init(&c->chunked);
+            c->state = U_BODY;
+            q->cb.on_head(q, &c->head, q->arg);
+            if (c->dead || c->q != q)
+                return;
+            if (c->head.framing == HTTP_BODY_NONE) {
+                uconn_finish(c);
+                return;
+            }
+            continue;
+        }
+        /* U_BODY */
+        if (c->head.framing == HTTP_BODY_LENGTH) {
+            size_t take = have < c->body_left ? have : (size_t)c->body_left;
+            evbuffer_remove_buffer(in, c->piece, take);
+            c->body_left -= take;
+        } else if (c->head.framing == HTTP_BODY_CHUNKED) {
+            int rc;
+            err_clear(&e);
+            rc = http_chunked_decode(&c->chunked, in, c->piece, 0, &e);
+            if (rc < 0) {
+                char msg[300];
+                if (evbuffer_get_length(c->piece) > 0) {
+                    q->cb.on_body(q, c->piece, q->arg);
+                    evbuffer_drain(c->piece, evbuffer_get_length(c->piece));
+                    if (c->dead || c->q != q)
+                        return;
+                }
+                snprintf(msg, sizeof(msg), "malformed chunked body from %s: %s", c->u->url,
+                         e.msg);
+                uconn_fail(c, UPSTREAM_EPROTO, msg);
+                return;
+            }
+        } else {
+            evbuffer_add_buffer(c->piece, in);
+        }
+        if (evbuffer_get_length(c->piece) > 0) {
+            q->cb.on_body(q, c->piece, q->arg);
+            evbuffer_drain(c->piece, evbuffer_get_length(c->piece));
+            if (c->dead || c->q != q)
+                return;
+        }
+        if ((c->head.framing == HTTP_BODY_LENGTH && c->body_left == 0) ||
+            (c->head.framing == HTTP_BODY_CHUNKED && c->chunked.state == HTTP_CHUNK_DONE)) {
+            uconn_finish(c);
+            return;
+        }
+        if (c->head.framing == HTTP_BODY_CHUNKED && evbuffer_get_length(in) == have) {
+            if (c->eof)
+                uconn_at_eof(c);
+            return; /* the decoder needs more input */
+        }
+    }
+}
+
+static struct uconn *uconn_new(struct upstream *u)
+{
+    struct uconn *c = xcalloc(1, sizeof(*c));
+    struct timeval tv = ms_tv(u->cfg.connect_timeout_ms);
+
+    c->u = u;
+    c->timer = evtimer_new(u->base, uconn_timer_cb, c);
+    c->piece = evbuffer_new();
+    http_head_init(&c->head);
+    if (u->tls) {
+        SSL_CTX *ctx = tls_context(u);
+        SSL *ssl = ctx ? SSL_new(ctx) : NULL;
+        if (ssl == NULL)
+            goto fail;
+        SSL_set_tlsext_host_name(ssl, u->host);
+        SSL_set1_host(ssl, u->host);
+        c->bev = bufferevent_openssl_socket_new(u->base, -1, ssl, BUFFEREVENT_SSL_CONNECTING,
+                                                BEV_OPT_CLOSE_ON_FREE);
+        if (c->bev == NULL) {
+            SSL_free(ssl);
+            goto fail;
+        }
+        bufferevent_openssl_set_allow_dirty_shutdown(c->bev, 1);
+    } else {
+        c->bev = bufferevent_socket_new(u->base, -1, BEV_OPT_CLOSE_ON_FREE);
+        if (c->bev == NULL)
+            goto fail;
+    }
+    bufferevent_setcb(c->bev, uconn_read_cb, uconn_write_cb, uconn_event_cb, c);
+    if (!u->tls)
+        bufferevent_disable(c->bev, EV_WRITE); /* uconn_send writes; connecting still works */
+    bufferevent_set_timeouts(c->bev, &tv, &tv);
+    c->state = U_CONNECTING;
+    c->next = u->conns;
+    if (u->conns)
+        u->conns->prev = c;
+    u->conns = c;
+    return c;
+fail:
+    if (c->timer)
+        event_free(c->timer);
+    if (c->piece)
+        evbuffer_free(c->piece);
+    http_head_release(&c->head);
+    free(c);
+    return NULL;
+}
+
+/* Puts q on a pooled connection or a new one. */
+static void ureq_dispatch(struct ureq *q)
+{
+    struct upstream *u = q->u;
+    struct uconn *c;
+
+    for (c = u->conns; c; c = c->next)
+        if (c->idle && !c->dead)
+            break;
+    if (c && !q->resent) {
+        c->idle = 0;
+        u->nidle--;
+        evtimer_del(c->timer);
+        c->q = q;
+        q->c = c;
+        uconn_send(c, q);
+        return;
+    }
+    c = uconn_new(u);
+    if (c == NULL) {
+        q->cb.on_error(q, UPSTREAM_ECONNECT, 0, "cannot create a connection", q->arg);
+        ureq_free(q);
+        return;
+    }
+    c->q = q;
+    q->c = c;
+    uconn_hold(c);
+    if (bufferevent_socket_connect_hostname(c->bev, u->dns, AF_UNSPEC, u->host, u->port) != 0 &&
+        !c->dead && c->q == q) {
+        char msg[200];
+        snprintf(msg, sizeof(msg), "cannot connect to %s", u->url);
+        uconn_fail(c, UPSTREAM_ECONNECT, msg);
+    }
+    uconn_unhold(c);
+}
+
+static void ureq_start_cb(evutil_socket_t fd, short what, void *arg)
+{
+    ureq_dispatch(arg);
+}
+
+struct ureq *upstream_send(struct upstream *u, const char *method, const char *target,
+                           const char *hdrs, size_t hlen, const void *body, size_t blen,
+                           const struct ureq_callbacks *cb, void *arg)
+{
+    struct ureq *q = xcalloc(1, sizeof(*q));
+
+    q->u = u;
+    q->cb = *cb;
+    q->arg = arg;
+    snprintf(q->method, sizeof(q->method), "%s", method);
+    q->next = u->reqs;
+    if (u->reqs)
+        u->reqs->prev = q;
+    u->reqs = q;
+    q->wire = evbuffer_new();
+    q->start = event_new(u->base, -1, 0, ureq_start_cb, q);
+    if (q->wire == NULL || q->start == NULL) {
+        fprintf(stderr, "faultline: out of memory\n");
+        abort();
+    }
+    evbuffer_add_printf(q->wire, "%s %s HTTP/1.1\r\nHost: %s\r\n", method, target, u->hosthdr);
+    if (hlen)
+        evbuffer_add(q->wire, hdrs, hlen);
+    if (blen || (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0))
+        evbuffer_add_printf(q->wire, "Content-Length: %zu\r\n", blen);
+    evbuffer_add(q->wire, "\r\n", 2);
+    if (blen)
+        evbuffer_add(q->wire, body, blen);
+    event_active(q->start, EV_TIMEOUT, 1);
+    return q;
+}
+
+void ureq_cancel(struct ureq *q)
+{
+    struct uconn *c = q->c;
+
+    if (c) {
+        c->q = NULL;
+        q->c = NULL;
+        uconn_close(c);
+    }
+    ureq_free(q);
+}
+
+void ureq_pause(struct ureq *q, int paused)
+{
+    struct uconn *c = q->c;
+
+    if (q->paused == paused)
+        return;
+    q->paused = paused;
+    if (c == NULL || c->dead)
+        return;
+    if (paused) {
+        bufferevent_disable(c->bev, EV_READ);
+    } else {
+        bufferevent_enable(c->bev, EV_READ);
+        if (evbuffer_get_length(bufferevent_get_input(c->bev)) > 0) {
+            evtimer_del(c->timer);
+            c->kick = 1;
+            event_active(c->timer, EV_TIMEOUT, 1);
+        }
+    }
+}
+
+void upstream_free(struct upstream *u)
+{
+    if (u == NULL)
+        return;
+    while (u->reqs)
+        ureq_cancel(u->reqs);
+    while (u->conns) {
+        struct uconn *c = u->conns;
+        c->dead = 1;
+        c->refs = 0;
+        uconn_destroy(c);
+    }
+    if (u->ssl)
+        SSL_CTX_free(u->ssl);
+    free(u->url);
+    free(u->host);
+    free(u->hosthdr);
+    free(u->prefix);
+    free(u->ca_file);
+    free(u);
+}
