@@ -16,8 +16,8 @@
 #include "cli/cli.h"
 #include "experiment/experiment.h"
 #include "plan/plan.h"
-#include "util/banned.h"
 #include "util/num.h"
+#include "util/banned.h"
 
 static int usage(FILE *f, int code)
 {

@@ -3,7 +3,8 @@
  *
  * Checks each experiment file and prints every problem as FILE:LINE:COL: error|warning:
  * message on stderr, then "FILE: ok (sha256 HASH)" on stdout for a valid file. --json prints,
- * instead of the ok line, one JSON object a line: {"file", "hash", "experiment": normal form}.
+ * instead of the ok line, one JSON object a line: {"file", "hash", "experiment": normal form}
+ * ("file" with bytes that are not UTF-8 replaced by U+FFFD).
  * --as-json prints the YAML document as JSON as written, without validating it (a debugging
  * aid: it shows what the parser read). Exit: 0 every file valid, 2 some file invalid (or a
  * usage error), 1 some file could not be read (this wins over 2).
@@ -15,6 +16,7 @@
 #include "experiment/experiment.h"
 #include "util/buf.h"
 #include "util/fs.h"
+#include "util/utf8.h"
 #include "util/yaml.h"
 #include "util/banned.h"
 
@@ -66,6 +68,12 @@ static int print_as_json(const char *path)
         return EXIT_INVALID;
     }
     char *s = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
+    if (s == NULL) {
+        fprintf(stderr, "faultline validate: out of memory printing '%s'\n", path);
+        json_decref(j);
+        ydoc_release(&doc);
+        return EXIT_FAIL;
+    }
     printf("%s\n", s);
     free(s);
     json_decref(j);
@@ -126,12 +134,22 @@ int cmd_validate(int argc, char **argv)
         } else if (x == NULL) {
             any_invalid = 1;
         } else if (json) {
-            json_t *j = json_pack("{s:s,s:s,s:o}", "file", path, "hash", x->hash, "experiment",
-                                  experiment_to_json(x));
-            char *s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
-            printf("%s\n", s);
+            /* a file name is bytes: invalid UTF-8 becomes U+FFFD so the line stays JSON */
+            struct buf name = BUF_INIT;
+            utf8_sanitize(path, strlen(path), &name);
+            json_t *j = json_pack("{s:s%,s:s,s:o}", "file", name.data, name.len, "hash", x->hash,
+                                  "experiment", experiment_to_json(x));
+            char *s =
+                j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(15)) : NULL;
+            if (s == NULL) {
+                fprintf(stderr, "faultline validate: cannot print '%s' as JSON\n", path);
+                any_unreadable = 1;
+            } else {
+                printf("%s\n", s);
+            }
             free(s);
             json_decref(j);
+            buf_release(&name);
         } else if (!quiet) {
             printf("%s: ok (sha256 %s)\n", path, x->hash);
         }

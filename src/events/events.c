@@ -26,6 +26,8 @@
 #include "events/events.h"
 #include "util/buf.h"
 #include "util/timeutil.h"
+#include "util/text.h"
+#include "util/utf8.h"
 #include "util/banned.h"
 
 #define SECRETS_MAX 16
@@ -118,31 +120,90 @@ static int bearer_char(unsigned char c)
 static const char *const key_prefixes[] = {"sk-",  "ghp_",        "gho_",  "ghu_",  "ghs_", "ghr_",
                                            "AKIA", "github_pat_", "xoxb-", "xoxp-", NULL};
 #define KEY_RUN_MIN 20
-#define BEARER_EMBEDDED_MIN 16
+#define BEARER_EMBEDDED_MIN 8
+
+/* 1 when t[0..n) is only lowercase ASCII letters (prose: "Basic understanding"). */
+static int all_lower(const char *t, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        if (t[k] < 'a' || t[k] > 'z')
+            return 0;
+    return 1;
+}
+
+/* Length of the "Bearer " / "Basic " scheme at s[i] (any case), or 0. */
+static size_t scheme_at(const char *s, size_t n, size_t i)
+{
+    if (n - i > 7 && strncasecmp(s + i, "bearer ", 7) == 0)
+        return 7;
+    if (n - i > 6 && strncasecmp(s + i, "basic ", 6) == 0)
+        return 6;
+    return 0;
+}
+
+/* A secret header written as text, "X-Api-Key: abc" or "\"cookie\": \"abc\"": the length
+ * from s[i] to the end of its value (the line, or the quote closing a quoted value or a quoted
+ * "name: value"), or 0.
+ * Sets *keep to the bytes up to the value (and its Bearer/Basic scheme). */
+static size_t header_at(const char *s, size_t n, size_t i, size_t *keep)
+{
+    size_t j = i, v, end;
+    /* 'Authorization: Bearer x' in a shell command ends at its quote */
+    char quote = i > 0 && (s[i - 1] == '"' || s[i - 1] == '\'') ? s[i - 1] : 0;
+
+    while (j < n && key_char((unsigned char)s[j]))
+        j++;
+    if (!secret_name(s + i, j - i))
+        return 0;
+    if (j < n && (s[j] == '"' || s[j] == '\''))
+        j++;
+    if (j >= n || s[j] != ':')
+        return 0;
+    v = j + 1;
+    while (v < n && (s[v] == ' ' || s[v] == '\t'))
+        v++;
+    if (v < n && (s[v] == '"' || s[v] == '\''))
+        quote = s[v++];
+    v += scheme_at(s, n, v);
+    end = v;
+    while (end < n && s[end] != '\n' && s[end] != '\r' && s[end] != quote)
+        end++;
+    if (end == v)
+        return 0;
+    *keep = v - i;
+    return end - i;
+}
 
 /* Length of the credential starting at s[i] (to be replaced), or 0. Sets *keep to the bytes of
- * it to keep (the "Bearer " scheme). */
+ * it to keep (a header name, the "Bearer " scheme). */
 static size_t token_at(const char *s, size_t n, size_t i, size_t *keep)
 {
     unsigned char c = (unsigned char)s[i];
+    size_t len, scheme;
 
     *keep = 0;
     if (i > 0 && key_char((unsigned char)s[i - 1]))
         return 0; /* not at a word boundary */
-    if ((c == 'B' || c == 'b') && n - i > 7 && strncasecmp(s + i, "bearer ", 7) == 0) {
-        size_t j = i + 7;
+    if (!key_char(c))
+        return 0;
+    if ((len = header_at(s, n, i, keep)) > 0)
+        return len;
+    if ((c == 'B' || c == 'b') && (scheme = scheme_at(s, n, i)) > 0) {
+        size_t j = i + scheme;
+        if (i == 0 && scheme == 6) {
+            *keep = 6; /* the whole string is a Basic header value */
+            return n;
+        }
         while (j < n && bearer_char((unsigned char)s[j]))
             j++;
-        /* The whole string being "Bearer x" is a header value; inside text, want a real token. */
-        if (j > i + 7 && (i == 0 || j - i - 7 >= BEARER_EMBEDDED_MIN)) {
-            *keep = 7;
+        /* The whole string being "Bearer x" is a header value; inside text, want a token:
+         * BEARER_EMBEDDED_MIN token characters, not only lowercase letters (prose) */
+        if (j > i + scheme && (i == 0 || (j - i - scheme >= BEARER_EMBEDDED_MIN &&
+                                          !all_lower(s + i + scheme, j - i - scheme)))) {
+            *keep = scheme;
             return j - i;
         }
         return 0;
-    }
-    if ((c == 'B' || c == 'b') && i == 0 && n > 6 && strncasecmp(s, "basic ", 6) == 0) {
-        *keep = 6;
-        return n;
     }
     if (c != 's' && c != 'g' && c != 'A' && c != 'x')
         return 0;
@@ -395,9 +456,7 @@ static size_t cut_keep(const char *s, size_t n, size_t need)
         return 0;
     while (keep < n && acc + escaped_size((unsigned char)s[keep]) <= total - need)
         acc += escaped_size((unsigned char)s[keep++]);
-    while (keep > 0 && keep < n && ((unsigned char)s[keep] & 0xC0) == 0x80)
-        keep--; /* never split a UTF-8 sequence */
-    return keep;
+    return utf8_boundary(s, n, keep); /* never split a UTF-8 sequence */
 }
 
 /* Makes b hold a line of at most EVENTS_LINE_MAX - 1 bytes for out (b holds its too-long
@@ -433,7 +492,9 @@ static void cut_line(json_t *out, struct buf *b)
     small = json_object();
     for (size_t i = 0; i < sizeof(stamp) / sizeof(stamp[0]); i++) {
         json_t *v = json_object_get(out, stamp[i]);
-        if (v && (!json_is_string(v) || json_string_length(v) <= KIND_MAX))
+        /* only short scalars: a caller's "run" may be any JSON value, even a huge one */
+        if (json_is_number(v) || json_is_boolean(v) || json_is_null(v) ||
+            (json_is_string(v) && json_string_length(v) <= KIND_MAX))
             json_object_set(small, stamp[i], v);
     }
     json_object_set_new(small, "truncated", json_true());
@@ -658,14 +719,6 @@ int events_next_line(struct events_reader *r, const char **line, size_t *len)
     }
 }
 
-static int blank(const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
-            return 0;
-    return 1;
-}
-
 int events_next(struct events_reader *r, json_t **ev)
 {
     const char *line;
@@ -675,7 +728,7 @@ int events_next(struct events_reader *r, json_t **ev)
     *ev = NULL;
     while ((rc = events_next_line(r, &line, &len)) == 1) {
         json_t *j;
-        if (blank(line, len))
+        if (text_blank(line, len))
             continue;
         /* A raw NUL byte is never valid JSON, but jansson skips one that follows a number or
          * a literal (its stream treats a pushed-back NUL as "buffer empty"). */

@@ -23,6 +23,8 @@
 #include "events/view.h"
 #include "util/buf.h"
 #include "util/num.h"
+#include "util/text.h"
+#include "util/utf8.h"
 #include "util/banned.h"
 
 #define DEPTH_MAX 2048
@@ -81,38 +83,6 @@ static long hex4(const unsigned char *p)
     return v;
 }
 
-/* Length of the UTF-8 sequence starting at p if valid (jansson utf8_check_first/full), else 0. */
-static size_t utf8_valid(const unsigned char *p, const unsigned char *end)
-{
-    unsigned char u = *p;
-    size_t n;
-    long v;
-
-    if (u < 0x80)
-        return 1;
-    if (u >= 0xC2 && u <= 0xDF)
-        n = 2;
-    else if (u >= 0xE0 && u <= 0xEF)
-        n = 3;
-    else if (u >= 0xF0 && u <= 0xF4)
-        n = 4;
-    else
-        return 0;
-    if ((size_t)(end - p) < n)
-        return 0;
-    v = u & ((1 << (7 - n)) - 1);
-    for (size_t i = 1; i < n; i++) {
-        if (p[i] < 0x80 || p[i] > 0xBF)
-            return 0;
-        v = (v << 6) + (p[i] & 0x3F);
-    }
-    if (v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
-        return 0;
-    if ((n == 2 && v < 0x80) || (n == 3 && v < 0x800) || (n == 4 && v < 0x10000))
-        return 0;
-    return n;
-}
-
 /* At the opening quote; leaves p after the closing quote. */
 static int scan_string(struct scan *s, int is_key, int *escaped)
 {
@@ -158,7 +128,7 @@ static int scan_string(struct scan *s, int is_key, int *escaped)
         case 3:
             return -1;
         default: {
-            size_t n = utf8_valid(p, end);
+            size_t n = utf8_seq(p, (size_t)(end - p));
             if (n == 0)
                 return -1;
             p += n;
@@ -533,14 +503,6 @@ int events_view_parse(struct events_view *v, const char *line, size_t len)
     return 0;
 }
 
-static int blank(const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
-            return 0;
-    return 1;
-}
-
 int events_next_view(struct events_reader *r, struct events_view *v)
 {
     const char *line;
@@ -548,7 +510,7 @@ int events_next_view(struct events_reader *r, struct events_view *v)
     int rc;
 
     while ((rc = events_next_line(r, &line, &len)) == 1) {
-        if (blank(line, len))
+        if (text_blank(line, len))
             continue;
         if (events_view_parse(v, line, len) == 0)
             return 1;

@@ -644,6 +644,18 @@ static const struct {
     {CATALOG_INJ_WORLD, "world"},
 };
 
+int catalog_match_pattern(const char *pattern, const char *name)
+{
+    size_t lp, ln;
+    if (pattern == NULL || name == NULL)
+        return 0;
+    if (pattern[0] != '*')
+        return strcmp(pattern, name) == 0;
+    lp = strlen(pattern + 1);
+    ln = strlen(name);
+    return ln >= lp && memcmp(name + ln - lp, pattern + 1, lp) == 0;
+}
+
 const char *catalog_injector_name(unsigned bit)
 {
     for (size_t i = 0; i < NELEM(injector_names); i++)

@@ -87,6 +87,10 @@ const struct catalog_fault *catalog_faults(size_t *n);
 const char *catalog_injector_name(unsigned bit);
 /* The bit of an injector name, 0 when unknown. */
 unsigned catalog_injector_from_name(const char *name);
+/* 1 when a match pattern (fault `match.tool` etc.) matches name: exact, or a leading '*'
+ * matches by suffix ("*.npmjs.org", "*" matches anything); case-sensitive. 0 for NULL. The one
+ * definition: the validator and src/plan both use it. */
+int catalog_match_pattern(const char *pattern, const char *name);
 /* Match keys meaningful for a set of injectors: model for controller-model, host for
  * controller-egress, tool and server for mcp, tool for gate and world. */
 unsigned catalog_match_keys(unsigned injectors);

@@ -26,6 +26,8 @@
 #include "util/hash.h"
 #include "util/num.h"
 #include "util/yaml.h"
+#include "util/regex_safe.h"
+#include "util/text.h"
 #include "util/banned.h"
 
 struct vctx {
@@ -124,26 +126,12 @@ void experiment_diags_format(const struct experiment_diags *d, const char *file,
 
 /* ---- small helpers ------------------------------------------------------------------------ */
 
-/* A user string for a message: at most 40 bytes, control bytes as '?'. */
-static const char *q(const char *s, char out[48])
-{
-    size_t i, n = strlen(s);
-    for (i = 0; i < n && i < 40; i++)
-        out[i] = ((unsigned char)s[i] < 32 || s[i] == 127) ? '?' : s[i];
-    if (n > 40) {
-        out[i++] = '.';
-        out[i++] = '.';
-        out[i++] = '.';
-    }
-    out[i] = '\0';
-    return out;
-}
-#define Q(s) q((s), (char[48]){0})
+#define Q(s) text_shown((s), strlen(s), (char[TEXT_SHOWN_SIZE]){0})
 
 /* What a node is, for "found ..." in messages. */
 static const char *found(const struct ynode *n, char out[80])
 {
-    char t[48];
+    char t[TEXT_SHOWN_SIZE];
     switch (n->type) {
     case YNODE_NULL:
         return n->str && *n->str ? "null" : "nothing";
@@ -152,11 +140,11 @@ static const char *found(const struct ynode *n, char out[80])
     case YNODE_MAP:
         return "a mapping";
     case YNODE_STR:
-        snprintf(out, 80, "the string '%s'", q(n->str, t));
+        snprintf(out, 80, "the string '%s'", text_shown(n->str, strlen(n->str), t));
         return out;
     default:
         snprintf(out, 80, "%s %s", n->type == YNODE_BOOL ? "the boolean" : "the number",
-                 q(n->str, t));
+                 text_shown(n->str, strlen(n->str), t));
         return out;
     }
 }
@@ -226,17 +214,6 @@ static int re_full_match(const char *pattern, const char *s)
     ok = regexec(&re, s, 0, NULL, 0) == 0;
     regfree(&re);
     return ok;
-}
-
-/* Exact, or a leading '*' matches by suffix (as src/plan does). */
-static int pattern_matches(const char *pat, const char *name)
-{
-    size_t lp, ln;
-    if (pat[0] != '*')
-        return strcmp(pat, name) == 0;
-    lp = strlen(pat + 1);
-    ln = strlen(name);
-    return ln >= lp && strcmp(name + ln - lp, pat + 1) == 0;
 }
 
 /* Lists of names for suggestions and messages. */
@@ -665,8 +642,12 @@ static json_t *parse_when(struct vctx *v, const struct ynode *w, const struct ca
     }
     if (strcmp(op, "matches") == 0 && op_n->type == YNODE_STR && !bad) {
         regex_t re;
-        int rc = regcomp(&re, op_n->str, REG_EXTENDED | REG_NOSUB);
-        if (rc != 0) {
+        char why[96];
+        int rc;
+        if (regex_check(op_n->str, why, sizeof(why)) < 0) {
+            err_at(v, op_n, "%s.matches: regular expression refused: %s", path, why);
+            bad = 1;
+        } else if ((rc = regcomp(&re, op_n->str, REG_EXTENDED | REG_NOSUB)) != 0) {
             char eb[96];
             regerror(rc, &re, eb, sizeof(eb));
             err_at(v, op_n, "%s.matches: not a POSIX extended regular expression: %s", path, eb);
@@ -1329,7 +1310,8 @@ static void cross_checks(struct vctx *v, const struct ynode *root)
                 int hit = 0;
                 for (size_t k = 0; k < wtools->n && !hit; k++) {
                     const struct ynode *tn = ynode_get(wtools->items[k], "name");
-                    hit = tn && tn->type == YNODE_STR && pattern_matches(f->match.tool, tn->str);
+                    hit = tn && tn->type == YNODE_STR &&
+                          catalog_match_pattern(f->match.tool, tn->str);
                 }
                 if (!hit)
                     err_at(v, ynode_get(ynode_get(fn, "match"), "tool"),
@@ -1338,12 +1320,12 @@ static void cross_checks(struct vctx *v, const struct ynode *root)
             }
         }
         if (f->match.server && (x->mcp_servers || v->has_world)) {
-            int hit = v->world_name && pattern_matches(f->match.server, v->world_name);
+            int hit = v->world_name && catalog_match_pattern(f->match.server, v->world_name);
             const char *k;
             json_t *val;
             json_object_foreach(x->mcp_servers, k, val)
             {
-                hit |= pattern_matches(f->match.server, k);
+                hit |= catalog_match_pattern(f->match.server, k);
             }
             if (!hit)
                 warn_at(v, ynode_get(ynode_get(fn, "match"), "server"),

@@ -41,6 +41,7 @@
 #include "util/hash.h"
 #include "util/log.h"
 #include "util/num.h"
+#include "util/utf8.h"
 #include "util/banned.h"
 
 #define PIECE 24
@@ -81,15 +82,12 @@ static void set_error(struct mock_answer *a, enum wire_provider p, int status, c
 
 /* --- rendering helpers --- */
 
-/* Length of the next piece of s[0..n): at most max bytes, not cutting a UTF-8 sequence. */
+/* Length of the next piece of s[0..n): at most max bytes, not cutting a UTF-8 sequence (max
+ * when s[0..max] are all continuation bytes, so the loop always advances). */
 static size_t piece_len(const char *s, size_t n, size_t max)
 {
-    if (n <= max)
-        return n;
-    size_t k = max;
-    while (k > 1 && ((unsigned char)s[k] & 0xC0) == 0x80)
-        k--;
-    return k;
+    size_t k = utf8_boundary(s, n, max);
+    return k > 0 ? k : max;
 }
 
 static void sse(struct mock_answer *a, const char *event, json_t *j)
@@ -523,18 +521,30 @@ out:
     json_decref(req);
 }
 
+/* The request path for a message or a JSON record: at most max bytes (not cutting a UTF-8
+ * sequence), bytes that are not UTF-8 replaced by U+FFFD, so jansson takes it. */
+static void path_text(const char *path, size_t max, struct buf *out)
+{
+    size_t n = strlen(path);
+    buf_reset(out);
+    utf8_sanitize(path, n > max ? utf8_boundary(path, n, max) : n, out);
+}
+
 int mock_handle(const struct mockscript *s, const char *method, const char *path, const char *body,
                 size_t len, enum wire_provider hint, struct mock_answer *a)
 {
     enum wire_api api = wire_api_from_path(path);
-    char msg[200];
+    char msg[300];
+    struct buf shown = BUF_INIT;
 
     mock_answer_release(a);
     a->api = api;
     if (api != WIRE_API_UNKNOWN) {
         if (strcmp(method, "POST") != 0) {
-            snprintf(msg, sizeof(msg), "method %.16s not allowed on %.100s (use POST)", method,
-                     path);
+            path_text(path, 100, &shown);
+            snprintf(msg, sizeof(msg), "method %.16s not allowed on %s (use POST)", method,
+                     shown.data);
+            buf_release(&shown);
             set_error(a, wire_api_provider(api), 405, msg);
             a->status = 405;
             return 0;
@@ -556,7 +566,9 @@ int mock_handle(const struct mockscript *s, const char *method, const char *path
                            "created", MOCK_CREATED, "owned_by", "faultline", "has_more", 0));
         return 0;
     }
-    snprintf(msg, sizeof(msg), "no route for %.16s %.160s", method, path);
+    path_text(path, 160, &shown);
+    snprintf(msg, sizeof(msg), "no route for %.16s %s", method, shown.data);
+    buf_release(&shown);
     set_error(a, hint, 404, msg);
     return 0;
 }
@@ -612,15 +624,20 @@ static void record(struct server *sv, const char *method, const char *path,
         if (json_is_string(n))
             json_array_append(tools, n);
     }
+    struct buf shown = BUF_INIT;
+    path_text(path, 8192, &shown);
     json_t *line = json_pack("{s:I,s:s,s:s,s:s,s:i,s:b,s:s,s:I,s:i,s:s,s:o,s:I,s:o}", "seq",
-                             (json_int_t)sv->seq, "method", method, "path", path, "api",
+                             (json_int_t)sv->seq, "method", method, "path", shown.data, "api",
                              wire_api_name(a->api), "status", a->status, "stream", a->stream,
                              "model", a->model, "turn", (json_int_t)a->turn, "rule", a->rule,
                              "rule_name", a->rule_name, "usage", wire_usage_to_json(&a->usage),
                              "tool_calls", (json_int_t)a->tool_calls, "tools", tools);
     json_decref(req);
-    char *s = json_dumps(line, JSON_COMPACT);
+    buf_release(&shown);
+    char *s = line ? json_dumps(line, JSON_COMPACT) : NULL;
     json_decref(line);
+    if (s == NULL)
+        log_warn("mock", "cannot record request %llu as JSON", (unsigned long long)sv->seq);
     if (s) {
         struct buf b = BUF_INIT;
         buf_adds(&b, s);
@@ -715,7 +732,10 @@ static int parse_listen(const char *s, char *host, size_t hsize, int *port, stru
     *port = (int)p;
     if (strcmp(host, "localhost") == 0)
         snprintf(host, hsize, "127.0.0.1");
-    if (strcmp(host, "::1") != 0 && strncmp(host, "127.", 4) != 0)
+    struct in_addr a4;
+    /* a literal loopback address only: "127.x.example.com" must not resolve to anything */
+    if (strcmp(host, "::1") != 0 &&
+        !(inet_pton(AF_INET, host, &a4) == 1 && (ntohl(a4.s_addr) >> 24) == 127))
         return err_set(e, ERR_INVALID, "refusing to listen on '%s': the mock binds loopback only",
                        host);
     return 0;

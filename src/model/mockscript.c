@@ -21,6 +21,7 @@
 #include "model/mockscript.h"
 #include "util/fs.h"
 #include "util/yaml.h"
+#include "util/regex_safe.h"
 #include "util/banned.h"
 
 #define DEFAULT_ERROR_PATTERN                                                                      \
@@ -352,76 +353,11 @@ static int check_json_templates(struct loader *L, const json_t *container, const
     return 0;
 }
 
-#define REGEX_LEN_MAX 512
-#define REGEX_DUP_MAX 100
-
-/* glibc's regcomp/regexec blow up (time or memory) on some patterns a script could hold:
- * stacked repetitions ("a++++", "a{9}{9}"), large bounds ("a{30000}") and back-references
- * (exponential matching). Refuses those up front. NULL when p is fine, else the reason. */
-static const char *regex_unsafe(const char *p)
-{
-    int prev_quant = 0;
-    if (strlen(p) > REGEX_LEN_MAX)
-        return "longer than 512 bytes";
-    for (size_t i = 0; p[i]; i++) {
-        char c = p[i];
-        if (c == '\\') {
-            if (p[i + 1] >= '1' && p[i + 1] <= '9')
-                return "back-references are not supported";
-            if (p[i + 1])
-                i++;
-            prev_quant = 0;
-        } else if (c == '[') {
-            size_t j = i + 1;
-            if (p[j] == '^')
-                j++;
-            if (p[j] == ']')
-                j++;
-            while (p[j] && p[j] != ']') {
-                if (p[j] == '[' && (p[j + 1] == ':' || p[j + 1] == '.' || p[j + 1] == '=')) {
-                    const char *end = strchr(p + j + 2, p[j + 1]);
-                    if (end == NULL)
-                        break;
-                    j = (size_t)(end - p) + 1;
-                }
-                j++;
-            }
-            if (p[j] == '\0')
-                return NULL; /* unterminated: let regcomp say so */
-            i = j;
-            prev_quant = 0;
-        } else if (c == '*' || c == '+' || c == '?' || c == '{') {
-            if (prev_quant)
-                return "stacked repetition operators";
-            if (c == '{') {
-                long n = 0;
-                size_t j = i + 1;
-                for (; p[j] && p[j] != '}'; j++) {
-                    if (p[j] >= '0' && p[j] <= '9') {
-                        n = n * 10 + (p[j] - '0');
-                        if (n > REGEX_DUP_MAX)
-                            return "a repetition bound over 100";
-                    } else if (p[j] == ',') {
-                        n = 0;
-                    }
-                }
-                if (p[j] == '\0')
-                    return NULL;
-                i = j;
-            }
-            prev_quant = 1;
-        } else {
-            prev_quant = 0;
-        }
-    }
-    return NULL;
-}
-
 static int compile_regex(struct loader *L, const json_t *container, const char *key,
                          const char *pattern, regex_t *re)
 {
-    const char *why = regex_unsafe(pattern);
-    if (why)
+    char why[96];
+    if (regex_check(pattern, why, sizeof(why)) < 0)
         return lerr(L, container, key, 0, "regular expression '%.60s' refused: %s", pattern, why);
     int rc = regcomp(re, pattern, REG_EXTENDED);
     if (rc != 0) {

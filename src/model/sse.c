@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "model/sse.h"
+#include "util/utf8.h"
 #include "util/banned.h"
 
 #define SSE_INPUT_MAX ((size_t)1 << 30)
@@ -107,42 +108,6 @@ int sse_parser_feed(struct sse_parser *p, const void *data, size_t len)
     return 0;
 }
 
-/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 when invalid or NUL. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-    unsigned c = s[0];
-    size_t need;
-    unsigned min;
-
-    if (c == 0)
-        return 0;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF) {
-        need = 2;
-        min = 0x80;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        need = 3;
-        min = 0x800;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        need = 4;
-        min = 0x10000;
-    } else {
-        return 0;
-    }
-    if (n < need)
-        return 0;
-    unsigned cp = c & (need == 2 ? 0x1F : need == 3 ? 0x0F : 0x07);
-    for (size_t i = 1; i < need; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return need;
-}
-
 /* Offset of the first bad byte in s[0..n), or n when the line is clean. */
 static size_t line_check(const char *s, size_t n)
 {
@@ -153,9 +118,9 @@ static size_t line_check(const char *s, size_t n)
             i++;
             continue;
         }
-        size_t k = utf8_seq(u + i, n - i);
+        size_t k = u[i] == 0 ? 0 : utf8_seq(u + i, n - i);
         if (k == 0)
-            return i;
+            return i; /* NUL or not UTF-8 */
         i += k;
     }
     return n;

@@ -28,6 +28,7 @@
 #include "util/fs.h"
 #include "util/hash.h"
 #include "util/num.h"
+#include "util/regex_safe.h"
 #include "util/banned.h"
 
 #define PLAN_VERSION 1
@@ -142,14 +143,7 @@ static int pattern_match(const struct pattern *pt, const char *s, size_t n, int 
 
 int plan_match_pattern(const char *pattern, const char *name)
 {
-    struct pattern pt;
-
-    if (pattern == NULL || name == NULL)
-        return 0;
-    pt.suffix = pattern[0] == '*';
-    pt.cmp = pattern + pt.suffix;
-    pt.len = strlen(pt.cmp);
-    return pattern_match(&pt, name, strlen(name), 0);
+    return catalog_match_pattern(pattern, name);
 }
 
 /* Sets pt from a pattern string (or leaves it absent for NULL). Host patterns are lowercased
@@ -309,6 +303,7 @@ static struct plan_when *when_compile(json_t *j, const char *where, struct err *
         break;
     case WHEN_MATCHES: {
         int rc;
+        char why[96];
         v = json_object_get(w->json, "matches");
         if (!json_is_string(v)) {
             err_set(e, ERR_INVALID, "%s.matches: expected a string", where);
@@ -316,6 +311,10 @@ static struct plan_when *when_compile(json_t *j, const char *where, struct err *
         }
         if (json_string_length(v) > WHEN_REGEX_MAX) {
             err_set(e, ERR_LIMIT, "%s.matches: longer than %d bytes", where, WHEN_REGEX_MAX);
+            goto fail;
+        }
+        if (regex_check(json_string_value(v), why, sizeof(why)) < 0) {
+            err_set(e, ERR_INVALID, "%s.matches: regular expression refused: %s", where, why);
             goto fail;
         }
         rc = regcomp(&w->re, json_string_value(v), REG_EXTENDED | REG_NOSUB);
@@ -1037,6 +1036,13 @@ struct plan *plan_from_json(json_t *j, struct err *e)
         if (get_number(ab, "cost_usd_above", 0, 1e9, 0, &p->cost_ceiling, "plan.abort", e) < 0 ||
             get_number(ab, "wall_clock_s_above", 0, 1e9, 0, &p->wall_clock, "plan.abort", e) < 0)
             goto fail;
+        /* as in the experiment (catalog: exclusive minimum): a ceiling of 0 would refuse every
+         * model call, and absent already means "none" */
+        v = json_object_get(ab, "cost_usd_above");
+        if (v != NULL && !json_is_null(v) && !(p->cost_ceiling > 0)) {
+            err_set(e, ERR_INVALID, "plan.abort.cost_usd_above: expected a number > 0 (USD)");
+            goto fail;
+        }
     }
     if (get_string(j, "policy_snapshot", &s, "plan", e) < 0)
         goto fail;

@@ -18,17 +18,30 @@ int fs_read_file(const char *path, size_t max, struct buf *out, struct err *e)
     ssize_t n;
     int fd;
 
-    fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO with no writer would block forever; the type is checked
+     * before any read, then reads block again as usual for a regular file */
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return err_set(e, ERR_IO, "cannot open '%s': %s", path, strerror(errno));
-    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    if (fstat(fd, &st) < 0) {
+        int saved = errno;
         close(fd);
-        return err_set(e, ERR_IO, "cannot read '%s': is a directory", path);
+        return err_set(e, ERR_IO, "cannot read '%s': %s", path, strerror(saved));
     }
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size > max) {
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return err_set(e, ERR_IO, "'%s' is not a regular file", path);
+    }
+    if ((size_t)st.st_size > max) {
         close(fd);
         return err_set(e, ERR_LIMIT, "'%s' is %lld bytes, over the limit of %zu", path,
                        (long long)st.st_size, max);
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+        int saved = errno;
+        close(fd);
+        return err_set(e, ERR_IO, "cannot read '%s': %s", path, strerror(saved));
     }
     for (;;) {
         n = read(fd, chunk, sizeof(chunk));

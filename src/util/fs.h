@@ -9,8 +9,10 @@
 #include "util/buf.h"
 #include "util/err.h"
 
-/* Appends the contents of path to out. ERR_IO (cannot open/read, message names the path and
- * errno) or ERR_LIMIT (file larger than max bytes; nothing appended). */
+/* Appends the contents of the regular file at path to out. ERR_IO (cannot open/read, message
+ * names the path and errno; "'x' is not a regular file" for a FIFO, device, socket or directory,
+ * refused without blocking: the open is non-blocking) or ERR_LIMIT (file larger than max bytes;
+ * nothing appended). */
 int fs_read_file(const char *path, size_t max, struct buf *out, struct err *e);
 /* Writes p[0..n) to path through a temporary file and rename(2). 0 or ERR_IO. */
 int fs_write_file(const char *path, const void *p, size_t n, struct err *e);

@@ -6,11 +6,14 @@
 
 #include <stdint.h>
 
-/* Parses all of s as a base-10 integer in [min, max]. 0, ERR_PARSE or ERR_LIMIT. */
+/* Parses all of s as a base-10 integer in [min, max]: digits with an optional leading '-' (no
+ * '+', no white space). 0, ERR_PARSE or ERR_LIMIT. */
 int num_parse_ll(const char *s, long long min, long long max, long long *out);
-/* Parses all of s as a finite double in [min, max]. 0, ERR_PARSE or ERR_LIMIT. */
+/* Parses all of s as a finite double in [min, max] (strtod's syntax, but no leading white
+ * space or '+'). 0, ERR_PARSE or ERR_LIMIT. */
 int num_parse_double(const char *s, double min, double max, double *out);
-/* Parses all of s as an unsigned 64-bit integer, decimal or 0x-hex. 0 or ERR_PARSE. */
+/* Parses all of s as an unsigned 64-bit integer: hex after an explicit 0x or 0X, else decimal
+ * (a leading 0 is not octal); no sign, no white space. 0 or ERR_PARSE (also on overflow). */
 int num_parse_u64(const char *s, uint64_t *out);
 
 #endif

@@ -6,7 +6,9 @@
  * before it is refused). A collection is attached to its parent when it ends, after its
  * duplicate keys are found (sort of key indices) and its subtree size is known. Anchors are
  * registered when their node is complete; an alias copies the anchored subtree after checking
- * that the copy keeps the total under lim->max_nodes. Nodes dropped as duplicate keys are kept
+ * that the copy keeps the total under lim->max_nodes, and that the text it copies keeps the
+ * bytes added by all aliases under lim->max_alias_bytes (one long string aliased thousands of
+ * times is few nodes but many bytes). Nodes dropped as duplicate keys are kept
  * in a graveyard until the parse ends, because an anchor may still point at them.
  *
  * libyaml marks are 0-based; ours are 1-based. Reader errors (bad UTF-8, control characters)
@@ -27,6 +29,7 @@
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/num.h"
+#include "util/text.h"
 #include "util/banned.h"
 
 struct frame {
@@ -44,6 +47,7 @@ struct anchor {
 struct builder {
     struct ydoc_limits lim; /* the caller's, with defaults filled in */
     size_t nodes;
+    size_t alias_bytes; /* text bytes copied by aliases so far */
     int depth;
     struct frame *stack; /* lim->max_depth entries */
     struct anchor *anchors;
@@ -99,21 +103,6 @@ static void problem(struct builder *b, int line, int col, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(p->msg, sizeof(p->msg), fmt, ap);
     va_end(ap);
-}
-
-/* Copies s for a message: at most 40 bytes, non-printable bytes as '?'. */
-static const char *shown(const char *s, size_t len, char out[48])
-{
-    size_t n = len > 40 ? 40 : len, i;
-    for (i = 0; i < n; i++)
-        out[i] = ((unsigned char)s[i] < 32 || s[i] == 127) ? '?' : s[i];
-    if (len > 40) {
-        out[i++] = '.';
-        out[i++] = '.';
-        out[i++] = '.';
-    }
-    out[i] = '\0';
-    return out;
 }
 
 static struct ynode *new_node(struct builder *b, enum ynode_type t, const yaml_mark_t *m)
@@ -184,7 +173,8 @@ static int int_text(const char *s, long long *v)
         p++;
     if (!all_of(p, "0123456789"))
         return 0;
-    if (num_parse_ll(s, -0x7fffffffffffffffLL - 1, 0x7fffffffffffffffLL, v) < 0)
+    /* num_parse_ll takes no '+', which YAML allows */
+    if (num_parse_ll(*s == '+' ? s + 1 : s, -0x7fffffffffffffffLL - 1, 0x7fffffffffffffffLL, v) < 0)
         return 2;
     return 1;
 }
@@ -267,7 +257,7 @@ static int make_scalar(struct builder *b, const yaml_event_t *ev, struct ynode *
     size_t len = ev->data.scalar.length;
     const char *tag = (const char *)ev->data.scalar.tag;
     int line = (int)ev->start_mark.line + 1, col = (int)ev->start_mark.column + 1;
-    char shown_buf[48];
+    char shown_buf[TEXT_SHOWN_SIZE];
     struct ynode *n;
     int r;
 
@@ -285,7 +275,8 @@ static int make_scalar(struct builder *b, const yaml_event_t *ev, struct ynode *
             return 0;
         if ((r = type_scalar(n, tag)) == 0)
             return fail(b, ERR_PARSE, line, col, "unsupported tag '%s' on '%s'",
-                        shown(tag, strlen(tag), (char[48]){0}), shown(val, len, shown_buf));
+                        text_shown(tag, strlen(tag), (char[TEXT_SHOWN_SIZE]){0}),
+                        text_shown(val, len, shown_buf));
     } else if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !tag) {
         r = type_scalar(n, NULL);
     } else {
@@ -293,7 +284,7 @@ static int make_scalar(struct builder *b, const yaml_event_t *ev, struct ynode *
     }
     if (r == 2)
         return fail(b, ERR_PARSE, line, col, "integer '%s' is out of range",
-                    shown(val, len, shown_buf));
+                    text_shown(val, len, shown_buf));
     return 0;
 }
 
@@ -303,7 +294,7 @@ static int check_collection_tag(struct builder *b, const yaml_event_t *ev, const
     if (tag == NULL || !strcmp(tag, "!") || !strcmp(tag, want))
         return 0;
     return fail(b, ERR_PARSE, (int)ev->start_mark.line + 1, (int)ev->start_mark.column + 1,
-                "unsupported tag '%s'", shown(tag, strlen(tag), (char[48]){0}));
+                "unsupported tag '%s'", text_shown(tag, strlen(tag), (char[TEXT_SHOWN_SIZE]){0}));
 }
 
 static void bury(struct builder *b, struct ynode *n)
@@ -348,7 +339,7 @@ static void dedupe_keys(struct builder *b, struct ynode *m)
         first = m->keys[idx[f]];
         drop[idx[i]] = 1;
         problem(b, k->line, k->col, "duplicate key '%s' (first at line %d, column %d)",
-                shown(k->str, k->len, (char[48]){0}), first->line, first->col);
+                text_shown(k->str, k->len, (char[TEXT_SHOWN_SIZE]){0}), first->line, first->col);
     }
     for (i = 0, w = 0; i < m->n; i++) {
         if (drop[i]) {
@@ -397,6 +388,18 @@ static struct ynode *copy_node(struct builder *b, const struct ynode *s)
         }
     }
     return n;
+}
+
+/* Text bytes (scalars and keys) in the subtree at n. */
+static size_t text_bytes(const struct ynode *n)
+{
+    size_t t = n->str ? n->len : 0;
+    for (size_t i = 0; i < n->n; i++) {
+        t += text_bytes(n->items[i]);
+        if (n->keys)
+            t += text_bytes(n->keys[i]);
+    }
+    return t;
 }
 
 static int height(const struct ynode *n)
@@ -454,7 +457,7 @@ static int on_alias(struct builder *b, const yaml_event_t *ev)
     const char *name = (const char *)ev->data.alias.anchor;
     int line = (int)ev->start_mark.line + 1, col = (int)ev->start_mark.column + 1;
     const struct ynode *target = NULL;
-    char sb[48];
+    char sb[TEXT_SHOWN_SIZE];
 
     if (b->lim.no_aliases)
         return fail(b, ERR_UNSUPPORTED, line, col, "YAML aliases are not supported in %s",
@@ -471,17 +474,23 @@ static int on_alias(struct builder *b, const yaml_event_t *ev)
                 return fail(
                     b, ERR_PARSE, line, col,
                     "alias '*%s' refers to a collection that contains it (a recursive alias)",
-                    shown(name, strlen(name), sb));
+                    text_shown(name, strlen(name), sb));
         return fail(b, ERR_PARSE, line, col, "alias '*%s' refers to no anchor before it",
-                    shown(name, strlen(name), sb));
+                    text_shown(name, strlen(name), sb));
     }
     if (target->size > b->lim.max_nodes - b->nodes)
         return fail(b, ERR_LIMIT, line, col,
                     "expanding alias '*%s' goes past %zu YAML nodes (an alias bomb?)",
-                    shown(name, strlen(name), sb), b->lim.max_nodes);
+                    text_shown(name, strlen(name), sb), b->lim.max_nodes);
     if (b->depth + height(target) > b->lim.max_depth)
         return fail(b, ERR_LIMIT, line, col, "expanding alias '*%s' nests deeper than %d levels",
-                    shown(name, strlen(name), sb), b->lim.max_depth);
+                    text_shown(name, strlen(name), sb), b->lim.max_depth);
+    size_t bytes = text_bytes(target);
+    if (bytes > b->lim.max_alias_bytes - b->alias_bytes)
+        return fail(b, ERR_LIMIT, line, col,
+                    "expanding alias '*%s': aliases expand to more than %zu bytes",
+                    text_shown(name, strlen(name), sb), b->lim.max_alias_bytes);
+    b->alias_bytes += bytes;
     b->nodes += target->size;
     struct ynode *n = copy_node(b, target);
     n->line = line;
@@ -624,6 +633,9 @@ int ydoc_parse(const char *text, size_t len, const struct ydoc_limits *lim, stru
         b.lim.max_nodes = YDOC_NODES_MAX;
     if (b.lim.max_depth <= 0)
         b.lim.max_depth = YDOC_DEPTH_MAX;
+    if (b.lim.max_alias_bytes == 0)
+        b.lim.max_alias_bytes =
+            len > YDOC_ALIAS_BYTES_MIN / 8 && len < SIZE_MAX / 8 ? len * 8 : YDOC_ALIAS_BYTES_MIN;
     if (b.lim.kind == NULL)
         b.lim.kind = "the file";
     b.doc = doc;

@@ -43,14 +43,17 @@ struct ynode {
 /* Limits and wording for one kind of file. A zero field takes its default, so
  * `{.kind = "a price file"}` is a complete set. */
 struct ydoc_limits {
-    size_t max_nodes; /* after alias expansion, keys included; default YDOC_NODES_MAX */
-    int max_depth;    /* nesting of collections; default YDOC_DEPTH_MAX */
-    int no_aliases;   /* refuse any alias (ERR_UNSUPPORTED) instead of expanding it */
+    size_t max_nodes;       /* after alias expansion, keys included; default YDOC_NODES_MAX */
+    int max_depth;          /* nesting of collections; default YDOC_DEPTH_MAX */
+    int no_aliases;         /* refuse any alias (ERR_UNSUPPORTED) instead of expanding it */
+    size_t max_alias_bytes; /* text bytes (scalars and keys) all alias copies may add; default
+                               the larger of 8 x the input length and YDOC_ALIAS_BYTES_MIN */
     const char *kind; /* what the file is, for messages: "an experiment file"; default "the file" */
 };
 #define YDOC_NODES_MAX 50000
 #define YDOC_DEPTH_MAX 64
 #define YDOC_ANCHORS_MAX 1000
+#define YDOC_ALIAS_BYTES_MIN (4u << 20)
 
 /* A problem found while building: fatal ones stop parsing, others (duplicate keys) do not. */
 struct ydoc_problem {

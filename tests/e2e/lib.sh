@@ -17,12 +17,19 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/faultline-e2e.XXXXXX")
 EXAMPLES="$FAULTLINE_ROOT/examples"
 _passed=0 _failed=0 _pids=()
 
+# Kills the recorded PIDs: SIGTERM, then up to ~5 s each to exit (polled with kill -0), then
+# SIGKILL, so a daemon that ignores SIGTERM cannot hang the suite.
 _cleanup() {
-    local p
+    local p i
     for p in "${_pids[@]}"; do
         kill "$p" 2>/dev/null
     done
     for p in "${_pids[@]}"; do
+        for i in $(seq 100); do
+            kill -0 "$p" 2>/dev/null || break
+            sleep 0.05
+        done
+        kill -KILL "$p" 2>/dev/null
         wait "$p" 2>/dev/null
     done
     rm -rf "$TMP"

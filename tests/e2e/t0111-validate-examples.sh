@@ -27,7 +27,7 @@ test_expect "exit 1 when a file cannot be read (over 2 for an invalid one)" '
     test "$rc" = 1
     rc=0; "$FAULTLINE" validate . 2>err.txt || rc=$?
     test "$rc" = 1
-    grep -q "is a directory" err.txt
+    grep -q "is not a regular file" err.txt
 '
 
 test_expect "usage errors exit 2" '

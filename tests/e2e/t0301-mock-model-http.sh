@@ -19,7 +19,8 @@ YAML
 start_bg "$FAULTLINE" mock-model --script "$TMP/s.yaml" --listen 127.0.0.1:0 --max-body 2000 \
     --ready-file "$TMP/ready" --record "$TMP/rec.jsonl" >"$TMP/stdout" 2>"$TMP/stderr"
 MOCK_PID=$LAST_PID
-wait_file 10 "$TMP/ready" || echo "mock-model did not start"
+# 30 s: the server starts under ASan on a loaded machine
+test_expect "mock-model starts within 30 s" "wait_file 30 '$TMP/ready' || { cat '$TMP/stderr'; false; }"
 export URL="http://$(cat "$TMP/ready")" MOCK_PID
 
 # json_get FILE EXPR: evaluates a Python expression over the JSON document d in FILE.
@@ -61,6 +62,34 @@ test_expect "an unknown path gets 404 JSON; GET on an API path 405" '
     test "$(curl -s -o body.json -w "%{http_code}" "$URL/v1/embeddings")" = 404
     json_get body.json "d[\"error\"][\"message\"]" | grep -q "no route for GET /v1/embeddings"
     test "$(curl -s -o body.json -w "%{http_code}" "$URL/v1/responses")" = 405
+'
+test_expect "a path that is not UTF-8 gets a JSON 404 and a record line (bytes as U+FFFD)" '
+    python3 - "$(cat ready)" <<PY
+import json, socket, sys
+host, port = sys.argv[1].rsplit(":", 1)
+s = socket.create_connection((host, int(port)), timeout=10)
+s.sendall(b"GET /v1/\\xff\\xfe\\xc3 HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n")
+data = b""
+while True:
+    chunk = s.recv(65536)
+    if not chunk:
+        break
+    data += chunk
+head, _, body = data.partition(b"\\r\\n\\r\\n")
+assert head.startswith(b"HTTP/1.1 404"), head
+msg = json.loads(body)["error"]["message"]
+assert msg == "no route for GET /v1/\\ufffd\\ufffd\\ufffd", msg
+PY
+    python3 - <<PY
+import json, time
+for _ in range(100):
+    paths = [json.loads(l)["path"] for l in open("rec.jsonl")]
+    if "/v1/\\ufffd\\ufffd\\ufffd" in paths:
+        break
+    time.sleep(0.05)
+else:
+    raise SystemExit("no record line: %r" % paths)
+PY
 '
 test_expect "Anthropic stream: event lines, message_start first, message_stop last" '
     curl -sN "$URL/v1/messages" -d "{\"model\":\"claude-haiku-4-5\",\"stream\":true,\"tools\":[{\"name\":\"shell\"}],\"messages\":[{\"role\":\"user\",\"content\":\"go\"}]}" >s.txt
@@ -114,7 +143,7 @@ os.execv(sys.argv[1], [sys.argv[1], "mock-model", "--script", sys.argv[2], "--li
                        str(s.fileno()), "--ready-file", sys.argv[3]])
 PY
     pid=$!
-    wait_file 10 fd.ready
+    wait_file 30 fd.ready
     curl -s "http://$(cat fd.ready)/v1/chat/completions" -d "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}" >fd.json
     kill -TERM $pid; wait $pid
     test "$(json_get fd.json "d[\"choices\"][0][\"message\"][\"content\"]")" = "plain answer"
@@ -123,6 +152,11 @@ test_expect "a non-loopback listen address is refused (exit 2)" '
     rc=0; timeout 10 "$FAULTLINE" mock-model --script s.yaml --listen 0.0.0.0:0 2>err || rc=$?
     test $rc = 2
     grep -q "loopback only" err
+    for a in 127.example.com:0 127.0.0.1.nip.io:0 "[::]:0" "127.0.0.1: 80"; do
+        rc=0; timeout 10 "$FAULTLINE" mock-model --script s.yaml --listen "$a" 2>err || rc=$?
+        test $rc = 2 || { echo "$a: exit $rc"; exit 1; }
+        grep -Eq "loopback only|bad port" err
+    done
 '
 test_expect "an invalid script is refused with FILE:LINE:COL (exit 2); --check accepts a good one" '
     printf "rules:\n  - when: {frist_turn: true}\n    reply: {text: x}\n" >bad.yaml

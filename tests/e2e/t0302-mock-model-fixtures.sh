@@ -9,8 +9,9 @@ for f in resilient naive obedient stubborn; do
     start_bg "$FAULTLINE" mock-model --script "$EXAMPLES/models/$f.yaml" --listen 127.0.0.1:0 \
         --ready-file "$TMP/$f.ready" >/dev/null 2>"$TMP/$f.log"
 done
+# 30 s: four servers starting at once under ASan on a loaded machine
 for f in resilient naive obedient stubborn; do
-    wait_file 10 "$TMP/$f.ready" || echo "mock-model ($f) did not start"
+    test_expect "mock-model ($f) starts within 30 s" "wait_file 30 '$TMP/$f.ready' || { cat '$TMP/$f.log'; false; }"
 done
 
 # turn FIXTURE RESULT [ERROR]: a two-turn chat conversation: the first answer's tool call gets

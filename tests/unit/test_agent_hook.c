@@ -15,6 +15,7 @@
 #include "agent/hook.h"
 #include "util/fs.h"
 #include "util/timeutil.h"
+#include "util/banned.h"
 
 static void decide(int code, const char *out, const char *err, struct hook_decision *d)
 {

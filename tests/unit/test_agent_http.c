@@ -20,6 +20,7 @@
 #include "agent/http.h"
 #include "util/buf.h"
 #include "util/timeutil.h"
+#include "util/banned.h"
 
 static void test_url(void **state)
 {

@@ -11,6 +11,7 @@
 
 #include "agent/llm.h"
 #include "util/buf.h"
+#include "util/banned.h"
 
 /* A conversation: prompt, a reply with text and two tool calls, their results (one error). */
 static void make_conv(struct llm_conv *c)

@@ -13,6 +13,7 @@
 #include "agent/agent.h"
 #include "agent/mcpclient.h"
 #include "util/buf.h"
+#include "util/banned.h"
 
 static void result_text(const char *json, const char *want, int want_error)
 {

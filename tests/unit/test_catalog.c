@@ -17,6 +17,7 @@
 #include "experiment/schema.h"
 #include "util/buf.h"
 #include "util/fs.h"
+#include "util/banned.h"
 
 static void test_fault_ids_unique_and_named_by_family(void **state)
 {
@@ -320,8 +321,12 @@ static void test_probes_invariants_aborts(void **state)
         assert_true(v->world_declared);
         assert_non_null(v->params);
     }
+    /* beyond the seeds: idempotency_key_stable (issue 5) */
+    const struct catalog_invariant *ik = catalog_invariant_find("idempotency_key_stable");
+    assert_non_null(ik);
+    assert_string_equal(ik->origin, "faultline");
     catalog_invariants(&n);
-    assert_int_equal(n, 15);
+    assert_int_equal(n, 16);
 
     const struct catalog_abort *a = catalog_aborts(&n);
     assert_int_equal(n, 3);
@@ -533,11 +538,23 @@ static void test_format_doc_names_every_key(void **state)
     buf_release(&doc);
 }
 
+static void test_match_pattern(void **state)
+{
+    assert_true(catalog_match_pattern("read", "read"));
+    assert_false(catalog_match_pattern("read", "Read"));
+    assert_true(catalog_match_pattern("*read_file", "mcp__fs__read_file"));
+    assert_false(catalog_match_pattern("*.npmjs.org", "npmjs.org"));
+    assert_true(catalog_match_pattern("*", ""));
+    assert_false(catalog_match_pattern(NULL, "x"));
+    assert_false(catalog_match_pattern("x", NULL));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fault_ids_unique_and_named_by_family),
         cmocka_unit_test(test_injectors_exact),
+        cmocka_unit_test(test_match_pattern),
         cmocka_unit_test(test_options_consistent),
         cmocka_unit_test(test_seed_000_faults),
         cmocka_unit_test(test_seed_002_mapping),

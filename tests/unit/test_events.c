@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #include "events/view.h"
 #include "util/buf.h"
 #include "util/fs.h"
+#include "util/banned.h"
 
 /* ---- helpers ----------------------------------------------------------------------------- */
 
@@ -171,6 +173,24 @@ static void test_redact_strings(void **state)
                       "{\"s\":[\"[REDACTED]\",\"[REDACTED]\"]}", 2);
     assert_redacts_to("{\"c\":\"curl -H 'Authorization: Bearer abcdefghijklmnop0123' x\"}",
                       "{\"c\":\"curl -H 'Authorization: Bearer [REDACTED]' x\"}", 1);
+    /* Secret headers written as text: the value up to the end of the line (or its quote). */
+    assert_redacts_to("{\"s\":\"GET / HTTP/1.1\\r\\nx-api-key: abc\\r\\nAccept: */*\\r\\n\"}",
+                      "{\"s\":\"GET / HTTP/1.1\\r\\nx-api-key: [REDACTED]\\r\\nAccept: */*\\r\\n\"}", 1);
+    assert_redacts_to("{\"s\":\"Proxy-Authorization:Basic Zm9v\\nCookie:  a=1; b=2\\nSet-Cookie: c=3\"}",
+                      "{\"s\":\"Proxy-Authorization:Basic [REDACTED]\\nCookie:  [REDACTED]\\n"
+                      "Set-Cookie: [REDACTED]\"}",
+                      1);
+    assert_redacts_to("{\"s\":\"{\\\"api-key\\\": \\\"k1\\\", \\\"n\\\": 1}\"}",
+                      "{\"s\":\"{\\\"api-key\\\": \\\"[REDACTED]\\\", \\\"n\\\": 1}\"}", 1);
+    /* Bearer and Basic tokens anywhere, 8 characters or more, not only lowercase letters. */
+    assert_redacts_to("{\"s\":\"use Bearer abc12345 here\",\"t\":\"and basic dXNlcjpw now\"}",
+                      "{\"s\":\"use Bearer [REDACTED] here\",\"t\":\"and basic [REDACTED] now\"}", 2);
+    assert_redacts_to("{\"s\":\"Bearer abc1234 x\",\"t\":\"a basic understanding\"}",
+                      "{\"s\":\"Bearer [REDACTED] x\",\"t\":\"a basic understanding\"}", 1);
+    assert_redacts_to("{\"s\":\"a Bearer abc1234 x\"}", "{\"s\":\"a Bearer abc1234 x\"}", 0);
+    /* Usage counters in text stay. */
+    assert_redacts_to("{\"s\":\"input_tokens: 12\\noutput_tokens: 3\\nmax_tokens: 9\"}",
+                      "{\"s\":\"input_tokens: 12\\noutput_tokens: 3\\nmax_tokens: 9\"}", 0);
     /* Two in one string count once (one value). */
     assert_redacts_to("{\"s\":\"a sk-aaaaaaaaaaaaaaaaaaaaaa b sk-bbbbbbbbbbbbbbbbbbbbbb c\"}",
                       "{\"s\":\"a [REDACTED] b [REDACTED] c\"}", 1);
@@ -455,6 +475,36 @@ static void test_writer_cut_fallback(void **state)
     assert_true(json_is_true(json_object_get(j, "truncated")));
     assert_true(json_integer_value(json_object_get(j, "original_bytes")) > EVENTS_LINE_MAX);
     assert_null(json_object_get(j, "ids"));
+    json_decref(j);
+    json_decref(ev);
+    unlink(t.path);
+}
+
+/* The fallback object copies only short scalars: a huge non-string "run" from the caller (no
+ * run set on the writer) is dropped, so the line stays under EVENTS_LINE_MAX. */
+static void test_writer_cut_fallback_run(void **state)
+{
+    struct tmpfile t;
+    struct err e = {0};
+    struct events_writer *w;
+    json_t *ev = json_object(), *a = json_array(), *j;
+    struct stat st;
+
+    tmp_init(&t);
+    w = events_open(t.path, NULL, "world", &e);
+    assert_non_null(w);
+    for (int i = 0; i < 30000; i++)
+        json_array_append_new(a, json_integer(1000 + i));
+    json_object_set_new(ev, "kind", json_string("effect"));
+    json_object_set_new(ev, "run", a);
+    assert_int_equal(events_append(w, ev), 0);
+    events_close(w);
+    assert_int_equal(stat(t.path, &st), 0);
+    assert_true(st.st_size > 0 && st.st_size <= EVENTS_LINE_MAX);
+    j = one_line(t.path);
+    assert_true(json_is_true(json_object_get(j, "truncated")));
+    assert_null(json_object_get(j, "run"));
+    assert_string_equal(json_string_value(json_object_get(j, "kind")), "effect");
     json_decref(j);
     json_decref(ev);
     unlink(t.path);
@@ -914,6 +964,7 @@ int main(void)
         cmocka_unit_test(test_writer_cut_big_string),
         cmocka_unit_test(test_writer_cut_utf8_and_escapes),
         cmocka_unit_test(test_writer_cut_fallback),
+        cmocka_unit_test(test_writer_cut_fallback_run),
         cmocka_unit_test(test_writer_concurrent_appends),
         cmocka_unit_test(test_reader_malformed),
         cmocka_unit_test(test_reader_overlong),

@@ -17,6 +17,7 @@
 #include "util/fs.h"
 #include "util/hash.h"
 #include "util/yaml.h"
+#include "util/banned.h"
 
 #define HEAD "name: t\nagent: run-agent\nverify: 'true'\n"
 #define FAULT_ERR "faults:\n  - id: tool.error\n"
@@ -403,6 +404,19 @@ static void test_match_and_when(void **state)
     bad_fault("  - id: tool.error\n    when: {path: a.b, equals: 1}\n", "is not $ followed by");
     bad_fault("  - id: tool.error\n    when: {path: $.a, matches: \"(\"}\n",
               "not a POSIX extended regular expression");
+    /* patterns glibc handles badly are refused by util/regex_safe, at the pattern */
+    static const char *const unsafe[] = {
+        "((((((a{1,255}){1,255}){1,255}){1,255}){1,255}){1,255})",
+        "((((a{1,100}){1,100}){1,100}){1,100})",
+        "(a)\\\\1",
+    };
+    for (size_t i = 0; i < sizeof(unsafe) / sizeof(unsafe[0]); i++) {
+        char *u = doc(HEAD "faults:\n  - id: tool.error\n    when: {path: $.a, matches: \"%s\"}\n" PROBES
+                           ABORT,
+                      unsafe[i]);
+        expect_error_at(u, 6, 32, "when.matches: regular expression refused: ");
+        free(u);
+    }
     bad_fault("  - id: tool.error\n    when: {equals: 1}\n", "missing required key 'path'");
     bad_fault("  - id: llm.rate_limit\n    when: {path: $.a, equals: 1}\n",
               "sees no tool arguments");

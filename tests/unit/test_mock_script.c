@@ -15,6 +15,7 @@
 #include "model/mockscript.h"
 #include "model/sse.h"
 #include "model/wire.h"
+#include "util/banned.h"
 
 static struct mockscript *parse_ok(const char *y)
 {
@@ -61,6 +62,10 @@ static void test_load_errors(void **state)
     expect_bad("rules: []\nerror_pattern: \"a{2}{3}\"\n", "stacked repetition");
     expect_bad("rules: []\nerror_pattern: \"a{1,30000}\"\n", "bound over 100");
     expect_bad("rules: []\nerror_pattern: \"(a)\\\\1\"\n", "back-references");
+    expect_bad("rules: []\nerror_pattern: \"((((a{1,100}){1,100}){1,100}){1,100})\"\n",
+               "nested repetitions multiply to 10000 copies (more than 1000)");
+    expect_bad("rules: []\nerror_pattern: \"((((((a{1,255}){1,255}){1,255}){1,255}){1,255}){1,255})\"\n",
+               "bound over 100");
     expect_bad("rules: []\nfallback: {text: \"{{match.0}}\"}\n", "the fallback has no condition");
     expect_bad("rules: [\n", "s.yaml:2:1:");
     expect_bad("a: &x 1\nrules: *x\n", "aliases");

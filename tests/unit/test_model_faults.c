@@ -12,6 +12,7 @@
 #include "model/faults.h"
 #include "model/sse.h"
 #include "model/wire.h"
+#include "util/banned.h"
 
 static json_t *load(const char *s)
 {

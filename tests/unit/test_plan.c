@@ -15,6 +15,7 @@
 #include "util/buf.h"
 #include "util/fs.h"
 #include "util/hash.h"
+#include "util/banned.h"
 
 /* ---- helpers ----------------------------------------------------------------------------- */
 
@@ -602,6 +603,10 @@ static void test_validation(void **state)
                    ERR_INVALID, "plan.faulted");
     expect_invalid(HEAD "\"faults\":[],\"abort\":{\"cost_usd_above\":\"2\"}}", ERR_INVALID,
                    "plan.abort.cost_usd_above");
+    expect_invalid(HEAD "\"faults\":[],\"abort\":{\"cost_usd_above\":0}}", ERR_INVALID,
+                   "plan.abort.cost_usd_above: expected a number > 0");
+    expect_invalid(HEAD "\"faults\":[],\"abort\":{\"cost_usd_above\":0.0}}", ERR_INVALID,
+                   "plan.abort.cost_usd_above: expected a number > 0");
     expect_invalid(HEAD "\"faults\":[],\"abort\":{\"destructive\":true}}", ERR_INVALID,
                    "unknown key 'destructive'");
     /* when */
@@ -614,6 +619,17 @@ static void test_validation(void **state)
     expect_invalid(HEAD "\"faults\":[{\"kind\":\"t.e\",\"injectors\":[\"mcp\"],"
                         "\"when\":{\"path\":\"$.a\",\"matches\":\"(\"}}]}",
                    ERR_INVALID, "faults[0].when.matches: bad regular expression");
+    expect_invalid(HEAD "\"faults\":[{\"kind\":\"t.e\",\"injectors\":[\"mcp\"],"
+                        "\"when\":{\"path\":\"$.a\",\"matches\":"
+                        "\"((((((a{1,255}){1,255}){1,255}){1,255}){1,255}){1,255})\"}}]}",
+                   ERR_INVALID, "faults[0].when.matches: regular expression refused: a repetition bound over 100");
+    expect_invalid(HEAD "\"faults\":[{\"kind\":\"t.e\",\"injectors\":[\"mcp\"],"
+                        "\"when\":{\"path\":\"$.a\",\"matches\":"
+                        "\"((((a{1,100}){1,100}){1,100}){1,100})\"}}]}",
+                   ERR_INVALID, "faults[0].when.matches: regular expression refused: nested repetitions");
+    expect_invalid(HEAD "\"faults\":[{\"kind\":\"t.e\",\"injectors\":[\"mcp\"],"
+                        "\"when\":{\"path\":\"$.a\",\"matches\":\"(a)\\\\1\"}}]}",
+                   ERR_INVALID, "faults[0].when.matches: regular expression refused: back-references");
     expect_invalid(HEAD "\"faults\":[{\"kind\":\"t.e\",\"injectors\":[\"mcp\"],"
                         "\"when\":{\"path\":\"a.b\",\"equals\":1}}]}",
                    ERR_INVALID, "faults[0].when.path: must start with '$'");

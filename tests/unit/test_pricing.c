@@ -13,6 +13,7 @@
 
 #include "model/pricing.h"
 #include "util/fs.h"
+#include "util/banned.h"
 
 static void assert_close(double a, double b)
 {

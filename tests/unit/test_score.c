@@ -26,6 +26,7 @@
 #include "score/score.h"
 #include "util/buf.h"
 #include "util/fs.h"
+#include "util/banned.h"
 
 static void assert_near(double a, double b, double eps)
 {

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "model/sse.h"
+#include "util/banned.h"
 
 /* The Anthropic tool-call stream of protocols.md section 2. */
 static const char anthropic_stream[] =

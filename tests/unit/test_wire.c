@@ -11,6 +11,7 @@
 
 #include "model/sse.h"
 #include "model/wire.h"
+#include "util/banned.h"
 
 static void test_api_from_path(void **state)
 {

@@ -14,6 +14,7 @@
 
 #include "util/buf.h"
 #include "util/yaml.h"
+#include "util/banned.h"
 
 /* Parses text under lim, expecting a fatal problem with code at line:col holding needle. */
 static void expect_fatal(const char *text, const struct ydoc_limits *lim, int code, int line,
@@ -81,6 +82,36 @@ static void test_aliases(void **state)
                  "YAML aliases are not supported in a price file");
     assert_int_equal(ydoc_parse("a: &x 1\n", 8, &refuse, &d, &p), 0);
     ydoc_release(&d);
+}
+
+/* A long string aliased many times is few nodes but many bytes: the byte budget stops it. */
+static void test_alias_bytes(void **state)
+{
+    static const struct ydoc_limits tight = {.max_alias_bytes = 25};
+    struct buf t;
+    struct ydoc d;
+    struct ydoc_problem p;
+
+    /* 10-byte value and 1-byte key: two copies of the map fit in 25 bytes, the third does not */
+    expect_fatal("a: &x {k: \"0123456789\"}\nb: [*x, *x, *x]\n", &tight, ERR_LIMIT, 2, 13,
+                 "expanding alias '*x': aliases expand to more than 25 bytes");
+    /* the default: 8 x the input, at least YDOC_ALIAS_BYTES_MIN */
+    buf_init(&t, 0);
+    buf_adds(&t, "a: &a \"");
+    for (int i = 0; i < 100000; i++)
+        buf_addc(&t, 'x');
+    buf_adds(&t, "\"\nb:\n");
+    for (int i = 0; i < 45000; i++)
+        buf_adds(&t, " - *a\n");
+    assert_int_equal(ydoc_parse(t.data, t.len, NULL, &d, &p), ERR_LIMIT);
+    ydoc_release(&d);
+    assert_non_null(strstr(p.msg, "aliases expand to more than"));
+    /* a few copies are fine */
+    buf_reset(&t);
+    buf_adds(&t, "a: &a \"0123456789\"\nb: [*a, *a, *a]\n");
+    assert_int_equal(ydoc_parse(t.data, t.len, NULL, &d, &p), 0);
+    ydoc_release(&d);
+    buf_release(&t);
 }
 
 static void test_json_view_and_marks(void **state)
@@ -173,6 +204,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_limits_and_kind),
         cmocka_unit_test(test_aliases),
+        cmocka_unit_test(test_alias_bytes),
         cmocka_unit_test(test_json_view_and_marks),
         cmocka_unit_test(test_json_view_is_stricter),
     };

@@ -1,0 +1,19 @@
+/*
+ * text: small helpers for user text in messages and line-oriented input.
+ */
+#ifndef FAULTLINE_UTIL_TEXT_H
+#define FAULTLINE_UTIL_TEXT_H
+
+#include <stddef.h>
+
+/* Size of the buffer text_shown writes into. */
+#define TEXT_SHOWN_SIZE 48
+
+/* A user string s[0..len) for a message: at most 40 bytes (cut at a UTF-8 boundary, then
+ * "..."), control bytes (< 32, 127) as '?'. Writes into out and returns it. */
+const char *text_shown(const char *s, size_t len, char out[TEXT_SHOWN_SIZE]);
+
+/* 1 when s[0..n) holds only spaces, tabs and carriage returns (or nothing). */
+int text_blank(const char *s, size_t n);
+
+#endif
