@@ -3,8 +3,11 @@
 #
 #   latency   wrk, 1 connection: p50/p99 of a 1 KiB non-streaming call to the mock model
 #             directly, through `faultline proxy`, and through nginx (the reference C proxy,
-#             1 worker, keep-alive upstream); the added latency is each minus the direct one
-#   throughput wrk, 64 connections, 2 threads: requests/s of the same three
+#             1 worker, keep-alive upstream); the added latency is each minus the direct one.
+#             With 2+ CPUs the load generator is pinned to CPU 0 and the servers to CPU 1
+#             (taskset), so that wrk never waits for a server to give up its CPU
+#   throughput wrk, 64 connections, 2 threads, nothing pinned: requests/s of the same three,
+#             and the CPU time each proxy spends per call (utime + stime / calls)
 #   streams   500 concurrent slow streams through the controller (upstream stand-in
 #             tests/e2e/proxy/upstream.py, 9 events 250 ms apart): the controller's peak RSS
 #
@@ -79,9 +82,23 @@ http {
 }
 NGINX
 "$NGINX" -p "$T/nginx" -c "$T/nginx/nginx.conf" -g 'daemon off;' 2>"$T/nginx/stderr" &
-pids+=($!)
+NGPID=$!
+pids+=($NGPID)
 for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$NPORT/" && break; sleep 0.1; done
 NG=127.0.0.1:$NPORT
+NGWORKER=$(pgrep -P "$NGPID" | head -n 1)
+MOCKPID=${pids[0]}
+
+# pin PIDS_CPUS WRK_CPU: affinity for the servers and the load generator ("" = not pinned)
+PIN_OK=0
+if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then PIN_OK=1; fi
+WRK_PIN=()
+pin() {
+    [ "$PIN_OK" = 1 ] || return 0
+    for p in "$MOCKPID" "$PXPID" "$NGPID" "$NGWORKER"; do taskset -pc "$1" "$p" >/dev/null; done
+    if [ -n "$2" ]; then WRK_PIN=(taskset -c "$2"); else WRK_PIN=(); fi
+}
+cputime() { awk '{ print $14 + $15 }' "/proc/$1/stat"; } # clock ticks
 
 # check that all three answer the same request
 for a in "$MOCK" "$PX" "$NG"; do
@@ -95,20 +112,32 @@ us() { awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) m = 1; else if (v ~ /ms$
 # run NAME TARGET CONNS THREADS: one wrk run; appends "p50 p99 rps" to $T/NAME.CONNS
 run() {
     local out
-    out=$(wrk -t"$4" -c"$3" -d"${DUR}s" --latency -s "$T/post1k.lua" "http://$2/v1/messages")
+    out=$("${WRK_PIN[@]}" wrk -t"$4" -c"$3" -d"${DUR}s" --latency -s "$T/post1k.lua" "http://$2/v1/messages")
     if echo "$out" | grep -q "Non-2xx"; then echo "b06-proxy: $1 answered errors"; echo "$out"; exit 1; fi
     echo "$(us "$(echo "$out" | awk '$1 == "50%" {print $2}')") $(us "$(echo "$out" | awk '$1 == "99%" {print $2}')") $(echo "$out" | awk '/Requests\/sec/ {printf "%d", $2}')" >>"$T/$1.$3"
 }
 median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 col() { awk -v c="$2" '{ print $c }' "$T/$1" | median; }
 
+px_ticks=0 ng_ticks=0 px_calls=0 ng_calls=0
 for r in $(seq "$ROUNDS"); do
+    pin 1 0
     for t in direct:$MOCK faultline:$PX nginx:$NG; do run "${t%%:*}" "${t#*:}" 1 1; done
-    for t in direct:$MOCK faultline:$PX nginx:$NG; do run "${t%%:*}" "${t#*:}" 64 2; done
+    pin 0-"$(( $(nproc) - 1 ))" ""
+    for t in direct:$MOCK faultline:$PX nginx:$NG; do
+        n=${t%%:*}
+        [ "$n" = faultline ] && a=$(cputime "$PXPID")
+        [ "$n" = nginx ] && a=$(cputime "$NGWORKER")
+        run "$n" "${t#*:}" 64 2
+        calls=$(( $(tail -n 1 "$T/$n.64" | awk '{print $3}') * DUR ))
+        [ "$n" = faultline ] && px_ticks=$((px_ticks + $(cputime "$PXPID") - a)) && px_calls=$((px_calls + calls))
+        [ "$n" = nginx ] && ng_ticks=$((ng_ticks + $(cputime "$NGWORKER") - a)) && ng_calls=$((ng_calls + calls))
+    done
 done
 
 d50=$(col direct.1 1); d99=$(col direct.1 2)
-printf '\n1 KiB non-streaming calls, %s rounds of %ss, medians (load average now: %s)\n' "$ROUNDS" "$DUR" "$(cut -d' ' -f1-3 /proc/loadavg)"
+printf '\n1 KiB non-streaming calls, %s rounds of %ss, medians (load average now: %s; latency runs pinned: %s)\n' \
+    "$ROUNDS" "$DUR" "$(cut -d' ' -f1-3 /proc/loadavg)" "$([ "$PIN_OK" = 1 ] && echo yes || echo no)"
 printf '%-10s %10s %10s %12s %12s %14s\n' target "p50 (us)" "p99 (us)" "added p50" "added p99" "req/s (c=64)"
 for n in direct faultline nginx; do
     p50=$(col $n.1 1); p99=$(col $n.1 2); rps=$(col $n.64 3)
@@ -116,7 +145,11 @@ for n in direct faultline nginx; do
 done
 fa=$(( $(col faultline.1 1) - d50 )); na=$(( $(col nginx.1 1) - d50 ))
 awk -v f="$fa" -v n="$na" 'BEGIN { if (n > 0) printf "added p50, faultline / nginx: %.2fx (target <= 1.5x)\n", f / n }'
-echo "faultline proxy CPU per call: $(awk '{printf "%d", ($14 + $15) * 10000}' /proc/$PXPID/stat) us total so far"
+hz=$(getconf CLK_TCK)
+awk -v pt="$px_ticks" -v pc="$px_calls" -v nt="$ng_ticks" -v nc="$ng_calls" -v hz="$hz" 'BEGIN {
+    if (pc > 0 && nc > 0)
+        printf "CPU per call at c=64 (utime+stime): faultline %.1f us, nginx %.1f us\n", pt * 1e6 / hz / pc, nt * 1e6 / hz / nc }'
+
 
 # 500 concurrent slow streams through the controller, against the upstream stand-in.
 rm -f "$T/up.port"

@@ -58,6 +58,29 @@ static void config_defaults(struct controller_config *cfg)
 
 /* ---- helpers shared with proxy.c and ctlapi.c ---- */
 
+static void append_now(struct ctl *c, json_t *ev)
+{
+    if (events_append(c->ev, ev) != 0)
+        log_error("controller", "cannot append a '%s' event to '%s'",
+                  json_string_value(json_object_get(ev, "kind")), c->cfg.events_path);
+}
+
+void ctl_flush_events(struct ctl *c)
+{
+    size_t i;
+    json_t *ev;
+
+    if (c->evq == NULL)
+        return;
+    json_array_foreach(c->evq, i, ev) append_now(c, ev);
+    json_array_clear(c->evq);
+}
+
+static void evq_cb(evutil_socket_t fd, short what, void *arg)
+{
+    ctl_flush_events(arg);
+}
+
 void ctl_emit(struct ctl *c, const char *kind, json_t *fields)
 {
     if (fields == NULL) {
@@ -67,8 +90,26 @@ void ctl_emit(struct ctl *c, const char *kind, json_t *fields)
     /* events_append orders t, seq, run, src, kind first; adding kind here spares the copy
      * events_emit would make. */
     json_object_set_new(fields, "kind", json_string(kind));
-    if (events_append(c->ev, fields) != 0)
-        log_error("controller", "cannot append a '%s' event to '%s'", kind, c->cfg.events_path);
+    if (c->evq && json_array_size(c->evq) > 0)
+        json_array_append(c->evq, fields);
+    else
+        append_now(c, fields);
+}
+
+void ctl_emit_soon(struct ctl *c, const char *kind, json_t *fields)
+{
+    if (fields == NULL) {
+        log_error("controller", "cannot build a '%s' event", kind);
+        return;
+    }
+    json_object_set_new(fields, "kind", json_string(kind));
+    if (c->evq == NULL || c->evq_ev == NULL) {
+        append_now(c, fields);
+        return;
+    }
+    json_array_append(c->evq, fields);
+    if (json_array_size(c->evq) == 1)
+        event_active(c->evq_ev, EV_TIMEOUT, 1);
 }
 
 void ctl_warn(struct ctl *c, const char *code, const char *fmt, ...)
@@ -147,6 +188,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
     log_info("controller", "signal %d: stopping", (int)sig);
     hsrv_stop_accepting(c->srv);
     proxy_stop_all(c);
+    ctl_flush_events(c);
     event_base_loopbreak(c->base);
 }
 
@@ -191,12 +233,19 @@ static void emit_plan_loaded(struct ctl *c)
 
 static void ctl_release(struct ctl *c)
 {
+    if (c->ev)
+        ctl_flush_events(c);
     hsrv_free(c->srv);
     upstream_free(c->up_anthropic);
     upstream_free(c->up_openai);
     if (c->dns)
         evdns_base_free(c->dns, 0);
+    if (c->ev)
+        ctl_flush_events(c);
     events_close(c->ev);
+    json_decref(c->evq);
+    if (c->evq_ev)
+        event_free(c->evq_ev);
     plan_free(c->plan);
     pricing_free(c->prices);
     for (size_t i = 0; i < c->nsecrets; i++)
@@ -288,6 +337,8 @@ int controller_run(const struct controller_config *cfg_in, struct err *e)
         goto out;
     }
     emit_plan_loaded(&c);
+    c.evq = json_array();
+    c.evq_ev = event_new(c.base, -1, 0, evq_cb, &c);
 
     sigterm = evsignal_new(c.base, SIGTERM, on_signal, &c);
     sigint = evsignal_new(c.base, SIGINT, on_signal, &c);

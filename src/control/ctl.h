@@ -50,14 +50,24 @@ struct ctl {
     /* upstream keys seen, registered with the events writer for redaction */
     char *secrets[CTL_MAX_SECRETS];
     size_t nsecrets;
+    /* events queued by ctl_emit_soon, written by evq_ev */
+    json_t *evq;
+    struct event *evq_ev;
     /* unknown model names already warned about (cost_unknown), bounded */
     char *unknown_models[16];
     size_t nunknown;
 };
 
 /* Appends one event {"kind": kind, ...fields} and logs a failure; never fails the caller.
- * fields is borrowed but gets a "kind" member (callers pass objects built for the event). */
+ * fields is borrowed but gets a "kind" member (callers pass objects built for the event).
+ * While events queued by ctl_emit_soon wait, the event joins the queue behind them, so the
+ * file keeps the order of the calls. */
 void ctl_emit(struct ctl *c, const char *kind, json_t *fields);
+/* Queues the event, to be written later in this loop iteration (after work already
+ * scheduled, such as a request's upstream write). */
+void ctl_emit_soon(struct ctl *c, const char *kind, json_t *fields);
+/* Writes the queued events now (shutdown). */
+void ctl_flush_events(struct ctl *c);
 /* A warning event {code, message}. */
 void ctl_warn(struct ctl *c, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

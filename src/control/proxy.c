@@ -235,6 +235,15 @@ static void build_target(struct pcall *pc, const char *target)
     }
 }
 
+/* Appends "Name: value\r\n" (no printf: this runs for every header of every call). */
+static void add_field(struct buf *b, const struct http_field *f)
+{
+    buf_adds(b, f->name);
+    buf_add(b, ": ", 2);
+    buf_adds(b, f->value);
+    buf_add(b, "\r\n", 2);
+}
+
 /* Copies the client's header fields for upstream, without hop-by-hop fields, those the
  * Connection field names, and Accept-Encoding (the proxy reads the body, so it asks for it
  * uncompressed). Keys and unknown fields go through untouched. */
@@ -247,7 +256,7 @@ static void build_headers(struct pcall *pc, const struct http_head *h)
         if (http_is_hop_field(f->name) || strcasecmp(f->name, "accept-encoding") == 0 ||
             (conn && http_list_has(conn, f->name)))
             continue;
-        buf_addf(&pc->uhdrs, "%s: %s\r\n", f->name, f->value);
+        add_field(&pc->uhdrs, f);
     }
 }
 
@@ -260,7 +269,7 @@ static void response_headers(const struct http_head *h, struct buf *out)
         const struct http_field *f = &h->fields[i];
         if (http_is_hop_field(f->name) || (conn && http_list_has(conn, f->name)))
             continue;
-        buf_addf(out, "%s: %s\r\n", f->name, f->value);
+        add_field(out, f);
     }
 }
 
@@ -732,13 +741,13 @@ static void on_done(struct ureq *q, void *arg)
         pc_cut(pc);
         return;
     }
+    if (pc->r) {
+        hreq_end(pc->r); /* the agent first; accounting and events after */
+        pc->r = NULL;
+    }
     if (pc->model_call && !pc->is_sse && pc->acc.len > 0 && !pc->acc_over &&
         wire_result_from_body(pc->api, pc->acc.data, pc->acc.len, &pc->res, &e) != 0)
         log_info("proxy", "%s: response body not readable for accounting: %s", pc->id, e.msg);
-    if (pc->r) {
-        hreq_end(pc->r);
-        pc->r = NULL;
-    }
     pc_finish(pc, NULL);
 }
 
@@ -953,7 +962,9 @@ void proxy_handle(struct ctl *ctl, struct hreq *r)
                       (json_int_t)info.n_messages, "tools", (json_int_t)info.n_tools);
         if (ev && !valid)
             json_object_set_new(ev, "malformed", json_true());
-        ctl_emit(ctl, "model_request", ev);
+        /* Written just after the request goes upstream, not before: the event is the record,
+         * the call is what the agent waits for. Events keep their order (ctl.h). */
+        ctl_emit_soon(ctl, "model_request", ev);
         json_decref(ev);
         if (!valid) {
             /* Forwarded as sent: the upstream's answer is the truth about it. */

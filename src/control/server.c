@@ -110,6 +110,7 @@ static void conn_process(struct hconn *c);
 static void conn_linger(struct hconn *c);
 static void conn_mark_dirty(struct hconn *c);
 static void conn_read_limit(struct hconn *c, size_t max);
+static void conn_unmark_dirty(struct hconn *c);
 
 /* A read or write that may succeed later. */
 static int retriable(int err)
@@ -160,14 +161,7 @@ static void conn_destroy(struct hconn *c)
     if (c->next)
         c->next->prev = c->prev;
     s->nconns--;
-    if (c->dirty) {
-        if (c->flush_prev)
-            c->flush_prev->flush_next = c->flush_next;
-        else
-            s->flush_list = c->flush_next;
-        if (c->flush_next)
-            c->flush_next->flush_prev = c->flush_prev;
-    }
+    conn_unmark_dirty(c);
     event_free(c->rev);
     event_free(c->wev);
     evutil_closesocket(c->fd);
@@ -542,6 +536,23 @@ static void conn_mark_dirty(struct hconn *c)
         s->flush_list->flush_prev = c;
     s->flush_list = c;
     event_active(s->flush_ev, EV_TIMEOUT, 1);
+}
+
+/* Takes c off the flush list (its output is about to be written directly). */
+static void conn_unmark_dirty(struct hconn *c)
+{
+    struct hsrv *s = c->s;
+
+    if (!c->dirty)
+        return;
+    if (c->flush_prev)
+        c->flush_prev->flush_next = c->flush_next;
+    else
+        s->flush_list = c->flush_next;
+    if (c->flush_next)
+        c->flush_next->flush_prev = c->flush_prev;
+    c->flush_next = c->flush_prev = NULL;
+    c->dirty = 0;
 }
 
 static void flush_cb(evutil_socket_t fd, short what, void *arg)
@@ -920,6 +931,37 @@ void hreq_set_callbacks(struct hreq *r, hreq_event_fn on_close, hreq_event_fn on
     r->cb_arg = arg;
 }
 
+/* "PREFIX<n in base>\r\n" without printf (this runs for every response and every chunk). */
+static void add_number_line(struct evbuffer *out, const char *prefix, uint64_t n, unsigned base)
+{
+    char tmp[48];
+    size_t pl = strlen(prefix), i = sizeof(tmp);
+
+    tmp[--i] = '\n';
+    tmp[--i] = '\r';
+    do {
+        tmp[--i] = "0123456789abcdef"[n % base];
+        n /= base;
+    } while (n);
+    evbuffer_add(out, prefix, pl);
+    evbuffer_add(out, tmp + i, sizeof(tmp) - i);
+}
+
+static void add_status_line(struct evbuffer *out, int status)
+{
+    const char *reason = http_reason(status);
+    char line[16] = "HTTP/1.1 000 ";
+
+    if (status < 100 || status > 999)
+        status = 500;
+    line[9] = (char)('0' + status / 100);
+    line[10] = (char)('0' + status / 10 % 10);
+    line[11] = (char)('0' + status % 10);
+    evbuffer_add(out, line, 13);
+    evbuffer_add(out, reason, strlen(reason));
+    evbuffer_add(out, "\r\n", 2);
+}
+
 void hreq_start(struct hreq *r, int status, const char *hdrs, size_t hlen, int64_t content_length)
 {
     struct hconn *c = r->c;
@@ -930,13 +972,13 @@ void hreq_start(struct hreq *r, int status, const char *hdrs, size_t hlen, int64
     out = c->out;
     conn_mark_dirty(c);
     r->started = 1;
-    evbuffer_add_printf(out, "HTTP/1.1 %d %s\r\n", status, http_reason(status));
+    add_status_line(out, status);
     if (hlen)
         evbuffer_add(out, hdrs, hlen);
     if (status == 204 || status == 304 || (status >= 100 && status < 200)) {
         r->no_body = 1;
     } else if (content_length >= 0) {
-        evbuffer_add_printf(out, "Content-Length: %lld\r\n", (long long)content_length);
+        add_number_line(out, "Content-Length: ", (uint64_t)content_length, 10);
     } else if (!r->no_body) {
         if (c->head.minor >= 1) {
             evbuffer_add(out, "Transfer-Encoding: chunked\r\n", 28);
@@ -960,7 +1002,7 @@ void hreq_write(struct hreq *r, const void *p, size_t n)
     out = r->c->out;
     conn_mark_dirty(r->c);
     if (r->chunked) {
-        evbuffer_add_printf(out, "%zx\r\n", n);
+        add_number_line(out, "", n, 16);
         evbuffer_add(out, p, n);
         evbuffer_add(out, "\r\n", 2);
     } else {
@@ -980,7 +1022,7 @@ void hreq_write_buffer(struct hreq *r, struct evbuffer *src)
     out = r->c->out;
     conn_mark_dirty(r->c);
     if (r->chunked) {
-        evbuffer_add_printf(out, "%zx\r\n", n);
+        add_number_line(out, "", n, 16);
         evbuffer_add_buffer(out, src);
         evbuffer_add(out, "\r\n", 2);
     } else {
@@ -996,11 +1038,16 @@ void hreq_end(struct hreq *r)
         return;
     if (!r->started)
         hreq_start(r, 200, NULL, 0, 0);
-    if (r->chunked) {
+    if (r->chunked)
         evbuffer_add(c->out, "0\r\n\r\n", 5);
-        conn_mark_dirty(c);
-    }
     conn_request_done(c);
+    /* The response is whole: write it now rather than at the end of the loop iteration, so
+     * whatever the handler does next (accounting, events) is not in the client's wait. */
+    conn_hold(c);
+    conn_unmark_dirty(c);
+    if (!c->writing && !c->dead)
+        conn_flush(c);
+    conn_unhold(c);
 }
 
 void hreq_reply(struct hreq *r, int status, const char *hdrs, const void *body, size_t n)

@@ -674,7 +674,12 @@ struct ureq *upstream_send(struct upstream *u, const char *method, const char *t
         fprintf(stderr, "faultline: out of memory\n");
         abort();
     }
-    evbuffer_add_printf(q->wire, "%s %s HTTP/1.1\r\nHost: %s\r\n", method, target, u->hosthdr);
+    evbuffer_add(q->wire, method, strlen(method));
+    evbuffer_add(q->wire, " ", 1);
+    evbuffer_add(q->wire, target, strlen(target));
+    evbuffer_add(q->wire, " HTTP/1.1\r\nHost: ", 17);
+    evbuffer_add(q->wire, u->hosthdr, strlen(u->hosthdr));
+    evbuffer_add(q->wire, "\r\n", 2);
     if (hlen)
         evbuffer_add(q->wire, hdrs, hlen);
     if (blen || (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0))
