@@ -18,6 +18,7 @@
 #include "control/server.h"
 #include "control/upstream.h"
 #include "model/wire.h"
+#include "util/banned.h"
 
 /* ---- heads ---- */
 
