@@ -108,7 +108,9 @@ void ctl_emit_soon(struct ctl *c, const char *kind, json_t *fields)
         return;
     }
     json_array_append(c->evq, fields);
-    if (json_array_size(c->evq) == 1)
+    if (json_array_size(c->evq) >= CTL_EVQ_MAX)
+        ctl_flush_events(c); /* a busy loop never idles: bound what waits */
+    else if (json_array_size(c->evq) == 1)
         event_active(c->evq_ev, EV_TIMEOUT, 1);
 }
 
@@ -285,7 +287,7 @@ int controller_run(const struct controller_config *cfg_in, struct err *e)
         goto out;
 
     c.base = event_base_new();
-    if (c.base == NULL) {
+    if (c.base == NULL || event_base_priority_init(c.base, CTL_PRIORITIES) != 0) {
         rc = err_set(e, ERR_SYS, "cannot create the event loop");
         goto out;
     }
@@ -339,6 +341,8 @@ int controller_run(const struct controller_config *cfg_in, struct err *e)
     emit_plan_loaded(&c);
     c.evq = json_array();
     c.evq_ev = event_new(c.base, -1, 0, evq_cb, &c);
+    if (c.evq_ev)
+        event_priority_set(c.evq_ev, CTL_PRIORITIES - 1); /* when nothing else is ready */
 
     sigterm = evsignal_new(c.base, SIGTERM, on_signal, &c);
     sigint = evsignal_new(c.base, SIGINT, on_signal, &c);

@@ -23,6 +23,10 @@
 #include "plan/plan.h"
 
 #define CTL_MAX_SECRETS 16
+/* Loop priorities: I/O and timers at the default (1); queued events at the lowest, so they
+ * are written when no request is waiting, but never more than CTL_EVQ_MAX at a time. */
+#define CTL_PRIORITIES 3
+#define CTL_EVQ_MAX 64
 
 struct pcall;
 
@@ -63,8 +67,8 @@ struct ctl {
  * While events queued by ctl_emit_soon wait, the event joins the queue behind them, so the
  * file keeps the order of the calls. */
 void ctl_emit(struct ctl *c, const char *kind, json_t *fields);
-/* Queues the event, to be written later in this loop iteration (after work already
- * scheduled, such as a request's upstream write). */
+/* Queues the event, to be written once the loop has nothing more urgent to do (requests
+ * and responses first), or at once when CTL_EVQ_MAX wait. */
 void ctl_emit_soon(struct ctl *c, const char *kind, json_t *fields);
 /* Writes the queued events now (shutdown). */
 void ctl_flush_events(struct ctl *c);

@@ -167,6 +167,7 @@ static void api_events(struct ctl *ctl, struct hreq *r)
             goto done;
         }
     }
+    ctl_flush_events(ctl); /* the controller's own events first: the file keeps call order */
     json_array_foreach(list, i, ev)
     {
         json_t *copy = json_copy(ev);

@@ -879,7 +879,7 @@ static void pc_finish(struct pcall *pc, const char *error)
         if (pc->is_sse && pc->sse && sse_parser_pending(pc->sse) > 0 && !error)
             json_object_set_new(ev, "incomplete_stream", json_true());
     }
-    ctl_emit(ctl, "model_response", ev);
+    ctl_emit_soon(ctl, "model_response", ev); /* the cost above is already counted */
     json_decref(ev);
     if (ctl->ceiling_usd > 0 && ctl->cost_usd > ctl->ceiling_usd && !ctl->aborted) {
         char detail[160];
