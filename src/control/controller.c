@@ -72,8 +72,11 @@ void ctl_flush_events(struct ctl *c)
 
     if (c->evq == NULL)
         return;
+    events_hold(c->ev); /* one write(2) for the lot */
     json_array_foreach(c->evq, i, ev) append_now(c, ev);
     json_array_clear(c->evq);
+    if (events_release(c->ev) != 0)
+        log_error("controller", "cannot append events to '%s'", c->cfg.events_path);
 }
 
 static void evq_cb(evutil_socket_t fd, short what, void *arg)

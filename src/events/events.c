@@ -47,23 +47,11 @@ struct events_writer {
     size_t secret_len[SECRETS_MAX];
     int nsecrets;
     struct buf line;
+    int holding; /* events_hold: lines collect in batch until events_release */
+    struct buf batch;
 };
 
 /* ---- secret names ------------------------------------------------------------------------ */
-
-static int ci_find(const char *s, size_t n, const char *needle)
-{
-    size_t m = strlen(needle);
-
-    for (size_t i = 0; i + m <= n; i++) {
-        size_t k = 0;
-        while (k < m && tolower((unsigned char)s[i + k]) == needle[k])
-            k++;
-        if (k == m)
-            return 1;
-    }
-    return 0;
-}
 
 static int ci_ends(const char *s, size_t n, const char *suffix)
 {
@@ -77,12 +65,30 @@ static int ci_ends(const char *s, size_t n, const char *suffix)
     return 1;
 }
 
+/* Names longer than this are checked in overlapping windows of it (no part is longer than
+ * PART_MAX, so a window overlap of PART_MAX - 1 bytes misses nothing). */
+#define NAME_WINDOW 256
+#define PART_MAX 16
+
+/* This runs for every key of every event written: the name is lowered once into a small
+ * buffer and compared, part by part, only where its first letter matches (cheaper than memmem
+ * on names of a few bytes). */
 static int secret_name(const char *name, size_t n)
 {
-    static const char *const parts[] = {
-        "api-key",    "api_key",    "apikey",    "authorization", "secret",      "password",
-        "passwd",     "passphrase", "cookie",    "private-key",   "private_key", "privatekey",
-        "access-key", "access_key", "accesskey", "credential",    NULL};
+#define PART(s)                                                                                    \
+    {                                                                                              \
+        s, sizeof(s) - 1                                                                           \
+    }
+    static const struct {
+        const char *s;
+        size_t n;
+    } parts[] = {
+        PART("api-key"),    PART("api_key"),     PART("apikey"),      PART("authorization"),
+        PART("secret"),     PART("password"),    PART("passwd"),      PART("passphrase"),
+        PART("cookie"),     PART("private-key"), PART("private_key"), PART("privatekey"),
+        PART("access-key"), PART("access_key"),  PART("accesskey"),   PART("credential")};
+#undef PART
+    char low[NAME_WINDOW];
 
     if (n < 3)
         return 0;
@@ -93,10 +99,21 @@ static int secret_name(const char *name, size_t n)
         return 1;
     if ((n == 4 && ci_ends(name, n, "pass")) || (n == 3 && ci_ends(name, n, "pwd")))
         return 1;
-    for (int i = 0; parts[i] != NULL; i++)
-        if (ci_find(name, n, parts[i]))
-            return 1;
-    return 0;
+    for (size_t off = 0;; off += NAME_WINDOW - (PART_MAX - 1)) {
+        size_t w = n - off < NAME_WINDOW ? n - off : NAME_WINDOW;
+        for (size_t k = 0; k < w; k++)
+            low[k] = (char)tolower((unsigned char)name[off + k]);
+        for (size_t k = 0; k < w; k++) {
+            if (low[k] != 'a' && low[k] != 'c' && low[k] != 'p' && low[k] != 's')
+                continue; /* no part starts otherwise */
+            for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+                if (parts[i].s[0] == low[k] && w - k >= parts[i].n &&
+                    memcmp(low + k, parts[i].s, parts[i].n) == 0)
+                    return 1;
+        }
+        if (off + w >= n)
+            return 0;
+    }
 }
 
 int events_is_secret_name(const char *name)
@@ -357,6 +374,7 @@ struct events_writer *events_open(const char *path, const char *run, const char 
     w->run = run ? xstrdup(run) : NULL;
     w->src = src ? xstrdup(src) : NULL;
     buf_init(&w->line, 0);
+    buf_init(&w->batch, 0);
     return w;
 }
 
@@ -364,12 +382,14 @@ void events_close(struct events_writer *w)
 {
     if (w == NULL)
         return;
+    events_release(w);
     close(w->fd);
     for (int i = 0; i < w->nsecrets; i++) {
         explicit_bzero(w->secrets[i], w->secret_len[i]);
         free(w->secrets[i]);
     }
     buf_release(&w->line);
+    buf_release(&w->batch);
     free(w->path);
     free(w->run);
     free(w->src);
@@ -503,23 +523,66 @@ static void cut_line(json_t *out, struct buf *b)
     json_decref(small);
 }
 
-static int write_line(struct events_writer *w)
+/* Writes p[0..n) (whole lines) with as few write(2)s as the kernel allows. When a write fails
+ * part way (disk full), the partial line is ended so that readers skip only it. */
+static int write_lines(int fd, const char *p, size_t n)
 {
-    ssize_t n;
+    size_t off = 0;
 
-    do
-        n = write(w->fd, w->line.data, w->line.len);
-    while (n < 0 && errno == EINTR);
-    if (n == (ssize_t)w->line.len)
+    while (off < n) {
+        ssize_t k = write(fd, p + off, n - off);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            break;
+        off += (size_t)k;
+    }
+    if (off == n)
         return 0;
-    if (n > 0) {
-        /* Disk full or a signal mid-write: end the partial line so readers skip only it. */
+    if (off > 0 && p[off - 1] != '\n') {
         ssize_t r;
         do
-            r = write(w->fd, "\n", 1);
+            r = write(fd, "\n", 1);
         while (r < 0 && errno == EINTR);
     }
     return ERR_IO;
+}
+
+#define BATCH_MAX (256 * 1024)
+
+static int write_line(struct events_writer *w)
+{
+    int rc = 0;
+
+    if (!w->holding)
+        return write_lines(w->fd, w->line.data, w->line.len);
+    if (w->batch.len > 0 && w->batch.len + w->line.len > BATCH_MAX) {
+        rc = write_lines(w->fd, w->batch.data, w->batch.len);
+        buf_reset(&w->batch);
+    }
+    if (buf_add(&w->batch, w->line.data, w->line.len) < 0)
+        return ERR_IO;
+    return rc;
+}
+
+void events_hold(struct events_writer *w)
+{
+    if (w != NULL)
+        w->holding = 1;
+}
+
+int events_release(struct events_writer *w)
+{
+    int rc;
+
+    if (w == NULL || !w->holding)
+        return 0;
+    w->holding = 0;
+    rc = w->batch.len > 0 ? write_lines(w->fd, w->batch.data, w->batch.len) : 0;
+    buf_reset(&w->batch);
+    if (w->batch.alloc > 2 * BATCH_MAX)
+        buf_release(&w->batch);
+    return rc;
 }
 
 int events_append(struct events_writer *w, json_t *ev)

@@ -32,6 +32,12 @@ struct events_writer *events_open(const char *path, const char *run, const char 
  * or ERR_IO (write failed; a partial line is terminated so that readers skip it). Not
  * thread-safe: one writer, one thread. */
 int events_append(struct events_writer *w, json_t *ev);
+/* Batching: after events_hold, events_append collects lines in memory (writing early only
+ * past 256 KiB) and events_release writes them all with one write(2), still whole lines. For
+ * a caller that emits many events in one go; events_close releases. events_release returns 0
+ * or ERR_IO. */
+void events_hold(struct events_writer *w);
+int events_release(struct events_writer *w);
 /* Convenience: builds {"kind": kind, ...fields} (fields borrowed, may be NULL) and appends. */
 int events_emit(struct events_writer *w, const char *kind, json_t *fields);
 /* The seq the next event will get. */

@@ -114,6 +114,19 @@ static void test_secret_names(void **state)
         if (events_is_secret_name(no[i]))
             fail_msg("'%s' should not be secret", no[i]);
     assert_false(events_is_secret_name(NULL));
+
+    /* Long names are scanned in windows: a part at any offset, across a window's end too. */
+    for (size_t at = 0; at < 700; at += 7) {
+        char name[800];
+        memset(name, 'x', sizeof(name));
+        memcpy(name + at, "PassWord", 8);
+        name[at + 8 + 50] = '\0';
+        if (!events_is_secret_name(name))
+            fail_msg("'password' at %zu of a long name was missed", at);
+        name[at] = 'Q';
+        if (events_is_secret_name(name))
+            fail_msg("'Qassword' at %zu should not be secret", at);
+    }
 }
 
 static void test_redact_fields(void **state)
@@ -740,6 +753,60 @@ static void test_reader_many_lines(void **state)
     unlink(t.path);
 }
 
+/* events_hold collects lines in memory; events_release writes them in order, whole; a batch
+ * that outgrows 256 KiB is written early; events_close releases what is held. */
+static void test_writer_hold_release(void **state)
+{
+    struct tmpfile t;
+    struct err e = {0};
+    struct events_writer *w;
+    struct stat st;
+    json_t *ev, *all;
+    size_t n;
+    char pad[1000];
+
+    tmp_init(&t);
+    w = events_open(t.path, "r", "controller", &e);
+    assert_non_null(w);
+    events_hold(w);
+    for (int k = 0; k < 3; k++) {
+        ev = json_pack("{s:s,s:i,s:s}", "kind", "model_request", "k", k, "api_key", "hunter2");
+        assert_int_equal(events_append(w, ev), 0);
+        json_decref(ev);
+    }
+    assert_int_equal(stat(t.path, &st), 0);
+    assert_int_equal(st.st_size, 0); /* held */
+    assert_int_equal(events_release(w), 0);
+    all = read_all(t.path, &n, NULL);
+    assert_int_equal(n, 3);
+    for (size_t k = 0; k < 3; k++) {
+        ev = json_array_get(all, k);
+        assert_int_equal(json_integer_value(json_object_get(ev, "seq")), k);
+        assert_string_equal(json_string_value(json_object_get(ev, "api_key")), "[REDACTED]");
+    }
+    json_decref(all);
+    assert_int_equal(events_release(w), 0); /* not holding: nothing to do */
+
+    /* Past 256 KiB the batch is written early, never cutting a line. */
+    memset(pad, 'x', sizeof(pad) - 1);
+    pad[sizeof(pad) - 1] = '\0';
+    events_hold(w);
+    for (int k = 0; k < 400; k++) {
+        ev = json_pack("{s:s,s:i,s:s}", "kind", "model_response", "k", k, "pad", pad);
+        assert_int_equal(events_append(w, ev), 0);
+        json_decref(ev);
+    }
+    assert_int_equal(stat(t.path, &st), 0);
+    assert_true(st.st_size > 256 * 1024 - 2048 && st.st_size < 400 * 1000);
+    events_close(w); /* releases the rest */
+    all = read_all(t.path, &n, NULL);
+    assert_int_equal(n, 403);
+    for (size_t k = 3; k < 403; k++)
+        assert_int_equal(json_integer_value(json_object_get(json_array_get(all, k), "k")), k - 3);
+    json_decref(all);
+    unlink(t.path);
+}
+
 /* ---- view -------------------------------------------------------------------------------- */
 
 /* The view accepts a line exactly when jansson does (as an event), on hand-picked cases; the
@@ -966,6 +1033,7 @@ int main(void)
         cmocka_unit_test(test_writer_cut_fallback),
         cmocka_unit_test(test_writer_cut_fallback_run),
         cmocka_unit_test(test_writer_concurrent_appends),
+        cmocka_unit_test(test_writer_hold_release),
         cmocka_unit_test(test_reader_malformed),
         cmocka_unit_test(test_reader_overlong),
         cmocka_unit_test(test_reader_follow),
