@@ -1092,7 +1092,7 @@ int llm_endpoint_init(struct llm_endpoint *ep, enum llm_api api, const char *bas
 
     memset(ep, 0, sizeof(*ep));
     ep->api = api;
-    if ((rc = http_url_parse(base_url ? base_url : llm_default_base(api), &ep->url, e)) < 0)
+    if ((rc = httpc_url_parse(base_url ? base_url : llm_default_base(api), &ep->url, e)) < 0)
         return rc;
     snprintf(ep->target, sizeof(ep->target), "%s%s", ep->url.path, suffix[api]);
     ep->connect_timeout_ms = 10000;
@@ -1112,13 +1112,13 @@ struct xchg {
     struct err *e;
 };
 
-static int on_body(const struct http_parser *p, const char *d, size_t n, void *arg)
+static int on_body(const struct httpc_parser *p, const char *d, size_t n, void *arg)
 {
     struct xchg *x = arg;
 
     if (x->mode == 0) {
         char ct[128];
-        http_parser_header(p, "content-type", ct, sizeof(ct));
+        httpc_parser_header(p, "content-type", ct, sizeof(ct));
         if (p->status >= 200 && p->status <= 299 && strcasestr(ct, "text/event-stream")) {
             x->mode = 1;
             x->stream = llm_stream_new(x->api, x->r, x->on_text, x->arg);
@@ -1133,19 +1133,19 @@ static int on_body(const struct http_parser *p, const char *d, size_t n, void *a
     return 0;
 }
 
-static void read_retry_headers(const struct http_parser *p, struct llm_reply *r)
+static void read_retry_headers(const struct httpc_parser *p, struct llm_reply *r)
 {
     char v[128];
     double ms;
 
     r->retry_after_ms = -1;
-    if (http_parser_header(p, "retry-after-ms", v, sizeof(v)) &&
+    if (httpc_parser_header(p, "retry-after-ms", v, sizeof(v)) &&
         num_parse_double(v, 0, 1e9, &ms) == 0)
         r->retry_after_ms = (int64_t)ms;
-    else if (http_parser_header(p, "retry-after", v, sizeof(v)))
+    else if (httpc_parser_header(p, "retry-after", v, sizeof(v)))
         r->retry_after_ms = llm_parse_retry_after(v, (int64_t)time(NULL));
     r->should_retry = -1;
-    if (http_parser_header(p, "x-should-retry", v, sizeof(v)))
+    if (httpc_parser_header(p, "x-should-retry", v, sizeof(v)))
         r->should_retry = strcasecmp(v, "true") == 0 ? 1 : strcasecmp(v, "false") == 0 ? 0 : -1;
 }
 
@@ -1153,8 +1153,8 @@ int llm_exchange(const struct llm_endpoint *ep, const json_t *req, llm_text_fn o
                  struct llm_reply *r, struct err *e)
 {
     struct xchg x;
-    struct http_call hc;
-    struct http_parser p;
+    struct httpc_call hc;
+    struct httpc_parser p;
     struct buf auth = BUF_INIT;
     const char *headers[8];
     size_t nh = 0;
@@ -1209,7 +1209,7 @@ int llm_exchange(const struct llm_endpoint *ep, const json_t *req, llm_text_fn o
     hc.arg = &x;
     hc.stop = ep->stop;
 
-    rc = http_call_run(&hc, &p, e);
+    rc = httpc_call_run(&hc, &p, e);
     if (rc < 0) {
         if (x.mode == 1 && x.stream) {
             /* part of a stream was read (and perhaps shown): report it as a failed answer,
@@ -1237,7 +1237,7 @@ int llm_exchange(const struct llm_endpoint *ep, const json_t *req, llm_text_fn o
     read_retry_headers(&p, r);
 out:
     llm_stream_free(x.stream);
-    http_parser_release(&p);
+    httpc_parser_release(&p);
     buf_release(&x.body);
     /* the key must not linger in freed memory longer than needed */
     if (auth.len)

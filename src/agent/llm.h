@@ -37,7 +37,7 @@
 
 #include <jansson.h>
 
-#include "agent/http.h"
+#include "util/httpc.h"
 #include "model/wire.h"
 #include "util/buf.h"
 #include "util/err.h"
@@ -151,9 +151,9 @@ void llm_stream_finish(struct llm_stream *s);
 
 struct llm_endpoint {
     enum llm_api api;
-    struct http_url url;             /* base URL */
-    char target[HTTP_PATH_MAX + 32]; /* url.path + "/v1/messages", "/chat/completions", ... */
-    const char *api_key;             /* borrowed; NULL or "": none sent */
+    struct httpc_url url;             /* base URL */
+    char target[HTTPC_PATH_MAX + 32]; /* url.path + "/v1/messages", "/chat/completions", ... */
+    const char *api_key;              /* borrowed; NULL or "": none sent */
     int bearer; /* Anthropic: send Authorization: Bearer (ANTHROPIC_AUTH_TOKEN) */
     int connect_timeout_ms, idle_timeout_ms, total_timeout_ms;
     uint64_t max_response; /* 0: LLM_RESPONSE_MAX */
@@ -172,7 +172,7 @@ int llm_endpoint_init(struct llm_endpoint *ep, enum llm_api api, const char *bas
 /* Sends req (borrowed) and reads the answer into r (reset first), streaming text to on_text
  * when the answer is an event stream. Returns 0 when a response was read, whatever it says
  * (look at r->error), or a negative code with e set when none could be (connect refused,
- * timeout, malformed HTTP, response too large: see http_call_run). Never retries and never
+ * timeout, malformed HTTP, response too large: see httpc_call_run). Never retries and never
  * logs the API key. */
 int llm_exchange(const struct llm_endpoint *ep, const json_t *req, llm_text_fn on_text, void *arg,
                  struct llm_reply *r, struct err *e);

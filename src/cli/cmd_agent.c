@@ -17,7 +17,7 @@
 
 #include "agent/agent.h"
 #include "agent/hook.h"
-#include "agent/http.h"
+#include "util/httpc.h"
 #include "cli/cli.h"
 #include "util/fs.h"
 #include "util/log.h"
@@ -336,6 +336,6 @@ out:
     for (size_t k = 0; k < AGENT_MCP_MAX; k++)
         free(names[k]);
     buf_release(&prompt);
-    http_global_cleanup();
+    httpc_global_cleanup();
     return rc;
 }

@@ -1,5 +1,5 @@
-/* Unit tests for src/agent/http: URLs, the response parser (every framing, split at every
- * byte, limits, malformed input), and http_call_run against local sockets (a canned answer
+/* Unit tests for src/util/httpc: URLs, the response parser (every framing, split at every
+ * byte, limits, malformed input), and httpc_call_run against local sockets (a canned answer
  * from a child process, a refused connection, a server that never answers). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,31 +17,31 @@
 
 #include <cmocka.h>
 
-#include "agent/http.h"
+#include "util/httpc.h"
 #include "util/buf.h"
 #include "util/timeutil.h"
 #include "util/banned.h"
 
 static void test_url(void **state)
 {
-    struct http_url u;
+    struct httpc_url u;
     struct err e = {0};
     char a[300];
 
-    assert_int_equal(http_url_parse("http://127.0.0.1:8080", &u, &e), 0);
+    assert_int_equal(httpc_url_parse("http://127.0.0.1:8080", &u, &e), 0);
     assert_false(u.tls);
     assert_string_equal(u.host, "127.0.0.1");
     assert_string_equal(u.port, "8080");
     assert_string_equal(u.path, "");
-    assert_int_equal(http_url_parse("https://api.openai.com/v1/", &u, &e), 0);
+    assert_int_equal(httpc_url_parse("https://api.openai.com/v1/", &u, &e), 0);
     assert_true(u.tls);
     assert_string_equal(u.port, "443");
     assert_string_equal(u.path, "/v1");
-    assert_int_equal(http_url_parse("HTTP://[::1]:9/x//", &u, &e), 0);
+    assert_int_equal(httpc_url_parse("HTTP://[::1]:9/x//", &u, &e), 0);
     assert_string_equal(u.host, "::1");
     assert_true(u.ipv6);
     assert_string_equal(u.path, "/x");
-    http_url_authority(&u, a, sizeof(a));
+    httpc_url_authority(&u, a, sizeof(a));
     assert_string_equal(a, "[::1]:9");
 
     const char *bad[] = {"", "ftp://x", "http://", "http://:80", "http://h:0", "http://h:99999",
@@ -49,7 +49,7 @@ static void test_url(void **state)
                          "http://[::1", "http://[::1]x", "http://h /"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         struct err e2 = {0};
-        assert_int_equal(http_url_parse(bad[i], &u, &e2), ERR_INVALID);
+        assert_int_equal(httpc_url_parse(bad[i], &u, &e2), ERR_INVALID);
         assert_non_null(strstr(e2.msg, "bad URL"));
     }
 }
@@ -60,7 +60,7 @@ struct collect {
     int fail_at; /* return an error on this call (1-based), 0 never */
 };
 
-static int on_body(const struct http_parser *p, const char *d, size_t n, void *arg)
+static int on_body(const struct httpc_parser *p, const char *d, size_t n, void *arg)
 {
     struct collect *c = arg;
     c->calls++;
@@ -72,15 +72,15 @@ static int on_body(const struct http_parser *p, const char *d, size_t n, void *a
 
 /* Parses text fed in pieces of step bytes; returns the feed result and leaves the parser
  * state for inspection (released by the caller). */
-static int parse(const char *text, size_t len, size_t step, uint64_t max, struct http_parser *p,
+static int parse(const char *text, size_t len, size_t step, uint64_t max, struct httpc_parser *p,
                  struct collect *c, struct err *e)
 {
     int rc = 0;
-    http_parser_init(p, max, on_body, c);
+    httpc_parser_init(p, max, on_body, c);
     buf_reset(&c->body);
     c->calls = 0;
     for (size_t i = 0; i < len && rc == 0; i += step)
-        rc = http_parser_feed(p, text + i, i + step > len ? len - i : step, e);
+        rc = httpc_parser_feed(p, text + i, i + step > len ? len - i : step, e);
     return rc;
 }
 
@@ -94,55 +94,55 @@ static void test_parser_framings(void **state)
     static const char *interim = "HTTP/1.1 100 Continue\r\n\r\n"
                                  "HTTP/1.1 404 Not Found\r\nContent-Length: 2\r\n\r\nno";
     static const char *until_eof = "HTTP/1.0 200 OK\nServer: x\n\nraw bytes";
-    struct http_parser p;
+    struct httpc_parser p;
     struct collect c = {BUF_INIT, 0, 0};
     char v[32];
 
     for (size_t step = 1; step <= 64; step = step * 2 + 1) {
         struct err e = {0};
         assert_int_equal(parse(cl, strlen(cl), step, 0, &p, &c, &e), 0);
-        assert_true(http_parser_done(&p));
+        assert_true(httpc_parser_done(&p));
         assert_int_equal(p.status, 200);
         assert_string_equal(c.body.data, "hello world");
-        assert_int_equal(http_parser_header(&p, "content-type", v, sizeof(v)), 1);
+        assert_int_equal(httpc_parser_header(&p, "content-type", v, sizeof(v)), 1);
         assert_string_equal(v, "application/json");
-        assert_int_equal(http_parser_header(&p, "x-nope", v, sizeof(v)), 0);
+        assert_int_equal(httpc_parser_header(&p, "x-nope", v, sizeof(v)), 0);
         assert_string_equal(v, "");
-        http_parser_release(&p);
+        httpc_parser_release(&p);
 
         assert_int_equal(parse(chunked, strlen(chunked), step, 0, &p, &c, &e), 0);
-        assert_true(http_parser_done(&p));
+        assert_true(httpc_parser_done(&p));
         assert_string_equal(c.body.data, "hello world");
-        assert_int_equal(http_parser_header(&p, "retry-after", v, sizeof(v)), 1);
+        assert_int_equal(httpc_parser_header(&p, "retry-after", v, sizeof(v)), 1);
         assert_string_equal(v, "7");
-        http_parser_release(&p);
+        httpc_parser_release(&p);
 
         assert_int_equal(parse(interim, strlen(interim), step, 0, &p, &c, &e), 0);
-        assert_true(http_parser_done(&p));
+        assert_true(httpc_parser_done(&p));
         assert_int_equal(p.status, 404);
         assert_string_equal(c.body.data, "no");
-        http_parser_release(&p);
+        httpc_parser_release(&p);
 
         assert_int_equal(parse(until_eof, strlen(until_eof), step, 0, &p, &c, &e), 0);
-        assert_false(http_parser_done(&p));
-        assert_int_equal(http_parser_eof(&p, &e), 0);
-        assert_true(http_parser_done(&p));
+        assert_false(httpc_parser_done(&p));
+        assert_int_equal(httpc_parser_eof(&p, &e), 0);
+        assert_true(httpc_parser_done(&p));
         assert_string_equal(c.body.data, "raw bytes");
-        http_parser_release(&p);
+        httpc_parser_release(&p);
     }
 
     /* no body for 204 and HEAD */
     struct err e = {0};
     const char *nc = "HTTP/1.1 204 No Content\r\nContent-Length: 5\r\n\r\n";
     assert_int_equal(parse(nc, strlen(nc), 100, 0, &p, &c, &e), 0);
-    assert_true(http_parser_done(&p));
-    http_parser_release(&p);
+    assert_true(httpc_parser_done(&p));
+    httpc_parser_release(&p);
     buf_release(&c.body);
 }
 
 static void test_parser_errors(void **state)
 {
-    struct http_parser p;
+    struct httpc_parser p;
     struct collect c = {BUF_INIT, 0, 0};
     struct {
         const char *text;
@@ -172,8 +172,8 @@ static void test_parser_errors(void **state)
         assert_int_equal(rc, cases[i].code);
         assert_non_null(strstr(e.msg, cases[i].msg));
         /* sticky */
-        assert_int_not_equal(http_parser_feed(&p, "x", 1, &e), 0);
-        http_parser_release(&p);
+        assert_int_not_equal(httpc_parser_feed(&p, "x", 1, &e), 0);
+        httpc_parser_release(&p);
     }
 
     /* body over max_body with chunked framing */
@@ -181,16 +181,16 @@ static void test_parser_errors(void **state)
     const char *big = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n8\r\n12345678\r\n"
                       "8\r\n12345678\r\n0\r\n\r\n";
     assert_int_equal(parse(big, strlen(big), 5, 10, &p, &c, &e), ERR_LIMIT);
-    http_parser_release(&p);
+    httpc_parser_release(&p);
 
     /* head over the limit */
     struct buf h = BUF_INIT;
     buf_adds(&h, "HTTP/1.1 200 OK\r\n");
-    while (h.len < HTTP_HEAD_MAX + 4096)
+    while (h.len < HTTPC_HEAD_MAX + 4096)
         buf_adds(&h, "X-Filler: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n");
     err_clear(&e);
     assert_int_equal(parse(h.data, h.len, 4096, 0, &p, &c, &e), ERR_LIMIT);
-    http_parser_release(&p);
+    httpc_parser_release(&p);
     buf_release(&h);
 
     /* the callback's error stops the parse */
@@ -198,8 +198,8 @@ static void test_parser_errors(void **state)
     err_clear(&e);
     const char *cl = "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nabcd";
     assert_int_equal(parse(cl, strlen(cl), 1, 0, &p, &c, &e), ERR_INVALID);
-    assert_int_equal(p.state, HTTP_P_ERROR);
-    http_parser_release(&p);
+    assert_int_equal(p.state, HTTPC_P_ERROR);
+    httpc_parser_release(&p);
     c.fail_at = 0;
 
     /* EOF in the middle */
@@ -208,9 +208,9 @@ static void test_parser_errors(void **state)
     for (size_t i = 0; i < 4; i++) {
         err_clear(&e);
         assert_int_equal(parse(cut[i], strlen(cut[i]), 7, 0, &p, &c, &e), 0);
-        assert_int_equal(http_parser_eof(&p, &e), ERR_PROTO);
+        assert_int_equal(httpc_parser_eof(&p, &e), ERR_PROTO);
         assert_non_null(strstr(e.msg, "connection closed before"));
-        http_parser_release(&p);
+        httpc_parser_release(&p);
     }
     buf_release(&c.body);
 }
@@ -232,12 +232,12 @@ static int listener(int *port)
     return fd;
 }
 
-static void url_for(int port, struct http_url *u)
+static void url_for(int port, struct httpc_url *u)
 {
     char s[64];
     struct err e = {0};
     snprintf(s, sizeof(s), "http://127.0.0.1:%d/base", port);
-    assert_int_equal(http_url_parse(s, u, &e), 0);
+    assert_int_equal(httpc_url_parse(s, u, &e), 0);
 }
 
 static void test_call_canned(void **state)
@@ -270,20 +270,20 @@ static void test_call_canned(void **state)
         _exit(0);
     }
     close(lfd);
-    struct http_url u;
-    struct http_parser p;
+    struct httpc_url u;
+    struct httpc_parser p;
     struct collect col = {BUF_INIT, 0, 0};
     struct err e = {0};
     const char *hdrs[] = {"X-Test: yes", NULL};
     url_for(port, &u);
-    struct http_call hc = {.url = &u, .method = "POST", .target = "/base/x", .headers = hdrs,
+    struct httpc_call hc = {.url = &u, .method = "POST", .target = "/base/x", .headers = hdrs,
                            .body = "{\"a\":1}", .body_len = 7, .connect_timeout_ms = 2000,
                            .idle_timeout_ms = 5000, .total_timeout_ms = 10000,
                            .on_body = on_body, .arg = &col};
-    assert_int_equal(http_call_run(&hc, &p, &e), 0);
+    assert_int_equal(httpc_call_run(&hc, &p, &e), 0);
     assert_int_equal(p.status, 200);
     assert_string_equal(col.body.data, "abc");
-    http_parser_release(&p);
+    httpc_parser_release(&p);
     buf_release(&col.body);
     int st;
     waitpid(pid, &st, 0);
@@ -293,45 +293,45 @@ static void test_call_canned(void **state)
 static void test_call_refused_and_silent(void **state)
 {
     int port, lfd = listener(&port);
-    struct http_url u;
-    struct http_parser p;
+    struct httpc_url u;
+    struct httpc_parser p;
     struct err e = {0};
 
     /* a listener that never accepts: the connect succeeds (backlog), no answer comes */
     url_for(port, &u);
-    struct http_call hc = {.url = &u, .method = "POST", .target = "/", .body = "x", .body_len = 1,
+    struct httpc_call hc = {.url = &u, .method = "POST", .target = "/", .body = "x", .body_len = 1,
                            .connect_timeout_ms = 1000, .idle_timeout_ms = 300,
                            .total_timeout_ms = 5000};
     int64_t t0 = time_mono_ns();
-    assert_int_equal(http_call_run(&hc, &p, &e), ERR_TIMEOUT);
+    assert_int_equal(httpc_call_run(&hc, &p, &e), ERR_TIMEOUT);
     assert_non_null(strstr(e.msg, "nothing for 0.3 s"));
     assert_true((time_mono_ns() - t0) / 1000000 < 2000);
-    http_parser_release(&p);
+    httpc_parser_release(&p);
 
     /* the total deadline wins over a longer idle timeout */
     hc.idle_timeout_ms = 10000;
     hc.total_timeout_ms = 300;
     err_clear(&e);
-    assert_int_equal(http_call_run(&hc, &p, &e), ERR_TIMEOUT);
+    assert_int_equal(httpc_call_run(&hc, &p, &e), ERR_TIMEOUT);
     assert_non_null(strstr(e.msg, "no complete answer within 0.3 s"));
-    http_parser_release(&p);
+    httpc_parser_release(&p);
     close(lfd);
 
     /* the port is closed now: refused, named */
     err_clear(&e);
-    assert_int_equal(http_call_run(&hc, &p, &e), ERR_IO);
+    assert_int_equal(httpc_call_run(&hc, &p, &e), ERR_IO);
     char want[64];
     snprintf(want, sizeof(want), "cannot connect to 127.0.0.1:%d: Connection refused", port);
     assert_string_equal(e.msg, want);
-    http_parser_release(&p);
+    httpc_parser_release(&p);
 
     /* a host that does not resolve */
     err_clear(&e);
     struct err e2 = {0};
-    assert_int_equal(http_url_parse("http://no-such-host.invalid:1", &u, &e2), 0);
-    assert_int_equal(http_call_run(&hc, &p, &e), ERR_INVALID);
+    assert_int_equal(httpc_url_parse("http://no-such-host.invalid:1", &u, &e2), 0);
+    assert_int_equal(httpc_call_run(&hc, &p, &e), ERR_INVALID);
     assert_non_null(strstr(e.msg, "cannot resolve 'no-such-host.invalid'"));
-    http_parser_release(&p);
+    httpc_parser_release(&p);
 }
 
 int main(void)
@@ -344,6 +344,6 @@ int main(void)
         cmocka_unit_test(test_call_refused_and_silent),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    http_global_cleanup();
+    httpc_global_cleanup();
     return rc;
 }

@@ -8,26 +8,26 @@
  * and host name verified against the default trust store, which honours SSL_CERT_FILE).
  *
  * Two layers:
- *   - http_parser: a pure, incremental response parser (status line, headers, then the body
+ *   - httpc_parser: a pure, incremental response parser (status line, headers, then the body
  *     framed by Transfer-Encoding: chunked, Content-Length or connection close; interim 1xx
  *     answers skipped). Bytes go in in any split; decoded body bytes come out through a
  *     callback as they arrive, so a server-sent-events stream can be acted on live.
- *   - http_call_run: resolve, connect (timeout), TLS handshake, send, read until the message
+ *   - httpc_call_run: resolve, connect (timeout), TLS handshake, send, read until the message
  *     ends, with an idle timeout per read and a total deadline, and a body size limit.
  *
- * Parser states (http_parser_feed):
+ * Parser states (httpc_parser_feed):
  *   HEAD   --blank line, status 1xx--> HEAD      (interim answer dropped)
  *   HEAD   --blank line, no body-----> DONE      (HEAD request, 204, 304)
  *   HEAD   --blank line, chunked-----> CHUNK_SIZE
  *   HEAD   --blank line, length------> LENGTH    (DONE when the length is 0)
- *   HEAD   --blank line, otherwise---> UNTIL_EOF (ends at http_parser_eof)
+ *   HEAD   --blank line, otherwise---> UNTIL_EOF (ends at httpc_parser_eof)
  *   CHUNK_SIZE --size > 0--> CHUNK_DATA --data read--> CHUNK_CRLF --> CHUNK_SIZE
  *   CHUNK_SIZE --size 0----> TRAILER --blank line--> DONE
  *   LENGTH --length read--> DONE
  * Any state --error--> ERROR (sticky).
  */
-#ifndef FAULTLINE_AGENT_HTTP_H
-#define FAULTLINE_AGENT_HTTP_H
+#ifndef FAULTLINE_UTIL_HTTPC_H
+#define FAULTLINE_UTIL_HTTPC_H
 
 #include <signal.h>
 #include <stddef.h>
@@ -36,46 +36,46 @@
 #include "util/buf.h"
 #include "util/err.h"
 
-#define HTTP_HEAD_MAX ((size_t)64 << 10) /* status line plus headers (and trailers) */
-#define HTTP_HOST_MAX 256
-#define HTTP_PATH_MAX 2048
+#define HTTPC_HEAD_MAX ((size_t)64 << 10) /* status line plus headers (and trailers) */
+#define HTTPC_HOST_MAX 256
+#define HTTPC_PATH_MAX 2048
 
 /* An http:// or https:// URL: scheme, host, optional port, optional path prefix. */
-struct http_url {
-    int tls;                  /* https */
-    char host[HTTP_HOST_MAX]; /* IPv6 literals without their brackets */
-    char port[8];             /* "80"/"443" when the URL gives none */
-    char path[HTTP_PATH_MAX]; /* the path, without a trailing '/': "" or "/v1" */
-    int ipv6;                 /* host was a bracketed literal */
+struct httpc_url {
+    int tls;                   /* https */
+    char host[HTTPC_HOST_MAX]; /* IPv6 literals without their brackets */
+    char port[8];              /* "80"/"443" when the URL gives none */
+    char path[HTTPC_PATH_MAX]; /* the path, without a trailing '/': "" or "/v1" */
+    int ipv6;                  /* host was a bracketed literal */
 };
 
 /* Parses url. Query strings and fragments are refused, as are user:password@ parts. 0, or
  * ERR_INVALID with e set ("bad URL 'x': ..."). */
-int http_url_parse(const char *url, struct http_url *u, struct err *e);
+int httpc_url_parse(const char *url, struct httpc_url *u, struct err *e);
 /* "host:port" (IPv6 in brackets) into out. */
-void http_url_authority(const struct http_url *u, char *out, size_t n);
+void httpc_url_authority(const struct httpc_url *u, char *out, size_t n);
 
-enum http_parser_state {
-    HTTP_P_HEAD = 0,
-    HTTP_P_CHUNK_SIZE,
-    HTTP_P_CHUNK_DATA,
-    HTTP_P_CHUNK_CRLF,
-    HTTP_P_TRAILER,
-    HTTP_P_LENGTH,
-    HTTP_P_UNTIL_EOF,
-    HTTP_P_DONE,
-    HTTP_P_ERROR
+enum httpc_parser_state {
+    HTTPC_P_HEAD = 0,
+    HTTPC_P_CHUNK_SIZE,
+    HTTPC_P_CHUNK_DATA,
+    HTTPC_P_CHUNK_CRLF,
+    HTTPC_P_TRAILER,
+    HTTPC_P_LENGTH,
+    HTTPC_P_UNTIL_EOF,
+    HTTPC_P_DONE,
+    HTTPC_P_ERROR
 };
 
-struct http_parser;
+struct httpc_parser;
 
 /* Receives decoded body bytes as they arrive (p is the parser: status and headers are known).
  * Returns 0, or a negative code that stops the parse (the parser goes to ERROR and
- * http_parser_feed returns that code; the callback sets its own struct err). */
-typedef int (*http_body_fn)(const struct http_parser *p, const char *data, size_t n, void *arg);
+ * httpc_parser_feed returns that code; the callback sets its own struct err). */
+typedef int (*httpc_body_fn)(const struct httpc_parser *p, const char *data, size_t n, void *arg);
 
-struct http_parser {
-    enum http_parser_state state;
+struct httpc_parser {
+    enum httpc_parser_state state;
     int head_only;       /* the request was HEAD: no body whatever the headers say */
     int status;          /* of the final (non-1xx) answer, 0 until its head is read */
     struct buf head;     /* the final answer's head: status line and header lines */
@@ -83,29 +83,29 @@ struct http_parser {
     uint64_t remaining;  /* bytes left in the chunk or the Content-Length body */
     uint64_t body_bytes; /* decoded body bytes delivered */
     uint64_t max_body;   /* more decoded body than this is ERR_LIMIT; 0: no limit */
-    http_body_fn on_body;
+    httpc_body_fn on_body;
     void *arg;
 };
 
 /* Initialises caller-owned storage. on_body may be NULL (body bytes are counted, dropped). */
-void http_parser_init(struct http_parser *p, uint64_t max_body, http_body_fn on_body, void *arg);
-void http_parser_release(struct http_parser *p);
+void httpc_parser_init(struct httpc_parser *p, uint64_t max_body, httpc_body_fn on_body, void *arg);
+void httpc_parser_release(struct httpc_parser *p);
 /* Feeds n bytes. Bytes after the end of the message are ignored. 0, or with e set: ERR_PROTO
  * (malformed status line, header, chunk framing, conflicting lengths), ERR_LIMIT (head over
- * HTTP_HEAD_MAX, body over max_body), or the callback's code. Errors are sticky. */
-int http_parser_feed(struct http_parser *p, const char *data, size_t n, struct err *e);
+ * HTTPC_HEAD_MAX, body over max_body), or the callback's code. Errors are sticky. */
+int httpc_parser_feed(struct httpc_parser *p, const char *data, size_t n, struct err *e);
 /* The peer closed the connection. 0 when that ends the message (or it had ended), ERR_PROTO
  * ("connection closed after N bytes of the response") otherwise. */
-int http_parser_eof(struct http_parser *p, struct err *e);
+int httpc_parser_eof(struct httpc_parser *p, struct err *e);
 /* 1 when a whole message was read. */
-int http_parser_done(const struct http_parser *p);
+int httpc_parser_done(const struct httpc_parser *p);
 /* The value of the first header called name (case-insensitive), trimmed, copied into out
  * (cut to n - 1 bytes). 1 when present, 0 when not (out is then ""). */
-int http_parser_header(const struct http_parser *p, const char *name, char *out, size_t n);
+int httpc_parser_header(const struct httpc_parser *p, const char *name, char *out, size_t n);
 
 /* One request. */
-struct http_call {
-    const struct http_url *url;
+struct httpc_call {
+    const struct httpc_url *url;
     const char *method;         /* "POST" */
     const char *target;         /* request target, starts with '/' */
     const char *const *headers; /* NULL-terminated "Name: value" lines, or NULL */
@@ -115,20 +115,20 @@ struct http_call {
     int idle_timeout_ms;    /* > 0: longest wait for the next bytes */
     int total_timeout_ms;   /* > 0: the whole exchange */
     uint64_t max_body;      /* response body limit; 0: none */
-    http_body_fn on_body;   /* as for the parser; may be NULL */
+    httpc_body_fn on_body;  /* as for the parser; may be NULL */
     void *arg;
     volatile sig_atomic_t *stop; /* when non-NULL and set (a signal handler), give up */
 };
 
-/* Runs c. p is caller-owned and initialised here (release it with http_parser_release, also
+/* Runs c. p is caller-owned and initialised here (release it with httpc_parser_release, also
  * after an error: it holds what was read). Returns 0 once a whole response was read (any
  * status), or with e set: ERR_INVALID (cannot resolve the host), ERR_IO (connect refused or
  * failed, reset, TLS failure; the message names host:port and the reason), ERR_TIMEOUT
  * (connect, idle or total timeout), ERR_PROTO / ERR_LIMIT (from the parser), ERR_SYS
  * (interrupted through c->stop, or socket() failed). Never retries. */
-int http_call_run(const struct http_call *c, struct http_parser *p, struct err *e);
+int httpc_call_run(const struct httpc_call *c, struct httpc_parser *p, struct err *e);
 
 /* Frees the process-wide TLS context, if one was made. Call once at exit. */
-void http_global_cleanup(void);
+void httpc_global_cleanup(void);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * http: the agent's blocking HTTP/1.1 client (see http.h for the parser's state table).
+ * httpc: a blocking HTTP/1.1 client (see httpc.h for the parser's state table).
  *
  * Transport: getaddrinfo, then a non-blocking connect(2) per address with poll(2) bounding
  * the wait; every later read and write also waits in poll, for at most the idle timeout and
@@ -21,7 +21,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
-#include "agent/http.h"
+#include "util/httpc.h"
 #include "util/num.h"
 #include "util/timeutil.h"
 #include "util/banned.h"
@@ -30,7 +30,7 @@
 
 /* ---- URLs ---- */
 
-int http_url_parse(const char *url, struct http_url *u, struct err *e)
+int httpc_url_parse(const char *url, struct httpc_url *u, struct err *e)
 {
     const char *p, *host, *host_end, *port = NULL, *path;
     size_t n;
@@ -99,43 +99,43 @@ int http_url_parse(const char *url, struct http_url *u, struct err *e)
     return 0;
 }
 
-void http_url_authority(const struct http_url *u, char *out, size_t n)
+void httpc_url_authority(const struct httpc_url *u, char *out, size_t n)
 {
     snprintf(out, n, u->ipv6 ? "[%s]:%s" : "%s:%s", u->host, u->port);
 }
 
 /* ---- response parser ---- */
 
-void http_parser_init(struct http_parser *p, uint64_t max_body, http_body_fn on_body, void *arg)
+void httpc_parser_init(struct httpc_parser *p, uint64_t max_body, httpc_body_fn on_body, void *arg)
 {
     memset(p, 0, sizeof(*p));
-    buf_init(&p->head, HTTP_HEAD_MAX + 2);
-    buf_init(&p->line, HTTP_HEAD_MAX + 2);
+    buf_init(&p->head, HTTPC_HEAD_MAX + 2);
+    buf_init(&p->line, HTTPC_HEAD_MAX + 2);
     p->max_body = max_body;
     p->on_body = on_body;
     p->arg = arg;
 }
 
-void http_parser_release(struct http_parser *p)
+void httpc_parser_release(struct httpc_parser *p)
 {
     buf_release(&p->head);
     buf_release(&p->line);
 }
 
-int http_parser_done(const struct http_parser *p)
+int httpc_parser_done(const struct httpc_parser *p)
 {
-    return p->state == HTTP_P_DONE;
+    return p->state == HTTPC_P_DONE;
 }
 
-static int fail(struct http_parser *p, struct err *e, int code, const char *what)
+static int fail(struct httpc_parser *p, struct err *e, int code, const char *what)
 {
-    p->state = HTTP_P_ERROR;
+    p->state = HTTPC_P_ERROR;
     return err_set(e, code, "bad HTTP response: %s", what);
 }
 
 /* Appends bytes up to and including '\n' to p->line. Returns 1 with the line complete (its
  * "\r\n" or "\n" stripped), 0 when the input ran out, ERR_LIMIT past limit. */
-static int take_line(struct http_parser *p, const char *d, size_t n, size_t *i, size_t limit)
+static int take_line(struct httpc_parser *p, const char *d, size_t n, size_t *i, size_t limit)
 {
     const char *nl = memchr(d + *i, '\n', n - *i);
     size_t k = nl ? (size_t)(nl - (d + *i)) + 1 : n - *i;
@@ -152,7 +152,7 @@ static int take_line(struct http_parser *p, const char *d, size_t n, size_t *i, 
     return 1;
 }
 
-int http_parser_header(const struct http_parser *p, const char *name, char *out, size_t n)
+int httpc_parser_header(const struct httpc_parser *p, const char *name, char *out, size_t n)
 {
     size_t nl = strlen(name);
     const char *s = memchr(p->head.data, '\n', p->head.len);
@@ -185,7 +185,7 @@ int http_parser_header(const struct http_parser *p, const char *name, char *out,
     return 0;
 }
 
-static int parse_status(struct http_parser *p, struct err *e)
+static int parse_status(struct httpc_parser *p, struct err *e)
 {
     const char *l = p->line.data;
 
@@ -204,7 +204,7 @@ static int parse_status(struct http_parser *p, struct err *e)
 }
 
 /* The head ended: pick the body framing. */
-static int end_of_head(struct http_parser *p, struct err *e)
+static int end_of_head(struct httpc_parser *p, struct err *e)
 {
     char te[256], cl[64];
 
@@ -216,21 +216,21 @@ static int end_of_head(struct http_parser *p, struct err *e)
         return 0;
     }
     if (p->head_only || p->status == 204 || p->status == 304) {
-        p->state = HTTP_P_DONE;
+        p->state = HTTPC_P_DONE;
         return 0;
     }
-    if (http_parser_header(p, "transfer-encoding", te, sizeof(te))) {
+    if (httpc_parser_header(p, "transfer-encoding", te, sizeof(te))) {
         size_t k = strlen(te);
         while (k > 0 && (te[k - 1] == ' ' || te[k - 1] == ','))
             k--;
         if (k >= 7 && strncasecmp(te + k - 7, "chunked", 7) == 0) {
-            p->state = HTTP_P_CHUNK_SIZE;
+            p->state = HTTPC_P_CHUNK_SIZE;
             return 0;
         }
-        p->state = HTTP_P_UNTIL_EOF; /* another coding last: the body runs to the close */
+        p->state = HTTPC_P_UNTIL_EOF; /* another coding last: the body runs to the close */
         return 0;
     }
-    if (http_parser_header(p, "content-length", cl, sizeof(cl))) {
+    if (httpc_parser_header(p, "content-length", cl, sizeof(cl))) {
         uint64_t v;
         for (const char *c = cl; *c; c++)
             if (*c < '0' || *c > '9')
@@ -238,24 +238,24 @@ static int end_of_head(struct http_parser *p, struct err *e)
         if (cl[0] == '\0' || strlen(cl) > 18 || num_parse_u64(cl, &v) < 0)
             return fail(p, e, ERR_PROTO, "bad Content-Length");
         if (p->max_body && v > p->max_body) {
-            p->state = HTTP_P_ERROR;
+            p->state = HTTPC_P_ERROR;
             return err_set(e, ERR_LIMIT, "response body of %llu bytes is over the limit of %llu",
                            (unsigned long long)v, (unsigned long long)p->max_body);
         }
         p->remaining = v;
-        p->state = v == 0 ? HTTP_P_DONE : HTTP_P_LENGTH;
+        p->state = v == 0 ? HTTPC_P_DONE : HTTPC_P_LENGTH;
         return 0;
     }
-    p->state = HTTP_P_UNTIL_EOF;
+    p->state = HTTPC_P_UNTIL_EOF;
     return 0;
 }
 
-static int deliver(struct http_parser *p, const char *d, size_t n, struct err *e)
+static int deliver(struct httpc_parser *p, const char *d, size_t n, struct err *e)
 {
     if (n == 0)
         return 0;
     if (p->max_body && p->body_bytes + n > p->max_body) {
-        p->state = HTTP_P_ERROR;
+        p->state = HTTPC_P_ERROR;
         return err_set(e, ERR_LIMIT, "response body is over the limit of %llu bytes",
                        (unsigned long long)p->max_body);
     }
@@ -263,14 +263,14 @@ static int deliver(struct http_parser *p, const char *d, size_t n, struct err *e
     if (p->on_body) {
         int rc = p->on_body(p, d, n, p->arg);
         if (rc < 0) {
-            p->state = HTTP_P_ERROR;
+            p->state = HTTPC_P_ERROR;
             return rc;
         }
     }
     return 0;
 }
 
-static int parse_chunk_size(struct http_parser *p, struct err *e)
+static int parse_chunk_size(struct httpc_parser *p, struct err *e)
 {
     uint64_t v = 0;
     size_t k = 0;
@@ -297,32 +297,32 @@ static int parse_chunk_size(struct http_parser *p, struct err *e)
     if (k < p->line.len && l[k] != ';')
         return fail(p, e, ERR_PROTO, "malformed chunk size");
     p->remaining = v;
-    p->state = v == 0 ? HTTP_P_TRAILER : HTTP_P_CHUNK_DATA;
+    p->state = v == 0 ? HTTPC_P_TRAILER : HTTPC_P_CHUNK_DATA;
     return 0;
 }
 
-int http_parser_feed(struct http_parser *p, const char *d, size_t n, struct err *e)
+int httpc_parser_feed(struct httpc_parser *p, const char *d, size_t n, struct err *e)
 {
     size_t i = 0;
     int rc;
 
-    if (p->state == HTTP_P_ERROR)
+    if (p->state == HTTPC_P_ERROR)
         return err_set(e, ERR_PROTO, "bad HTTP response: parser in error");
-    while (i < n && p->state != HTTP_P_DONE) {
+    while (i < n && p->state != HTTPC_P_DONE) {
         switch (p->state) {
-        case HTTP_P_HEAD:
-        case HTTP_P_TRAILER:
+        case HTTPC_P_HEAD:
+        case HTTPC_P_TRAILER:
             rc = take_line(p, d, n, &i,
-                           p->head.len < HTTP_HEAD_MAX ? HTTP_HEAD_MAX - p->head.len : 0);
+                           p->head.len < HTTPC_HEAD_MAX ? HTTPC_HEAD_MAX - p->head.len : 0);
             if (rc == ERR_LIMIT) {
-                p->state = HTTP_P_ERROR;
-                return err_set(e, ERR_LIMIT, "response head over %zu bytes", HTTP_HEAD_MAX);
+                p->state = HTTPC_P_ERROR;
+                return err_set(e, ERR_LIMIT, "response head over %zu bytes", HTTPC_HEAD_MAX);
             }
             if (rc == 0)
                 break;
-            if (p->state == HTTP_P_TRAILER) {
+            if (p->state == HTTPC_P_TRAILER) {
                 if (p->line.len == 0)
-                    p->state = HTTP_P_DONE;
+                    p->state = HTTPC_P_DONE;
                 buf_reset(&p->line);
                 break;
             }
@@ -345,7 +345,7 @@ int http_parser_feed(struct http_parser *p, const char *d, size_t n, struct err 
             }
             buf_reset(&p->line);
             break;
-        case HTTP_P_CHUNK_SIZE:
+        case HTTPC_P_CHUNK_SIZE:
             rc = take_line(p, d, n, &i, CHUNK_LINE_MAX);
             if (rc == ERR_LIMIT)
                 return fail(p, e, ERR_PROTO, "chunk size line too long");
@@ -356,8 +356,8 @@ int http_parser_feed(struct http_parser *p, const char *d, size_t n, struct err 
             if (rc < 0)
                 return rc;
             break;
-        case HTTP_P_CHUNK_DATA:
-        case HTTP_P_LENGTH: {
+        case HTTPC_P_CHUNK_DATA:
+        case HTTPC_P_LENGTH: {
             size_t k = n - i;
             if ((uint64_t)k > p->remaining)
                 k = (size_t)p->remaining;
@@ -366,38 +366,38 @@ int http_parser_feed(struct http_parser *p, const char *d, size_t n, struct err 
             i += k;
             p->remaining -= k;
             if (p->remaining == 0)
-                p->state = p->state == HTTP_P_LENGTH ? HTTP_P_DONE : HTTP_P_CHUNK_CRLF;
+                p->state = p->state == HTTPC_P_LENGTH ? HTTPC_P_DONE : HTTPC_P_CHUNK_CRLF;
             break;
         }
-        case HTTP_P_CHUNK_CRLF:
+        case HTTPC_P_CHUNK_CRLF:
             rc = take_line(p, d, n, &i, 2);
             if (rc == ERR_LIMIT || (rc == 1 && p->line.len != 0))
                 return fail(p, e, ERR_PROTO, "missing CRLF after chunk data");
             if (rc == 1) {
-                p->state = HTTP_P_CHUNK_SIZE;
+                p->state = HTTPC_P_CHUNK_SIZE;
                 buf_reset(&p->line);
             }
             break;
-        case HTTP_P_UNTIL_EOF:
+        case HTTPC_P_UNTIL_EOF:
             if ((rc = deliver(p, d + i, n - i, e)) < 0)
                 return rc;
             i = n;
             break;
-        case HTTP_P_DONE:
-        case HTTP_P_ERROR:
+        case HTTPC_P_DONE:
+        case HTTPC_P_ERROR:
             break;
         }
     }
     return 0;
 }
 
-int http_parser_eof(struct http_parser *p, struct err *e)
+int httpc_parser_eof(struct httpc_parser *p, struct err *e)
 {
-    if (p->state == HTTP_P_UNTIL_EOF)
-        p->state = HTTP_P_DONE;
-    if (p->state == HTTP_P_DONE)
+    if (p->state == HTTPC_P_UNTIL_EOF)
+        p->state = HTTPC_P_DONE;
+    if (p->state == HTTPC_P_DONE)
         return 0;
-    if (p->state == HTTP_P_ERROR)
+    if (p->state == HTTPC_P_ERROR)
         return err_set(e, ERR_PROTO, "bad HTTP response");
     if (p->status == 0 && p->head.len == 0 && p->line.len == 0)
         return err_set(e, ERR_PROTO, "connection closed before any response");
@@ -410,7 +410,7 @@ int http_parser_eof(struct http_parser *p, struct err *e)
 
 static SSL_CTX *tls_ctx;
 
-void http_global_cleanup(void)
+void httpc_global_cleanup(void)
 {
     if (tls_ctx) {
         SSL_CTX_free(tls_ctx);
@@ -421,8 +421,8 @@ void http_global_cleanup(void)
 struct conn {
     int fd;
     SSL *ssl;
-    char where[HTTP_HOST_MAX + 16]; /* host:port for messages */
-    int64_t deadline_ns;            /* total deadline (monotonic) */
+    char where[HTTPC_HOST_MAX + 16]; /* host:port for messages */
+    int64_t deadline_ns;             /* total deadline (monotonic) */
     int idle_ms;
     int total_ms;
     volatile sig_atomic_t *stop;
@@ -480,7 +480,7 @@ static int tls_retry(struct conn *c, int rc, const char *doing, struct err *e)
     return err_set(e, ERR_IO, "%s %s: TLS: %s", doing, c->where, why);
 }
 
-static int tls_start(struct conn *c, const struct http_url *u, struct err *e)
+static int tls_start(struct conn *c, const struct httpc_url *u, struct err *e)
 {
     if (tls_ctx == NULL) {
         tls_ctx = SSL_CTX_new(TLS_client_method());
@@ -515,7 +515,7 @@ static int tls_start(struct conn *c, const struct http_url *u, struct err *e)
     }
 }
 
-static int conn_open(struct conn *c, const struct http_url *u, int connect_timeout_ms,
+static int conn_open(struct conn *c, const struct httpc_url *u, int connect_timeout_ms,
                      struct err *e)
 {
     struct addrinfo hints, *res = NULL, *ai;
@@ -663,14 +663,14 @@ static void conn_close(struct conn *c)
     c->fd = -1;
 }
 
-int http_call_run(const struct http_call *hc, struct http_parser *p, struct err *e)
+int httpc_call_run(const struct httpc_call *hc, struct httpc_parser *p, struct err *e)
 {
     struct conn c;
     struct buf req = BUF_INIT;
-    char host_hdr[HTTP_HOST_MAX + 16], buf[16384];
+    char host_hdr[HTTPC_HOST_MAX + 16], buf[16384];
     int rc;
 
-    http_parser_init(p, hc->max_body, hc->on_body, hc->arg);
+    httpc_parser_init(p, hc->max_body, hc->on_body, hc->arg);
     p->head_only = strcmp(hc->method, "HEAD") == 0;
     memset(&c, 0, sizeof(c));
     c.fd = -1;
@@ -678,7 +678,7 @@ int http_call_run(const struct http_call *hc, struct http_parser *p, struct err 
     c.total_ms = hc->total_timeout_ms > 0 ? hc->total_timeout_ms : 900000;
     c.deadline_ns = time_mono_ns() + (int64_t)c.total_ms * 1000000;
     c.stop = hc->stop;
-    http_url_authority(hc->url, c.where, sizeof(c.where));
+    httpc_url_authority(hc->url, c.where, sizeof(c.where));
     if ((hc->url->tls && strcmp(hc->url->port, "443") == 0) ||
         (!hc->url->tls && strcmp(hc->url->port, "80") == 0))
         snprintf(host_hdr, sizeof(host_hdr), hc->url->ipv6 ? "[%s]" : "%s", hc->url->host);
@@ -700,17 +700,17 @@ int http_call_run(const struct http_call *hc, struct http_parser *p, struct err 
         goto out;
     if (hc->body_len > 0 && (rc = conn_write_all(&c, hc->body, hc->body_len, e)) < 0)
         goto out;
-    while (!http_parser_done(p)) {
+    while (!httpc_parser_done(p)) {
         ssize_t r = conn_read(&c, buf, sizeof(buf), e);
         if (r < 0) {
             rc = (int)r;
             goto out;
         }
         if (r == 0) {
-            rc = http_parser_eof(p, e);
+            rc = httpc_parser_eof(p, e);
             goto out;
         }
-        if ((rc = http_parser_feed(p, buf, (size_t)r, e)) < 0)
+        if ((rc = httpc_parser_feed(p, buf, (size_t)r, e)) < 0)
             goto out;
     }
     rc = 0;
