@@ -5,12 +5,19 @@
  * the wait; every later read and write also waits in poll, for at most the idle timeout and
  * never past the call's total deadline. TLS is OpenSSL on the same non-blocking socket: a
  * WANT_READ / WANT_WRITE from SSL_* turns into the matching poll. The socket layer is the
- * struct conn below (plain or TLS): the only place that touches sockets or OpenSSL.
+ * struct link below (plain or TLS): the only place that touches sockets or OpenSSL.
+ *
+ * httpc_call_run opens a link, runs one exchange (send, read until the parser is done) and
+ * closes it. A struct httpc_conn keeps its link open between exchanges while the responses
+ * allow it; before reusing the link it polls it with a zero timeout (link_idle_ok): an idle
+ * HTTP/1.1 connection has nothing to read, so anything readable means the peer closed it (or
+ * broke the protocol) and a new link is opened before a byte of the request is sent.
  */
 #include <errno.h>
 #include <netdb.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
@@ -228,6 +235,7 @@ static int end_of_head(struct httpc_parser *p, struct err *e)
             return 0;
         }
         p->state = HTTPC_P_UNTIL_EOF; /* another coding last: the body runs to the close */
+        p->to_eof = 1;
         return 0;
     }
     if (httpc_parser_header(p, "content-length", cl, sizeof(cl))) {
@@ -247,6 +255,7 @@ static int end_of_head(struct httpc_parser *p, struct err *e)
         return 0;
     }
     p->state = HTTPC_P_UNTIL_EOF;
+    p->to_eof = 1;
     return 0;
 }
 
@@ -296,6 +305,11 @@ static int parse_chunk_size(struct httpc_parser *p, struct err *e)
         k++;
     if (k < p->line.len && l[k] != ';')
         return fail(p, e, ERR_PROTO, "malformed chunk size");
+    if (p->max_body && v > p->max_body - p->body_bytes) {
+        p->state = HTTPC_P_ERROR;
+        return err_set(e, ERR_LIMIT, "response body is over the limit of %llu bytes",
+                       (unsigned long long)p->max_body);
+    }
     p->remaining = v;
     p->state = v == 0 ? HTTPC_P_TRAILER : HTTPC_P_CHUNK_DATA;
     return 0;
@@ -388,7 +402,43 @@ int httpc_parser_feed(struct httpc_parser *p, const char *d, size_t n, struct er
             break;
         }
     }
+    if (p->state == HTTPC_P_DONE)
+        p->extra += n - i;
     return 0;
+}
+
+/* 1 when the comma-separated list has token (case-insensitive). */
+static int list_has(const char *list, const char *token)
+{
+    size_t tn = strlen(token);
+
+    for (const char *s = list; *s;) {
+        while (*s == ' ' || *s == '\t' || *s == ',')
+            s++;
+        const char *t = s;
+        while (*s && *s != ',')
+            s++;
+        const char *te = s;
+        while (te > t && (te[-1] == ' ' || te[-1] == '\t'))
+            te--;
+        if ((size_t)(te - t) == tn && strncasecmp(t, token, tn) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+int httpc_parser_keep_alive(const struct httpc_parser *p)
+{
+    char v[256];
+    int has = httpc_parser_header(p, "connection", v, sizeof(v));
+
+    if (p->state != HTTPC_P_DONE || p->to_eof || p->extra > 0 || p->head.len < 8)
+        return 0;
+    if (has && list_has(v, "close"))
+        return 0;
+    if (p->head.data[7] == '0') /* HTTP/1.0: only when asked for */
+        return has && list_has(v, "keep-alive");
+    return 1;
 }
 
 int httpc_parser_eof(struct httpc_parser *p, struct err *e)
@@ -418,37 +468,38 @@ void httpc_global_cleanup(void)
     }
 }
 
-struct conn {
-    int fd;
+/* One socket (plain or TLS) and the waits of the request in flight on it. */
+struct link {
+    int fd; /* -1: closed */
     SSL *ssl;
-    char where[HTTPC_HOST_MAX + 16]; /* host:port for messages */
+    char where[HTTPC_HOST_MAX + 64]; /* the peer, for messages: c->peer or host:port */
     int64_t deadline_ns;             /* total deadline (monotonic) */
     int idle_ms;
     int total_ms;
     volatile sig_atomic_t *stop;
 };
 
-/* Waits for events on c->fd: 0 when ready, ERR_TIMEOUT, ERR_SYS (interrupted or poll failed). */
-static int conn_wait(struct conn *c, short events, const char *doing, struct err *e)
+/* Waits for events on l->fd: 0 when ready, ERR_TIMEOUT, ERR_SYS (interrupted or poll failed). */
+static int link_wait(struct link *l, short events, const char *doing, struct err *e)
 {
     for (;;) {
-        int64_t left_ms = (c->deadline_ns - time_mono_ns()) / 1000000;
-        int t = c->idle_ms;
+        int64_t left_ms = (l->deadline_ns - time_mono_ns()) / 1000000;
+        int t = l->idle_ms;
         if (left_ms <= 0)
-            return err_set(e, ERR_TIMEOUT, "%s %s: no complete answer within %g s", doing, c->where,
-                           c->total_ms / 1000.0);
+            return err_set(e, ERR_TIMEOUT, "%s %s: no complete answer within %g s", doing, l->where,
+                           l->total_ms / 1000.0);
         if (left_ms < t)
             t = (int)left_ms;
-        struct pollfd pfd = {.fd = c->fd, .events = events};
+        struct pollfd pfd = {.fd = l->fd, .events = events};
         int r = poll(&pfd, 1, t);
-        if (c->stop && *c->stop)
-            return err_set(e, ERR_SYS, "%s %s: interrupted", doing, c->where);
+        if (l->stop && *l->stop)
+            return err_set(e, ERR_SYS, "%s %s: interrupted", doing, l->where);
         if (r > 0)
             return 0;
         if (r == 0) {
-            if (t == c->idle_ms)
-                return err_set(e, ERR_TIMEOUT, "%s %s: nothing for %g s", doing, c->where,
-                               c->idle_ms / 1000.0);
+            if (t == l->idle_ms)
+                return err_set(e, ERR_TIMEOUT, "%s %s: nothing for %g s", doing, l->where,
+                               l->idle_ms / 1000.0);
             continue; /* the total deadline: reported at the top */
         }
         if (errno != EINTR)
@@ -467,20 +518,20 @@ static void tls_error_text(char *out, size_t n)
 }
 
 /* Waits as SSL asks after a call returned rc. 0 to retry, or an error. */
-static int tls_retry(struct conn *c, int rc, const char *doing, struct err *e)
+static int tls_retry(struct link *l, int rc, const char *doing, struct err *e)
 {
     char why[200];
-    int se = SSL_get_error(c->ssl, rc);
+    int se = SSL_get_error(l->ssl, rc);
 
     if (se == SSL_ERROR_WANT_READ)
-        return conn_wait(c, POLLIN, doing, e);
+        return link_wait(l, POLLIN, doing, e);
     if (se == SSL_ERROR_WANT_WRITE)
-        return conn_wait(c, POLLOUT, doing, e);
+        return link_wait(l, POLLOUT, doing, e);
     tls_error_text(why, sizeof(why));
-    return err_set(e, ERR_IO, "%s %s: TLS: %s", doing, c->where, why);
+    return err_set(e, ERR_IO, "%s %s: TLS: %s", doing, l->where, why);
 }
 
-static int tls_start(struct conn *c, const struct httpc_url *u, struct err *e)
+static int tls_start(struct link *l, const struct httpc_url *u, struct err *e)
 {
     if (tls_ctx == NULL) {
         tls_ctx = SSL_CTX_new(TLS_client_method());
@@ -491,31 +542,33 @@ static int tls_start(struct conn *c, const struct httpc_url *u, struct err *e)
         SSL_CTX_set_verify(tls_ctx, SSL_VERIFY_PEER, NULL);
         SSL_CTX_set_options(tls_ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
     }
-    c->ssl = SSL_new(tls_ctx);
-    if (c->ssl == NULL || SSL_set_fd(c->ssl, c->fd) != 1)
+    l->ssl = SSL_new(tls_ctx);
+    if (l->ssl == NULL || SSL_set_fd(l->ssl, l->fd) != 1)
         return err_set(e, ERR_SYS, "cannot make a TLS session");
     unsigned char tmp[16];
     int is_ip = inet_pton(AF_INET, u->host, tmp) == 1 || inet_pton(AF_INET6, u->host, tmp) == 1;
     if (is_ip) {
-        X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(c->ssl), u->host);
+        X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(l->ssl), u->host);
     } else {
-        SSL_set_tlsext_host_name(c->ssl, u->host);
-        SSL_set1_host(c->ssl, u->host);
+        SSL_set_tlsext_host_name(l->ssl, u->host);
+        SSL_set1_host(l->ssl, u->host);
     }
     for (;;) {
-        int rc = SSL_connect(c->ssl);
+        int rc = SSL_connect(l->ssl);
         if (rc == 1)
             return 0;
-        long vr = SSL_get_verify_result(c->ssl);
+        long vr = SSL_get_verify_result(l->ssl);
         if (vr != X509_V_OK)
-            return err_set(e, ERR_IO, "TLS handshake with %s: certificate: %s", c->where,
+            return err_set(e, ERR_IO, "TLS handshake with %s: certificate: %s", l->where,
                            X509_verify_cert_error_string(vr));
-        if ((rc = tls_retry(c, rc, "TLS handshake with", e)) < 0)
+        if ((rc = tls_retry(l, rc, "TLS handshake with", e)) < 0)
             return rc;
     }
 }
 
-static int conn_open(struct conn *c, const struct httpc_url *u, int connect_timeout_ms,
+/* Connects l (closed) to u, then starts TLS for https. The TLS handshake waits against
+ * l->deadline_ns. On error l may hold a socket: link_close it. */
+static int link_open(struct link *l, const struct httpc_url *u, int connect_timeout_ms,
                      struct err *e)
 {
     struct addrinfo hints, *res = NULL, *ai;
@@ -536,7 +589,7 @@ static int conn_open(struct conn *c, const struct httpc_url *u, int connect_time
             continue;
         }
         if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
-            c->fd = fd;
+            l->fd = fd;
             break;
         }
         if (errno != EINPROGRESS) {
@@ -550,10 +603,10 @@ static int conn_open(struct conn *c, const struct httpc_url *u, int connect_time
         for (;;) {
             int64_t left = (end - time_mono_ns()) / 1000000;
             r = poll(&pfd, 1, left > 0 ? (int)left : 0);
-            if (c->stop && *c->stop) {
+            if (l->stop && *l->stop) {
                 close(fd);
                 freeaddrinfo(res);
-                return err_set(e, ERR_SYS, "connecting to %s: interrupted", c->where);
+                return err_set(e, ERR_SYS, "connecting to %s: interrupted", l->where);
             }
             if (r >= 0 || errno != EINTR)
                 break;
@@ -568,50 +621,70 @@ static int conn_open(struct conn *c, const struct httpc_url *u, int connect_time
         if (r < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0)
             soerr = errno;
         if (soerr == 0) {
-            c->fd = fd;
+            l->fd = fd;
             break;
         }
         last_errno = soerr;
         close(fd);
     }
     freeaddrinfo(res);
-    if (c->fd < 0) {
+    if (l->fd < 0) {
         if (timed_out && last_errno == 0)
-            return err_set(e, ERR_TIMEOUT, "cannot connect to %s: no answer within %d ms", c->where,
+            return err_set(e, ERR_TIMEOUT, "cannot connect to %s: no answer within %d ms", l->where,
                            connect_timeout_ms);
-        return err_set(e, ERR_IO, "cannot connect to %s: %s", c->where,
+        return err_set(e, ERR_IO, "cannot connect to %s: %s", l->where,
                        strerror(last_errno ? last_errno : ECONNREFUSED));
     }
     if (u->tls)
-        return tls_start(c, u, e);
+        return tls_start(l, u, e);
     return 0;
 }
 
-static int conn_write_all(struct conn *c, const char *p, size_t n, struct err *e)
+/* 1 when an open, idle l may carry a request: nothing to read (a readable idle socket holds
+ * the peer's close or stray bytes). For TLS, records without application data (TLS 1.3
+ * session tickets) are consumed first. */
+static int link_idle_ok(struct link *l)
+{
+    struct pollfd pfd = {.fd = l->fd, .events = POLLIN};
+    int r = poll(&pfd, 1, 0);
+
+    if (r == 0)
+        return 1;
+    if (r < 0 || l->ssl == NULL)
+        return 0;
+    char b;
+    size_t got = 0;
+    int rc = SSL_peek_ex(l->ssl, &b, 1, &got);
+    int ok = rc != 1 && SSL_get_error(l->ssl, rc) == SSL_ERROR_WANT_READ;
+    ERR_clear_error();
+    return ok;
+}
+
+static int link_write_all(struct link *l, const char *p, size_t n, struct err *e)
 {
     while (n > 0) {
         ssize_t w;
-        if (c->ssl) {
+        if (l->ssl) {
             size_t done = 0;
-            int rc = SSL_write_ex(c->ssl, p, n, &done);
+            int rc = SSL_write_ex(l->ssl, p, n, &done);
             if (rc <= 0) {
-                if ((rc = tls_retry(c, rc, "sending to", e)) < 0)
+                if ((rc = tls_retry(l, rc, "sending to", e)) < 0)
                     return rc;
                 continue;
             }
             w = (ssize_t)done;
         } else {
-            w = send(c->fd, p, n, MSG_NOSIGNAL);
+            w = send(l->fd, p, n, MSG_NOSIGNAL);
             if (w < 0) {
                 if (errno == EINTR)
                     continue;
                 if (errno == EAGAIN || errno == EWOULDBLOCK) {
-                    int rc = conn_wait(c, POLLOUT, "sending to", e);
+                    int rc = link_wait(l, POLLOUT, "sending to", e);
                     if (rc < 0)
                         return rc;
                     continue;
                 }
-                return err_set(e, ERR_IO, "sending to %s: %s", c->where, strerror(errno));
+                return err_set(e, ERR_IO, "sending to %s: %s", l->where, strerror(errno));
             }
         }
         p += w;
@@ -621,101 +694,204 @@ static int conn_write_all(struct conn *c, const char *p, size_t n, struct err *e
 }
 
 /* Reads some bytes: > 0 count, 0 at end of stream, or a negative error. */
-static ssize_t conn_read(struct conn *c, char *p, size_t n, struct err *e)
+static ssize_t link_read(struct link *l, char *p, size_t n, struct err *e)
 {
     for (;;) {
-        if (c->ssl) {
+        if (l->ssl) {
             size_t got = 0;
-            int rc = SSL_read_ex(c->ssl, p, n, &got);
+            int rc = SSL_read_ex(l->ssl, p, n, &got);
             if (rc == 1)
                 return (ssize_t)got;
-            int se = SSL_get_error(c->ssl, rc);
+            int se = SSL_get_error(l->ssl, rc);
             if (se == SSL_ERROR_ZERO_RETURN)
                 return 0;
             if (se == SSL_ERROR_SYSCALL && ERR_peek_error() == 0 && errno == 0)
                 return 0;
-            if ((rc = tls_retry(c, rc, "reading from", e)) < 0)
+            if ((rc = tls_retry(l, rc, "reading from", e)) < 0)
                 return rc;
             continue;
         }
-        ssize_t r = recv(c->fd, p, n, 0);
+        ssize_t r = recv(l->fd, p, n, 0);
         if (r >= 0)
             return r;
         if (errno == EINTR)
             continue;
         if (errno == EAGAIN || errno == EWOULDBLOCK) {
-            int rc = conn_wait(c, POLLIN, "waiting for", e);
+            int rc = link_wait(l, POLLIN, "waiting for", e);
             if (rc < 0)
                 return rc;
             continue;
         }
-        return err_set(e, ERR_IO, "reading from %s: %s", c->where, strerror(errno));
+        return err_set(e, ERR_IO, "reading from %s: %s", l->where, strerror(errno));
     }
 }
 
-static void conn_close(struct conn *c)
+static void link_close(struct link *l)
 {
-    if (c->ssl)
-        SSL_free(c->ssl);
-    c->ssl = NULL;
-    if (c->fd >= 0)
-        close(c->fd);
-    c->fd = -1;
+    if (l->ssl)
+        SSL_free(l->ssl);
+    l->ssl = NULL;
+    if (l->fd >= 0)
+        close(l->fd);
+    l->fd = -1;
+}
+
+/* Takes the request's waits and the peer's name from hc, for a request to u. */
+static void link_setup(struct link *l, const struct httpc_call *hc, const struct httpc_url *u)
+{
+    l->idle_ms = hc->idle_timeout_ms > 0 ? hc->idle_timeout_ms : 300000;
+    l->total_ms = hc->total_timeout_ms > 0 ? hc->total_timeout_ms : 900000;
+    l->stop = hc->stop;
+    if (hc->peer)
+        snprintf(l->where, sizeof(l->where), "%s", hc->peer);
+    else
+        httpc_url_authority(u, l->where, sizeof(l->where));
+}
+
+static int connect_ms(const struct httpc_call *hc)
+{
+    return hc->connect_timeout_ms > 0 ? hc->connect_timeout_ms : 10000;
+}
+
+/* The request head for hc to u into req; "Connection: keep-alive" or "close". */
+static void build_request(struct buf *req, const struct httpc_call *hc, const struct httpc_url *u,
+                          int keep)
+{
+    char host_hdr[HTTPC_HOST_MAX + 16];
+
+    if ((u->tls && strcmp(u->port, "443") == 0) || (!u->tls && strcmp(u->port, "80") == 0))
+        snprintf(host_hdr, sizeof(host_hdr), u->ipv6 ? "[%s]" : "%s", u->host);
+    else
+        httpc_url_authority(u, host_hdr, sizeof(host_hdr));
+    buf_addf(req, "%s %s HTTP/1.1\r\nHost: %s\r\nConnection: %s\r\n", hc->method, hc->target,
+             host_hdr, keep ? "keep-alive" : "close");
+    if (hc->body_len > 0 || strcmp(hc->method, "POST") == 0)
+        buf_addf(req, "Content-Length: %zu\r\n", hc->body_len);
+    for (const char *const *h = hc->headers; h && *h; h++)
+        buf_addf(req, "%s\r\n", *h);
+    buf_adds(req, "\r\n");
+}
+
+/* Sends req and hc's body on the open l, then reads the response into p (initialised) until
+ * it ends. *sent is set to 1 before the first byte is written. */
+static int exchange(struct link *l, const struct buf *req, const struct httpc_call *hc,
+                    struct httpc_parser *p, int *sent, struct err *e)
+{
+    char buf[16384];
+    int rc;
+
+    *sent = 1;
+    if ((rc = link_write_all(l, req->data, req->len, e)) < 0)
+        return rc;
+    if (hc->body_len > 0 && (rc = link_write_all(l, hc->body, hc->body_len, e)) < 0)
+        return rc;
+    while (!httpc_parser_done(p)) {
+        ssize_t r = link_read(l, buf, sizeof(buf), e);
+        if (r < 0)
+            return (int)r;
+        if (r == 0)
+            return httpc_parser_eof(p, e);
+        if ((rc = httpc_parser_feed(p, buf, (size_t)r, e)) < 0)
+            return rc;
+    }
+    return 0;
+}
+
+static void parser_start(struct httpc_parser *p, const struct httpc_call *hc)
+{
+    httpc_parser_init(p, hc->max_body, hc->on_body, hc->arg);
+    p->head_only = strcmp(hc->method, "HEAD") == 0;
 }
 
 int httpc_call_run(const struct httpc_call *hc, struct httpc_parser *p, struct err *e)
 {
-    struct conn c;
+    struct link l = {.fd = -1};
     struct buf req = BUF_INIT;
-    char host_hdr[HTTPC_HOST_MAX + 16], buf[16384];
-    int rc;
+    int rc, sent = 0;
 
-    httpc_parser_init(p, hc->max_body, hc->on_body, hc->arg);
-    p->head_only = strcmp(hc->method, "HEAD") == 0;
-    memset(&c, 0, sizeof(c));
-    c.fd = -1;
-    c.idle_ms = hc->idle_timeout_ms > 0 ? hc->idle_timeout_ms : 300000;
-    c.total_ms = hc->total_timeout_ms > 0 ? hc->total_timeout_ms : 900000;
-    c.deadline_ns = time_mono_ns() + (int64_t)c.total_ms * 1000000;
-    c.stop = hc->stop;
-    httpc_url_authority(hc->url, c.where, sizeof(c.where));
-    if ((hc->url->tls && strcmp(hc->url->port, "443") == 0) ||
-        (!hc->url->tls && strcmp(hc->url->port, "80") == 0))
-        snprintf(host_hdr, sizeof(host_hdr), hc->url->ipv6 ? "[%s]" : "%s", hc->url->host);
-    else
-        snprintf(host_hdr, sizeof(host_hdr), "%s", c.where);
+    parser_start(p, hc);
+    link_setup(&l, hc, hc->url);
+    l.deadline_ns = time_mono_ns() + (int64_t)l.total_ms * 1000000;
+    build_request(&req, hc, hc->url, 0);
+    rc = link_open(&l, hc->url, connect_ms(hc), e);
+    if (rc == 0)
+        rc = exchange(&l, &req, hc, p, &sent, e);
+    link_close(&l);
+    buf_release(&req);
+    return rc;
+}
 
-    buf_addf(&req, "%s %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n", hc->method, hc->target,
-             host_hdr);
-    if (hc->body_len > 0 || strcmp(hc->method, "POST") == 0)
-        buf_addf(&req, "Content-Length: %zu\r\n", hc->body_len);
-    for (const char *const *h = hc->headers; h && *h; h++)
-        buf_addf(&req, "%s\r\n", *h);
-    buf_adds(&req, "\r\n");
+/* ---- kept connections ---- */
 
-    rc = conn_open(&c, hc->url, hc->connect_timeout_ms > 0 ? hc->connect_timeout_ms : 10000, e);
-    if (rc < 0)
-        goto out;
-    if ((rc = conn_write_all(&c, req.data, req.len, e)) < 0)
-        goto out;
-    if (hc->body_len > 0 && (rc = conn_write_all(&c, hc->body, hc->body_len, e)) < 0)
-        goto out;
-    while (!httpc_parser_done(p)) {
-        ssize_t r = conn_read(&c, buf, sizeof(buf), e);
-        if (r < 0) {
-            rc = (int)r;
+struct httpc_conn {
+    struct httpc_url url;
+    struct link l;
+    unsigned long opens;
+    int sent; /* of the last request */
+};
+
+struct httpc_conn *httpc_conn_new(const struct httpc_url *u)
+{
+    struct httpc_conn *k = xcalloc(1, sizeof(*k));
+
+    k->url = *u;
+    k->l.fd = -1;
+    return k;
+}
+
+void httpc_conn_close(struct httpc_conn *k)
+{
+    link_close(&k->l);
+}
+
+void httpc_conn_free(struct httpc_conn *k)
+{
+    if (k == NULL)
+        return;
+    link_close(&k->l);
+    free(k);
+}
+
+int httpc_conn_sent(const struct httpc_conn *k)
+{
+    return k->sent;
+}
+
+unsigned long httpc_conn_opens(const struct httpc_conn *k)
+{
+    return k->opens;
+}
+
+int httpc_conn_run(struct httpc_conn *k, const struct httpc_call *hc, struct httpc_parser *p,
+                   struct err *e)
+{
+    struct buf req = BUF_INIT;
+    int rc = 0;
+
+    parser_start(p, hc);
+    k->sent = 0;
+    link_setup(&k->l, hc, &k->url);
+    build_request(&req, hc, &k->url, 1);
+    if (k->l.fd >= 0 && !link_idle_ok(&k->l))
+        link_close(&k->l);
+    if (k->l.fd < 0) {
+        /* the connect timeout bounds the TLS handshake too */
+        int total_ms = k->l.total_ms;
+        k->l.total_ms = connect_ms(hc);
+        k->l.deadline_ns = time_mono_ns() + (int64_t)k->l.total_ms * 1000000;
+        rc = link_open(&k->l, &k->url, connect_ms(hc), e);
+        k->l.total_ms = total_ms;
+        if (rc < 0)
             goto out;
-        }
-        if (r == 0) {
-            rc = httpc_parser_eof(p, e);
-            goto out;
-        }
-        if ((rc = httpc_parser_feed(p, buf, (size_t)r, e)) < 0)
-            goto out;
+        k->opens++;
     }
-    rc = 0;
+    k->l.deadline_ns = time_mono_ns() + (int64_t)k->l.total_ms * 1000000;
+    rc = exchange(&k->l, &req, hc, p, &k->sent, e);
+    if (rc == 0 && !httpc_parser_keep_alive(p))
+        link_close(&k->l);
 out:
-    conn_close(&c);
+    if (rc < 0)
+        link_close(&k->l);
     buf_release(&req);
     return rc;
 }

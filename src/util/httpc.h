@@ -1,19 +1,34 @@
 /*
- * http: the agent's small blocking HTTP/1.1 client, for one model call at a time.
+ * httpc: the one blocking HTTP/1.1 client, for a caller that sends a request and waits for
+ * its answer: the reference agent's model calls (one-shot) and the control API client
+ * (src/control/client.c, keep-alive).
  *
- * The agent makes one request, waits for its answer and acts on it; nothing else runs in
- * between, so a blocking client with poll(2) timeouts is the simplest thing that is exact
- * about failures (a refused connection is reported as "connection refused", not as a generic
- * EOF). One request per connection ("Connection: close"), http:// or https:// (OpenSSL, peer
- * and host name verified against the default trust store, which honours SSL_CERT_FILE).
+ * Nothing else runs while a request is in flight, so a blocking client with poll(2) timeouts
+ * is the simplest thing that is exact about failures (a refused connection is reported as
+ * "connection refused", not as a generic EOF). http:// or https:// (OpenSSL, peer and host
+ * name verified against the default trust store, which honours SSL_CERT_FILE).
  *
- * Two layers:
+ * Three layers:
  *   - httpc_parser: a pure, incremental response parser (status line, headers, then the body
  *     framed by Transfer-Encoding: chunked, Content-Length or connection close; interim 1xx
  *     answers skipped). Bytes go in in any split; decoded body bytes come out through a
  *     callback as they arrive, so a server-sent-events stream can be acted on live.
- *   - httpc_call_run: resolve, connect (timeout), TLS handshake, send, read until the message
- *     ends, with an idle timeout per read and a total deadline, and a body size limit.
+ *   - httpc_call_run: one request on its own connection ("Connection: close"): resolve,
+ *     connect (timeout), TLS handshake, send, read until the message ends, with an idle
+ *     timeout per read and a total deadline, and a body size limit.
+ *   - httpc_conn: the same exchange over one kept connection to one URL ("Connection:
+ *     keep-alive"), opened on first use and re-opened when it cannot be reused.
+ *
+ * Kept connection states (httpc_conn_run, one request):
+ *   CLOSED --open: connect and TLS within connect_timeout_ms--> OPEN
+ *   OPEN   --idle check before sending finds it readable (peer closed, stray bytes)--> CLOSED,
+ *            then opened as above
+ *   OPEN   --exchange within total_timeout_ms, httpc_parser_keep_alive--> OPEN
+ *   OPEN   --exchange, the response does not allow reuse--> CLOSED
+ *   any    --error--> CLOSED
+ * The idle check happens before a byte is sent, so a request is never sent twice: a request
+ * that fails after sending started is reported, never retried (the server may have acted on
+ * it; httpc_conn_sent says whether sending started).
  *
  * Parser states (httpc_parser_feed):
  *   HEAD   --blank line, status 1xx--> HEAD      (interim answer dropped)
@@ -83,6 +98,8 @@ struct httpc_parser {
     uint64_t remaining;  /* bytes left in the chunk or the Content-Length body */
     uint64_t body_bytes; /* decoded body bytes delivered */
     uint64_t max_body;   /* more decoded body than this is ERR_LIMIT; 0: no limit */
+    int to_eof;          /* the body was framed by the connection's close */
+    uint64_t extra;      /* bytes fed after the end of the message (ignored) */
     httpc_body_fn on_body;
     void *arg;
 };
@@ -90,26 +107,31 @@ struct httpc_parser {
 /* Initialises caller-owned storage. on_body may be NULL (body bytes are counted, dropped). */
 void httpc_parser_init(struct httpc_parser *p, uint64_t max_body, httpc_body_fn on_body, void *arg);
 void httpc_parser_release(struct httpc_parser *p);
-/* Feeds n bytes. Bytes after the end of the message are ignored. 0, or with e set: ERR_PROTO
- * (malformed status line, header, chunk framing, conflicting lengths), ERR_LIMIT (head over
- * HTTPC_HEAD_MAX, body over max_body), or the callback's code. Errors are sticky. */
+/* Feeds n bytes. Bytes after the end of the message are ignored (and counted in p->extra). 0,
+ * or with e set: ERR_PROTO (malformed status line, header, chunk framing, conflicting
+ * lengths), ERR_LIMIT (head over HTTPC_HEAD_MAX; body over max_body, as soon as a
+ * Content-Length or chunk size announces it), or the callback's code. Errors are sticky. */
 int httpc_parser_feed(struct httpc_parser *p, const char *data, size_t n, struct err *e);
 /* The peer closed the connection. 0 when that ends the message (or it had ended), ERR_PROTO
  * ("connection closed after N bytes of the response") otherwise. */
 int httpc_parser_eof(struct httpc_parser *p, struct err *e);
 /* 1 when a whole message was read. */
 int httpc_parser_done(const struct httpc_parser *p);
+/* 1 when the connection it came on may carry another request: a whole message was read, its
+ * body was not framed by the close, nothing followed it, and its head allows reuse (HTTP/1.1
+ * without "Connection: close", or HTTP/1.0 with "Connection: keep-alive"). */
+int httpc_parser_keep_alive(const struct httpc_parser *p);
 /* The value of the first header called name (case-insensitive), trimmed, copied into out
  * (cut to n - 1 bytes). 1 when present, 0 when not (out is then ""). */
 int httpc_parser_header(const struct httpc_parser *p, const char *name, char *out, size_t n);
 
 /* One request. */
 struct httpc_call {
-    const struct httpc_url *url;
-    const char *method;         /* "POST" */
-    const char *target;         /* request target, starts with '/' */
-    const char *const *headers; /* NULL-terminated "Name: value" lines, or NULL */
-    const char *body;           /* may be NULL when body_len is 0 */
+    const struct httpc_url *url; /* ignored by httpc_conn_run (the connection's URL) */
+    const char *method;          /* "POST" */
+    const char *target;          /* request target, starts with '/' */
+    const char *const *headers;  /* NULL-terminated "Name: value" lines, or NULL */
+    const char *body;            /* may be NULL when body_len is 0 */
     size_t body_len;
     int connect_timeout_ms; /* > 0 */
     int idle_timeout_ms;    /* > 0: longest wait for the next bytes */
@@ -118,15 +140,41 @@ struct httpc_call {
     httpc_body_fn on_body;  /* as for the parser; may be NULL */
     void *arg;
     volatile sig_atomic_t *stop; /* when non-NULL and set (a signal handler), give up */
+    const char *peer; /* names the server in messages ("the controller at h:p"); NULL: h:p */
 };
 
 /* Runs c. p is caller-owned and initialised here (release it with httpc_parser_release, also
  * after an error: it holds what was read). Returns 0 once a whole response was read (any
  * status), or with e set: ERR_INVALID (cannot resolve the host), ERR_IO (connect refused or
- * failed, reset, TLS failure; the message names host:port and the reason), ERR_TIMEOUT
+ * failed, reset, TLS failure; the message names c->peer or host:port, and the reason), ERR_TIMEOUT
  * (connect, idle or total timeout), ERR_PROTO / ERR_LIMIT (from the parser), ERR_SYS
  * (interrupted through c->stop, or socket() failed). Never retries. */
 int httpc_call_run(const struct httpc_call *c, struct httpc_parser *p, struct err *e);
+
+/* A kept connection to one URL; holds at most one open socket. Not thread-safe. */
+struct httpc_conn;
+
+/* A connection object for u (copied); nothing is opened until the first request. Caller
+ * frees with httpc_conn_free. Never NULL (allocation failure aborts). */
+struct httpc_conn *httpc_conn_new(const struct httpc_url *u);
+/* Closes the socket (if open) and frees; NULL is a no-op. */
+void httpc_conn_free(struct httpc_conn *k);
+/* Closes the socket if open; the next request opens a new one. */
+void httpc_conn_close(struct httpc_conn *k);
+/* Runs c over k (c->url is ignored): reuses the open socket when its idle check passes,
+ * otherwise opens a new one within c->connect_timeout_ms (connect and TLS handshake), then
+ * sends and reads the response within c->total_timeout_ms (and c->idle_timeout_ms per wait).
+ * p as for httpc_call_run. Returns 0 once a whole response was read (any status); the socket
+ * stays open when httpc_parser_keep_alive(p). Errors as for httpc_call_run; after an error
+ * the socket is closed. Never retries: see httpc_conn_sent. */
+int httpc_conn_run(struct httpc_conn *k, const struct httpc_call *c, struct httpc_parser *p,
+                   struct err *e);
+/* 1 when the last httpc_conn_run started sending its request (the server may have acted on
+ * it), 0 when it failed before that (resolve, connect, TLS handshake: nothing was sent). */
+int httpc_conn_sent(const struct httpc_conn *k);
+/* How many sockets k has opened over its life (1 after any number of requests on one kept
+ * connection). */
+unsigned long httpc_conn_opens(const struct httpc_conn *k);
 
 /* Frees the process-wide TLS context, if one was made. Call once at exit. */
 void httpc_global_cleanup(void);

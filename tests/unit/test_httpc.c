@@ -1,7 +1,10 @@
 /* Unit tests for src/util/httpc: URLs, the response parser (every framing, split at every
- * byte, limits, malformed input), and httpc_call_run against local sockets (a canned answer
- * from a child process, a refused connection, a server that never answers). */
+ * byte, limits, malformed input, keep-alive decisions), httpc_call_run against local sockets
+ * (a canned answer from a child process, a refused connection, a server that never answers),
+ * and kept connections (httpc_conn: reuse, reopening after the server closed the idle
+ * connection or after answers that forbid reuse, no resend after a close mid-response). */
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -164,6 +167,9 @@ static void test_parser_errors(void **state)
          ERR_PROTO, "chunk size too large"},
         {"HTTP/1.1 101 Switching Protocols\r\n\r\n", ERR_PROTO, "101"},
         {"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n", ERR_LIMIT, "over the limit"},
+        /* a chunk announced over the limit fails before its bytes arrive */
+        {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nfffffff\r\n{", ERR_LIMIT,
+         "over the limit"},
     };
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -212,6 +218,43 @@ static void test_parser_errors(void **state)
         assert_non_null(strstr(e.msg, "connection closed before"));
         httpc_parser_release(&p);
     }
+    buf_release(&c.body);
+}
+
+/* Whether a parsed response lets its connection carry another request. */
+static void test_parser_keep_alive(void **state)
+{
+    struct {
+        const char *text;
+        int keep;
+    } cases[] = {
+        {"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", 1},
+        {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n", 1},
+        {"HTTP/1.1 204 No Content\r\n\r\n", 1},
+        {"HTTP/1.1 200 OK\r\nConnection: Keep-Alive, Close\r\nContent-Length: 2\r\n\r\nok", 0},
+        {"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", 0},
+        {"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokEXTRA", 0}, /* stray bytes */
+        {"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nok", 0},        /* not done */
+        {"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok", 0},
+        {"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\nok", 1},
+    };
+    struct httpc_parser p;
+    struct collect c = {BUF_INIT, 0, 0};
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct err e = {0};
+        assert_int_equal(parse(cases[i].text, strlen(cases[i].text), 4, 0, &p, &c, &e), 0);
+        assert_int_equal(httpc_parser_keep_alive(&p), cases[i].keep);
+        httpc_parser_release(&p);
+    }
+    /* a body that runs to the close never leaves a reusable connection */
+    struct err e = {0};
+    const char *eof = "HTTP/1.1 200 OK\r\n\r\nbody";
+    assert_int_equal(parse(eof, strlen(eof), 4, 0, &p, &c, &e), 0);
+    assert_int_equal(httpc_parser_eof(&p, &e), 0);
+    assert_true(httpc_parser_done(&p));
+    assert_int_equal(httpc_parser_keep_alive(&p), 0);
+    httpc_parser_release(&p);
     buf_release(&c.body);
 }
 
@@ -334,6 +377,231 @@ static void test_call_refused_and_silent(void **state)
     httpc_parser_release(&p);
 }
 
+/* ---- kept connections (httpc_conn), against a forked server, one connection at a time ---- */
+
+static pid_t ka_pid;
+static int ka_port;
+
+static void ka_send(int fd, const char *s)
+{
+    size_t n = strlen(s);
+    while (n > 0) {
+        ssize_t w = write(fd, s, n);
+        if (w <= 0)
+            return;
+        s += w;
+        n -= (size_t)w;
+    }
+}
+
+/* Answers body-less requests on one connection by path until the connection ends or a path
+ * ends it. Each body names the connection, the request on it, the request's Connection
+ * header, and how many /mid requests the server had seen before. */
+static void ka_serve_conn(int fd, int conn_no, int *mid_seen)
+{
+    char buf[8192];
+    size_t have = 0;
+    int req_no = 0;
+
+    for (;;) {
+        char *end, *ch, path[128], conn_hdr[64] = "", body[256], out[512];
+        size_t head;
+        ssize_t r;
+
+        while ((end = memmem(buf, have, "\r\n\r\n", 4)) == NULL) {
+            if (have >= sizeof(buf) - 1)
+                return;
+            r = read(fd, buf + have, sizeof(buf) - 1 - have);
+            if (r <= 0)
+                return;
+            have += (size_t)r;
+        }
+        buf[have] = '\0';
+        head = (size_t)(end - buf) + 4;
+        req_no++;
+        if (sscanf(buf, "%*s %127s", path) != 1)
+            return;
+        ch = strcasestr(buf, "\r\nConnection: ");
+        if (ch && ch < end && sscanf(ch + 14, "%63[^\r]", conn_hdr) != 1)
+            conn_hdr[0] = '\0';
+        memmove(buf, buf + head, have - head);
+        have -= head;
+        snprintf(body, sizeof(body), "conn=%d req=%d connection=%s mid=%d", conn_no, req_no,
+                 conn_hdr, *mid_seen);
+        if (strcmp(path, "/mid") == 0) { /* part of the body, then the close */
+            ++*mid_seen;
+            ka_send(fd, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nabc");
+            return;
+        }
+        if (strcmp(path, "/eof") == 0) { /* the body runs to the close */
+            snprintf(out, sizeof(out), "HTTP/1.1 200 OK\r\n\r\n%s", body);
+            ka_send(fd, out);
+            return;
+        }
+        snprintf(out, sizeof(out), "HTTP/%s 200 OK\r\n%sContent-Length: %zu\r\n\r\n%s",
+                 strcmp(path, "/http10") == 0 ? "1.0" : "1.1",
+                 strcmp(path, "/close") == 0 ? "Connection: close\r\n" : "", strlen(body), body);
+        ka_send(fd, out);
+        if (strcmp(path, "/bye") == 0 || strcmp(path, "/close") == 0)
+            return; /* /bye: a reusable answer, then the server closes the idle connection */
+    }
+}
+
+static int ka_setup(void **state)
+{
+    int lfd = listener(&ka_port);
+
+    ka_pid = fork();
+    assert_true(ka_pid >= 0);
+    if (ka_pid == 0) {
+        int conn_no = 0, mid_seen = 0;
+        alarm(60); /* never outlive the test by much */
+        for (;;) {
+            int c = accept(lfd, NULL, NULL);
+            if (c < 0)
+                continue;
+            ka_serve_conn(c, ++conn_no, &mid_seen);
+            close(c);
+        }
+    }
+    close(lfd);
+    return 0;
+}
+
+static int ka_teardown(void **state)
+{
+    kill(ka_pid, SIGKILL);
+    waitpid(ka_pid, NULL, 0);
+    return 0;
+}
+
+/* GETs path over k; out gets the body (also after an error). */
+static int ka_get(struct httpc_conn *k, const char *path, char *out, size_t n, struct err *e)
+{
+    struct httpc_parser p;
+    struct collect col = {BUF_INIT, 0, 0};
+    struct httpc_call hc = {.method = "GET", .target = path, .connect_timeout_ms = 2000,
+                            .idle_timeout_ms = 5000, .total_timeout_ms = 5000,
+                            .on_body = on_body, .arg = &col};
+    int rc = httpc_conn_run(k, &hc, &p, e);
+
+    snprintf(out, n, "%s", col.body.data);
+    httpc_parser_release(&p);
+    buf_release(&col.body);
+    return rc;
+}
+
+static void test_conn_reuse(void **state)
+{
+    struct httpc_url u;
+    struct err e = {0};
+    char body[256];
+
+    url_for(ka_port, &u);
+    struct httpc_conn *k = httpc_conn_new(&u);
+    assert_int_equal(httpc_conn_opens(k), 0);
+    assert_int_equal(ka_get(k, "/a", body, sizeof(body), &e), 0);
+    assert_string_equal(body, "conn=1 req=1 connection=keep-alive mid=0");
+    assert_int_equal(ka_get(k, "/b", body, sizeof(body), &e), 0);
+    assert_string_equal(body, "conn=1 req=2 connection=keep-alive mid=0");
+    assert_int_equal(httpc_conn_opens(k), 1);
+    assert_int_equal(httpc_conn_sent(k), 1);
+
+    /* answers that do not allow reuse: the next request opens a new connection */
+    assert_int_equal(ka_get(k, "/close", body, sizeof(body), &e), 0);
+    assert_string_equal(body, "conn=1 req=3 connection=keep-alive mid=0");
+    assert_int_equal(ka_get(k, "/eof", body, sizeof(body), &e), 0);
+    assert_string_equal(body, "conn=2 req=1 connection=keep-alive mid=0");
+    assert_int_equal(ka_get(k, "/http10", body, sizeof(body), &e), 0);
+    assert_string_equal(body, "conn=3 req=1 connection=keep-alive mid=0");
+    assert_int_equal(ka_get(k, "/a", body, sizeof(body), &e), 0);
+    assert_string_equal(body, "conn=4 req=1 connection=keep-alive mid=0");
+    assert_int_equal(httpc_conn_opens(k), 4);
+    httpc_conn_free(k);
+    httpc_conn_free(NULL);
+
+    /* the one-shot path still asks for the close */
+    struct httpc_parser p;
+    struct collect col = {BUF_INIT, 0, 0};
+    struct httpc_call hc = {.url = &u, .method = "GET", .target = "/a", .connect_timeout_ms = 2000,
+                            .idle_timeout_ms = 5000, .total_timeout_ms = 5000,
+                            .on_body = on_body, .arg = &col};
+    assert_int_equal(httpc_call_run(&hc, &p, &e), 0);
+    assert_string_equal(col.body.data, "conn=5 req=1 connection=close mid=0");
+    httpc_parser_release(&p);
+    buf_release(&col.body);
+}
+
+static void test_conn_peer_closed_between(void **state)
+{
+    struct httpc_url u;
+    struct err e = {0};
+    char body[256];
+
+    url_for(ka_port, &u);
+    struct httpc_conn *k = httpc_conn_new(&u);
+    assert_int_equal(ka_get(k, "/bye", body, sizeof(body), &e), 0);
+    assert_string_equal(body, "conn=1 req=1 connection=keep-alive mid=0");
+    usleep(200000); /* the server closed the kept connection meanwhile */
+    assert_int_equal(ka_get(k, "/a", body, sizeof(body), &e), 0);
+    assert_string_equal(body, "conn=2 req=1 connection=keep-alive mid=0");
+    assert_int_equal(httpc_conn_opens(k), 2);
+    /* closing by hand: the same */
+    httpc_conn_close(k);
+    assert_int_equal(ka_get(k, "/a", body, sizeof(body), &e), 0);
+    assert_string_equal(body, "conn=3 req=1 connection=keep-alive mid=0");
+    httpc_conn_free(k);
+}
+
+static void test_conn_peer_closes_mid_response(void **state)
+{
+    struct httpc_url u;
+    struct err e = {0};
+    char body[256];
+
+    url_for(ka_port, &u);
+    struct httpc_conn *k = httpc_conn_new(&u);
+    assert_int_equal(ka_get(k, "/a", body, sizeof(body), &e), 0);
+    /* on the kept connection: part of the answer, then the close. An error, not a resend. */
+    assert_int_equal(ka_get(k, "/mid", body, sizeof(body), &e), ERR_PROTO);
+    assert_string_equal(body, "abc");
+    assert_non_null(strstr(e.msg, "connection closed before the end of the response"));
+    assert_int_equal(httpc_conn_sent(k), 1);
+    assert_int_equal(httpc_conn_opens(k), 1);
+    /* the server saw /mid once, and the next request is the next connection's first */
+    err_clear(&e);
+    assert_int_equal(ka_get(k, "/a", body, sizeof(body), &e), 0);
+    assert_string_equal(body, "conn=2 req=1 connection=keep-alive mid=1");
+    assert_int_equal(httpc_conn_opens(k), 2);
+    httpc_conn_free(k);
+}
+
+static void test_conn_refused(void **state)
+{
+    int port, lfd = listener(&port);
+    struct httpc_url u;
+    struct err e = {0};
+    char body[256], want[96];
+
+    close(lfd);
+    url_for(port, &u);
+    struct httpc_conn *k = httpc_conn_new(&u);
+    struct httpc_parser p;
+    struct httpc_call hc = {.method = "GET", .target = "/", .connect_timeout_ms = 2000,
+                            .idle_timeout_ms = 5000, .total_timeout_ms = 5000,
+                            .peer = "the test server"};
+    assert_int_equal(httpc_conn_run(k, &hc, &p, &e), ERR_IO);
+    httpc_parser_release(&p);
+    assert_string_equal(e.msg, "cannot connect to the test server: Connection refused");
+    assert_int_equal(httpc_conn_sent(k), 0);
+    assert_int_equal(httpc_conn_opens(k), 0);
+    err_clear(&e);
+    assert_int_equal(ka_get(k, "/", body, sizeof(body), &e), ERR_IO);
+    snprintf(want, sizeof(want), "cannot connect to 127.0.0.1:%d: Connection refused", port);
+    assert_string_equal(e.msg, want);
+    httpc_conn_free(k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -342,6 +610,11 @@ int main(void)
         cmocka_unit_test(test_parser_errors),
         cmocka_unit_test(test_call_canned),
         cmocka_unit_test(test_call_refused_and_silent),
+        cmocka_unit_test(test_parser_keep_alive),
+        cmocka_unit_test_setup_teardown(test_conn_reuse, ka_setup, ka_teardown),
+        cmocka_unit_test_setup_teardown(test_conn_peer_closed_between, ka_setup, ka_teardown),
+        cmocka_unit_test_setup_teardown(test_conn_peer_closes_mid_response, ka_setup, ka_teardown),
+        cmocka_unit_test(test_conn_refused),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     httpc_global_cleanup();
