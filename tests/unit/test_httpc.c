@@ -22,6 +22,7 @@
 
 #include "util/httpc.h"
 #include "util/buf.h"
+#include "util/fs.h"
 #include "util/timeutil.h"
 #include "util/banned.h"
 
@@ -384,14 +385,8 @@ static int ka_port;
 
 static void ka_send(int fd, const char *s)
 {
-    size_t n = strlen(s);
-    while (n > 0) {
-        ssize_t w = write(fd, s, n);
-        if (w <= 0)
-            return;
-        s += w;
-        n -= (size_t)w;
-    }
+    if (fs_write_all(fd, s, strlen(s)) < 0)
+        _exit(3);
 }
 
 /* Answers body-less requests on one connection by path until the connection ends or a path
