@@ -2,7 +2,8 @@
  * byte, limits, malformed input, keep-alive decisions), httpc_call_run against local sockets
  * (a canned answer from a child process, a refused connection, a server that never answers),
  * and kept connections (httpc_conn: reuse, reopening after the server closed the idle
- * connection or after answers that forbid reuse, no resend after a close mid-response). */
+ * connection or after answers that forbid reuse, no resend after a close mid-response; the
+ * same over TLS with a certificate made here). */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -17,6 +18,10 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
 
 #include <cmocka.h>
 
@@ -48,9 +53,19 @@ static void test_url(void **state)
     httpc_url_authority(&u, a, sizeof(a));
     assert_string_equal(a, "[::1]:9");
 
-    const char *bad[] = {"", "ftp://x", "http://", "http://:80", "http://h:0", "http://h:99999",
-                         "http://h:8x", "http://u:p@h/", "http://h/?q=1", "http://h/#f",
-                         "http://[::1", "http://[::1]x", "http://h /"};
+    const char *bad[] = {"",
+                         "ftp://x",
+                         "http://",
+                         "http://:80",
+                         "http://h:0",
+                         "http://h:99999",
+                         "http://h:8x",
+                         "http://u:p@h/",
+                         "http://h/?q=1",
+                         "http://h/#f",
+                         "http://[::1",
+                         "http://[::1]x",
+                         "http://h /"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         struct err e2 = {0};
         assert_int_equal(httpc_url_parse(bad[i], &u, &e2), ERR_INVALID);
@@ -164,8 +179,8 @@ static void test_parser_errors(void **state)
          "malformed chunk size"},
         {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabX\r\n", ERR_PROTO,
          "missing CRLF"},
-        {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffffff\r\n",
-         ERR_PROTO, "chunk size too large"},
+        {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffffff\r\n", ERR_PROTO,
+         "chunk size too large"},
         {"HTTP/1.1 101 Switching Protocols\r\n\r\n", ERR_PROTO, "101"},
         {"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n", ERR_LIMIT, "over the limit"},
         /* a chunk announced over the limit fails before its bytes arrive */
@@ -210,7 +225,8 @@ static void test_parser_errors(void **state)
     c.fail_at = 0;
 
     /* EOF in the middle */
-    const char *cut[] = {"", "HTTP/1.1 200 OK\r\nContent-Le", "HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nab",
+    const char *cut[] = {"", "HTTP/1.1 200 OK\r\nContent-Le",
+                         "HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nab",
                          "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab"};
     for (size_t i = 0; i < 4; i++) {
         err_clear(&e);
@@ -235,7 +251,7 @@ static void test_parser_keep_alive(void **state)
         {"HTTP/1.1 200 OK\r\nConnection: Keep-Alive, Close\r\nContent-Length: 2\r\n\r\nok", 0},
         {"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", 0},
         {"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokEXTRA", 0}, /* stray bytes */
-        {"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nok", 0},        /* not done */
+        {"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nok", 0},      /* not done */
         {"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok", 0},
         {"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\nok", 1},
     };
@@ -320,10 +336,17 @@ static void test_call_canned(void **state)
     struct err e = {0};
     const char *hdrs[] = {"X-Test: yes", NULL};
     url_for(port, &u);
-    struct httpc_call hc = {.url = &u, .method = "POST", .target = "/base/x", .headers = hdrs,
-                           .body = "{\"a\":1}", .body_len = 7, .connect_timeout_ms = 2000,
-                           .idle_timeout_ms = 5000, .total_timeout_ms = 10000,
-                           .on_body = on_body, .arg = &col};
+    struct httpc_call hc = {.url = &u,
+                            .method = "POST",
+                            .target = "/base/x",
+                            .headers = hdrs,
+                            .body = "{\"a\":1}",
+                            .body_len = 7,
+                            .connect_timeout_ms = 2000,
+                            .idle_timeout_ms = 5000,
+                            .total_timeout_ms = 10000,
+                            .on_body = on_body,
+                            .arg = &col};
     assert_int_equal(httpc_call_run(&hc, &p, &e), 0);
     assert_int_equal(p.status, 200);
     assert_string_equal(col.body.data, "abc");
@@ -343,9 +366,14 @@ static void test_call_refused_and_silent(void **state)
 
     /* a listener that never accepts: the connect succeeds (backlog), no answer comes */
     url_for(port, &u);
-    struct httpc_call hc = {.url = &u, .method = "POST", .target = "/", .body = "x", .body_len = 1,
-                           .connect_timeout_ms = 1000, .idle_timeout_ms = 300,
-                           .total_timeout_ms = 5000};
+    struct httpc_call hc = {.url = &u,
+                            .method = "POST",
+                            .target = "/",
+                            .body = "x",
+                            .body_len = 1,
+                            .connect_timeout_ms = 1000,
+                            .idle_timeout_ms = 300,
+                            .total_timeout_ms = 5000};
     int64_t t0 = time_mono_ns();
     assert_int_equal(httpc_call_run(&hc, &p, &e), ERR_TIMEOUT);
     assert_non_null(strstr(e.msg, "nothing for 0.3 s"));
@@ -475,9 +503,13 @@ static int ka_get(struct httpc_conn *k, const char *path, char *out, size_t n, s
 {
     struct httpc_parser p;
     struct collect col = {BUF_INIT, 0, 0};
-    struct httpc_call hc = {.method = "GET", .target = path, .connect_timeout_ms = 2000,
-                            .idle_timeout_ms = 5000, .total_timeout_ms = 5000,
-                            .on_body = on_body, .arg = &col};
+    struct httpc_call hc = {.method = "GET",
+                            .target = path,
+                            .connect_timeout_ms = 2000,
+                            .idle_timeout_ms = 5000,
+                            .total_timeout_ms = 5000,
+                            .on_body = on_body,
+                            .arg = &col};
     int rc = httpc_conn_run(k, &hc, &p, e);
 
     snprintf(out, n, "%s", col.body.data);
@@ -518,9 +550,14 @@ static void test_conn_reuse(void **state)
     /* the one-shot path still asks for the close */
     struct httpc_parser p;
     struct collect col = {BUF_INIT, 0, 0};
-    struct httpc_call hc = {.url = &u, .method = "GET", .target = "/a", .connect_timeout_ms = 2000,
-                            .idle_timeout_ms = 5000, .total_timeout_ms = 5000,
-                            .on_body = on_body, .arg = &col};
+    struct httpc_call hc = {.url = &u,
+                            .method = "GET",
+                            .target = "/a",
+                            .connect_timeout_ms = 2000,
+                            .idle_timeout_ms = 5000,
+                            .total_timeout_ms = 5000,
+                            .on_body = on_body,
+                            .arg = &col};
     assert_int_equal(httpc_call_run(&hc, &p, &e), 0);
     assert_string_equal(col.body.data, "conn=5 req=1 connection=close mid=0");
     httpc_parser_release(&p);
@@ -582,8 +619,11 @@ static void test_conn_refused(void **state)
     url_for(port, &u);
     struct httpc_conn *k = httpc_conn_new(&u);
     struct httpc_parser p;
-    struct httpc_call hc = {.method = "GET", .target = "/", .connect_timeout_ms = 2000,
-                            .idle_timeout_ms = 5000, .total_timeout_ms = 5000,
+    struct httpc_call hc = {.method = "GET",
+                            .target = "/",
+                            .connect_timeout_ms = 2000,
+                            .idle_timeout_ms = 5000,
+                            .total_timeout_ms = 5000,
                             .peer = "the test server"};
     assert_int_equal(httpc_conn_run(k, &hc, &p, &e), ERR_IO);
     httpc_parser_release(&p);
@@ -595,6 +635,133 @@ static void test_conn_refused(void **state)
     snprintf(want, sizeof(want), "cannot connect to 127.0.0.1:%d: Connection refused", port);
     assert_string_equal(e.msg, want);
     httpc_conn_free(k);
+}
+
+/* A TLS server for test_conn_tls: one connection at a time; each answer names the connection
+ * and the request on it; after /bye it shuts the connection down (close_notify, then close),
+ * after /ticket it sends a TLS 1.3 session ticket (readable, but no application data). */
+static void tls_serve(int lfd, X509 *cert, EVP_PKEY *key)
+{
+    SSL_CTX *sc = SSL_CTX_new(TLS_server_method());
+
+    if (sc == NULL || SSL_CTX_use_certificate(sc, cert) != 1 ||
+        SSL_CTX_use_PrivateKey(sc, key) != 1)
+        _exit(2);
+    alarm(30);
+    for (int conn_no = 1;; conn_no++) {
+        int fd = accept(lfd, NULL, NULL), req_no = 0;
+        SSL *s = SSL_new(sc);
+        char buf[4096];
+        size_t have = 0;
+
+        SSL_set_fd(s, fd);
+        while (SSL_accept(s) == 1) {
+            char *end, path[128], out[256];
+            int r;
+            while ((end = memmem(buf, have, "\r\n\r\n", 4)) == NULL) {
+                if (have >= sizeof(buf) - 1 ||
+                    (r = SSL_read(s, buf + have, (int)(sizeof(buf) - 1 - have))) <= 0)
+                    goto next;
+                have += (size_t)r;
+            }
+            buf[have] = '\0';
+            if (sscanf(buf, "%*s %127s", path) != 1)
+                goto next;
+            have -= (size_t)(end + 4 - buf);
+            memmove(buf, end + 4, have);
+            char body[64];
+            snprintf(body, sizeof(body), "tls conn=%d req=%d", conn_no, ++req_no);
+            snprintf(out, sizeof(out), "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n\r\n%s",
+                     strlen(body), body);
+            if (SSL_write(s, out, (int)strlen(out)) <= 0)
+                goto next;
+            if (strcmp(path, "/bye") == 0) {
+                SSL_shutdown(s);
+                goto next;
+            }
+            if (strcmp(path, "/ticket") == 0) /* a TLS record with no data after the answer */
+                if (SSL_new_session_ticket(s) != 1 || SSL_do_handshake(s) != 1)
+                    goto next;
+        }
+    next:
+        SSL_free(s);
+        close(fd);
+    }
+}
+
+/* A kept https connection: reused across requests (also when a session ticket came while it
+ * was idle), and re-opened after the server's TLS close. The certificate is made here and trusted
+ * through SSL_CERT_FILE. */
+static void test_conn_tls(void **state)
+{
+    char dir[] = "/tmp/faultline-httpc-XXXXXX", cert_path[64], u_s[64], body[256];
+    EVP_PKEY *key = EVP_EC_gen("P-256");
+    X509 *x = X509_new();
+    X509V3_CTX v3;
+    struct httpc_url u;
+    struct err e = {0};
+    int port, lfd;
+    FILE *f;
+
+    assert_non_null(key);
+    X509_set_version(x, 2);
+    ASN1_INTEGER_set(X509_get_serialNumber(x), 1);
+    X509_gmtime_adj(X509_getm_notBefore(x), -60);
+    X509_gmtime_adj(X509_getm_notAfter(x), 3600);
+    X509_set_pubkey(x, key);
+    X509_NAME_add_entry_by_txt(X509_get_subject_name(x), "CN", MBSTRING_ASC,
+                               (const unsigned char *)"127.0.0.1", -1, -1, 0);
+    X509_set_issuer_name(x, X509_get_subject_name(x));
+    X509V3_set_ctx_nodb(&v3);
+    X509V3_set_ctx(&v3, x, x, NULL, NULL, 0);
+    const char *exts[][2] = {{"subjectAltName", "IP:127.0.0.1"},
+                             {"basicConstraints", "critical,CA:TRUE"}};
+    for (int i = 0; i < 2; i++) {
+        X509_EXTENSION *ext = X509V3_EXT_nconf(NULL, &v3, exts[i][0], exts[i][1]);
+        assert_non_null(ext);
+        X509_add_ext(x, ext, -1);
+        X509_EXTENSION_free(ext);
+    }
+    assert_true(X509_sign(x, key, EVP_sha256()) > 0);
+    assert_non_null(mkdtemp(dir));
+    snprintf(cert_path, sizeof(cert_path), "%s/cert.pem", dir);
+    assert_non_null(f = fopen(cert_path, "w"));
+    assert_int_equal(PEM_write_X509(f, x), 1);
+    fclose(f);
+    setenv("SSL_CERT_FILE", cert_path, 1);
+    httpc_global_cleanup(); /* the next TLS context reads SSL_CERT_FILE */
+
+    lfd = listener(&port);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        tls_serve(lfd, x, key);
+    close(lfd);
+    snprintf(u_s, sizeof(u_s), "https://127.0.0.1:%d", port);
+    assert_int_equal(httpc_url_parse(u_s, &u, &e), 0);
+    struct httpc_conn *k = httpc_conn_new(&u);
+    assert_int_equal(ka_get(k, "/a", body, sizeof(body), &e), 0);
+    assert_string_equal(body, "tls conn=1 req=1");
+    assert_int_equal(ka_get(k, "/ticket", body, sizeof(body), &e), 0);
+    assert_string_equal(body, "tls conn=1 req=2");
+    usleep(100000); /* the ticket arrives: the idle connection is readable, yet reusable */
+    assert_int_equal(ka_get(k, "/bye", body, sizeof(body), &e), 0);
+    assert_string_equal(body, "tls conn=1 req=3");
+    assert_int_equal(httpc_conn_opens(k), 1);
+    usleep(200000); /* the server's close_notify and FIN arrive */
+    assert_int_equal(ka_get(k, "/a", body, sizeof(body), &e), 0);
+    assert_string_equal(body, "tls conn=2 req=1");
+    assert_int_equal(httpc_conn_opens(k), 2);
+    httpc_conn_free(k);
+
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    unlink(cert_path);
+    rmdir(dir);
+    unsetenv("SSL_CERT_FILE");
+    httpc_global_cleanup();
+    X509_free(x);
+    EVP_PKEY_free(key);
 }
 
 int main(void)
@@ -610,6 +777,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_conn_peer_closed_between, ka_setup, ka_teardown),
         cmocka_unit_test_setup_teardown(test_conn_peer_closes_mid_response, ka_setup, ka_teardown),
         cmocka_unit_test(test_conn_refused),
+        cmocka_unit_test(test_conn_tls),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     httpc_global_cleanup();
