@@ -136,8 +136,9 @@ static int string(struct scan *s, struct val *out)
     return -1;
 }
 
-/* A number (grammar of RFC 8259). Exponents and integers of more than 18 digits fall back:
- * jansson refuses what overflows, and the walk does not redo its arithmetic. */
+/* A number (grammar of RFC 8259). Exponents and numbers with more than 18 integer digits fall
+ * back: jansson refuses what overflows (an integer past int64, a real past DBL_MAX such as 400
+ * digits then ".5"), and the walk does not redo its arithmetic. */
 static int number(struct scan *s, struct val *out)
 {
     const unsigned char *p = s->p;
@@ -166,7 +167,7 @@ static int number(struct scan *s, struct val *out)
     }
     if (p < s->end && (*p == 'e' || *p == 'E'))
         return -1;
-    if (frac == 0 && digits > 18)
+    if (digits > 18)
         return -1;
     s->p = p;
     return 0;
@@ -200,8 +201,9 @@ static int object(struct scan *s, int depth, struct val *out, int want_usage)
         ws(s);
         if (s->p >= s->end || *s->p != '"' || string(s, &k) != 0)
             return -1;
-        is_usage =
-            want_usage && !k.escaped && k.str_len == 13 && memcmp(k.str, "include_usage", 13) == 0;
+        if (want_usage && k.escaped)
+            return -1; /* the key may decode to include_usage: let jansson judge */
+        is_usage = want_usage && k.str_len == 13 && memcmp(k.str, "include_usage", 13) == 0;
         ws(s);
         if (s->p >= s->end || *s->p != ':')
             return -1;
@@ -290,6 +292,8 @@ int jscan_request(enum wire_api api, const char *body, size_t len, struct jscan_
     const char *msgs_key = api == WIRE_API_OPENAI_RESPONSES ? "input" : "messages";
 
     memset(out, 0, sizeof(*out));
+    if (len > WIRE_BODY_MAX)
+        return JSCAN_FALLBACK; /* wire_json_parse refuses it: so must the fast path */
     ws(&s);
     if (s.p >= s.end || *s.p != '{')
         return JSCAN_FALLBACK;

@@ -298,6 +298,8 @@ static const struct scan_case scan_cases[] = {
     {WIRE_API_OPENAI_CHAT, "{\"stream_options\":{\"include_usage\":true,\"include_usage\":false}}"},
     {WIRE_API_OPENAI_CHAT, "{\"stream_options\":{\"x\":{\"include_usage\":true}}}"},
     {WIRE_API_OPENAI_CHAT, "{\"stream_options\":[{\"include_usage\":true}]}"},
+    {WIRE_API_OPENAI_CHAT, "{\"stream_options\":{\"include_\\u0075sage\":true}}"},
+    {WIRE_API_OPENAI_CHAT, "{\"stream_options\":{\"include_usage\":true,\"include_\\u0075sage\":false}}"},
     {WIRE_API_OPENAI_RESPONSES, "{\"model\":\"gpt-5.5\",\"input\":\"hello\",\"stream\":true,\"store\":false}"},
     {WIRE_API_OPENAI_RESPONSES, "{\"input\":[{\"role\":\"user\",\"content\":\"x\"},{\"type\":\"function_call_output\",\"call_id\":\"c\",\"output\":\"o\"}],\"tools\":[{\"type\":\"function\",\"name\":\"f\"}]}"},
     {WIRE_API_OPENAI_RESPONSES, "{\"input\":5}"},
@@ -384,6 +386,47 @@ static void test_scan_depth(void **state)
         body[n++] = ']';
     body[n++] = '}';
     assert_int_equal(jscan_request(WIRE_API_ANTHROPIC_MESSAGES, body, n, &ji), JSCAN_FALLBACK);
+}
+
+/* Bodies jansson refuses for a size the scan did not check (of a number, of the whole body):
+ * the scan must fall back, not answer. The first aborts tests/fuzz/fuzz_control_jscan.c. */
+static void test_scan_size_fallbacks(void **state)
+{
+    struct buf b = BUF_INIT;
+    struct jscan_info ji;
+    struct err e = {0};
+    json_t *j;
+
+    /* a real whose integer part overflows a double: jansson says "real number overflow" */
+    buf_adds(&b, "{\"model\":\"m\",\"temperature\":");
+    for (int i = 0; i < 400; i++)
+        buf_addc(&b, '9');
+    buf_adds(&b, ".5}");
+    j = wire_json_parse(b.data, b.len, &e);
+    assert_null(j);
+    assert_int_equal(jscan_request(WIRE_API_ANTHROPIC_MESSAGES, b.data, b.len, &ji),
+                     JSCAN_FALLBACK);
+    /* so does any integer part over 18 digits: the walk does not count up to DBL_MAX */
+    buf_reset(&b);
+    buf_adds(&b, "{\"t\":1234567890123456789012.5}");
+    assert_int_equal(jscan_request(WIRE_API_ANTHROPIC_MESSAGES, b.data, b.len, &ji),
+                     JSCAN_FALLBACK);
+
+    /* a body over WIRE_BODY_MAX (the proxy's --max-body may be larger) */
+    buf_reset(&b);
+    buf_adds(&b, "{\"model\":\"m\"}");
+    assert_int_equal(buf_grow(&b, WIRE_BODY_MAX + 1), 0);
+    memset(b.data + b.len, ' ', WIRE_BODY_MAX + 1 - b.len);
+    b.len = WIRE_BODY_MAX + 1;
+    b.data[b.len] = '\0';
+    err_clear(&e);
+    assert_null(wire_json_parse(b.data, b.len, &e));
+    assert_int_equal(e.code, ERR_LIMIT);
+    assert_int_equal(jscan_request(WIRE_API_ANTHROPIC_MESSAGES, b.data, b.len, &ji),
+                     JSCAN_FALLBACK);
+    assert_int_equal(jscan_request(WIRE_API_ANTHROPIC_MESSAGES, b.data, WIRE_BODY_MAX, &ji), 0);
+    assert_int_equal(ji.model_len, 1);
+    buf_release(&b);
 }
 
 /* ---- server and upstream on one loop ---- */
@@ -603,6 +646,7 @@ int main(void)
         cmocka_unit_test(test_chunked_refused),
         cmocka_unit_test(test_scan_agrees_with_wire),
         cmocka_unit_test(test_scan_depth),
+        cmocka_unit_test(test_scan_size_fallbacks),
         cmocka_unit_test(test_roundtrip_keepalive),
         cmocka_unit_test(test_upstream_errors),
         cmocka_unit_test(test_bad_urls),
