@@ -418,18 +418,19 @@ int http_chunked_decode(struct http_chunked *c, struct evbuffer *in, struct evbu
     for (;;) {
         switch (c->state) {
         case HTTP_CHUNK_SIZE: {
-            char line[32];
+            char line[HTTP_CHUNK_LINE_MAX + 1];
             long n = chunk_line(in, HTTP_CHUNK_LINE_MAX);
             uint64_t size = 0;
             int digits = 0;
+            const char *p;
 
             if (n == ERR_LIMIT)
                 return err_set(e, ERR_LIMIT, "chunk size line too long");
             if (n < 0)
                 return 0;
-            memset(line, 0, sizeof(line));
-            evbuffer_copyout(in, line, (size_t)n < sizeof(line) - 1 ? (size_t)n : sizeof(line) - 1);
-            for (const char *p = line; *p && *p != ';' && *p != ' ' && *p != '\t'; p++) {
+            evbuffer_copyout(in, line, (size_t)n);
+            line[n] = '\0';
+            for (p = line; p < line + n; p++) {
                 int d;
                 if (*p >= '0' && *p <= '9')
                     d = *p - '0';
@@ -438,13 +439,22 @@ int http_chunked_decode(struct http_chunked *c, struct evbuffer *in, struct evbu
                 else if (*p >= 'A' && *p <= 'F')
                     d = *p - 'A' + 10;
                 else
-                    return err_set(e, ERR_PARSE, "malformed chunk size");
+                    break;
                 if (++digits > 15)
                     return err_set(e, ERR_PARSE, "chunk size too large");
                 size = size * 16 + (uint64_t)d;
             }
             if (digits == 0)
                 return err_set(e, ERR_PARSE, "malformed chunk size");
+            /* chunk-size [BWS ";" chunk-ext] CRLF (RFC 9112 7.1.1): after the digits only
+             * blanks, then nothing or extensions of visible characters and blanks. */
+            while (p < line + n && (*p == ' ' || *p == '\t'))
+                p++;
+            if (p < line + n && *p != ';')
+                return err_set(e, ERR_PARSE, "malformed chunk size");
+            for (; p < line + n; p++)
+                if ((unsigned char)*p < 0x20 ? *p != '\t' : *p == 0x7f)
+                    return err_set(e, ERR_PARSE, "control character in a chunk extension");
             evbuffer_drain(in, (size_t)n + 2);
             c->remaining = size;
             c->state = size ? HTTP_CHUNK_DATA : HTTP_CHUNK_TRAILER;

@@ -8,10 +8,12 @@
  * text once, checks the JSON grammar as it goes (RFC 8259: strings with their escapes and
  * UTF-8, numbers, literals, nesting up to JSCAN_DEPTH_MAX) and records the top-level members
  * it knows; it never allocates. It answers only what it is sure of: a body it does not
- * accept (malformed, a field of an unexpected type, an escaped model name, nesting too deep)
- * gets JSCAN_FALLBACK, and the caller parses it with wire_json_parse + wire_request_info,
- * which give the authoritative answer and error message. For a body it accepts, the answer
- * equals wire_request_info's (the unit tests compare the two).
+ * accept (malformed, a field of an unexpected type, an escaped model name or stream_options
+ * key, an exponent or more than 18 integer digits, nesting too deep, a body over
+ * WIRE_BODY_MAX) gets JSCAN_FALLBACK, and the caller parses it with wire_json_parse +
+ * wire_request_info, which give the authoritative answer and error message. For a body it
+ * accepts, the answer equals wire_request_info's (the unit tests compare the two;
+ * tests/fuzz/fuzz_control_jscan.c checks it against jansson on generated bodies).
  */
 #ifndef FAULTLINE_CONTROL_JSCAN_H
 #define FAULTLINE_CONTROL_JSCAN_H
