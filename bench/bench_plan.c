@@ -126,16 +126,16 @@ int main(void)
     struct decide_arg a = {0};
     double base, rate;
 
-    a.calls[0] = (struct plan_call){CATALOG_INJ_MCP, "read_file", "fs", NULL, NULL, args};
+    a.calls[0] = (struct plan_call){CATALOG_INJ_MCP, "read_file", "fs", NULL, NULL, args, 0};
     a.calls[1] = (struct plan_call){CATALOG_INJ_CONTROLLER_EGRESS, NULL, NULL,
-                                    "registry.npmjs.org", NULL, NULL};
+                                    "registry.npmjs.org", NULL, NULL, 0};
     a.calls[2] = (struct plan_call){CATALOG_INJ_CONTROLLER_MODEL, NULL, NULL, NULL,
-                                    "claude-sonnet-4", NULL};
-    a.calls[3] = (struct plan_call){CATALOG_INJ_GATE, "Bash", NULL, NULL, NULL, cmd};
+                                    "claude-sonnet-4", NULL, 0};
+    a.calls[3] = (struct plan_call){CATALOG_INJ_GATE, "Bash", NULL, NULL, NULL, cmd, 0};
     a.calls[4] = (struct plan_call){CATALOG_INJ_MCP, "mcp__fs__write_file", NULL, NULL, NULL,
-                                    args};
+                                    args, 0};
     a.calls[5] = (struct plan_call){CATALOG_INJ_CONTROLLER_EGRESS, NULL, NULL, "api.github.com",
-                                    NULL, NULL};
+                                    NULL, NULL, 0};
     a.ncalls = 6;
 
     printf("plan_decide, %d calls a run, best of %d (one core)\n", CALLS, RUNS);

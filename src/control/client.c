@@ -190,6 +190,8 @@ int control_client_decide(struct control_client *c, const struct plan_call *call
                      call->args);
     if (body == NULL)
         return err_set(e, ERR_INVALID, "decide: a call field is not valid UTF-8");
+    if (call->session_call > 0)
+        json_object_set_new(body, "session_call", json_integer((json_int_t)call->session_call));
     rc = control_client_post_json(c, "/_faultline/decide", body, reply, e);
     json_decref(body);
     if (rc == 0 && !json_is_object(*reply)) {

@@ -94,7 +94,7 @@ static void api_decide(struct ctl *ctl, struct hreq *r)
     struct plan_decision d;
     const char *comp;
     int bad = 0;
-    json_t *out;
+    json_t *out, *sc;
     char key[256];
 
     if (j == NULL)
@@ -119,6 +119,13 @@ static void api_decide(struct ctl *ctl, struct hreq *r)
                         "tool, server, host and model must be strings or null");
         goto done;
     }
+    sc = json_object_get(j, "session_call");
+    if (sc != NULL && !json_is_null(sc) && (!json_is_integer(sc) || json_integer_value(sc) < 0)) {
+        ctl_reply_error(r, 400, "invalid_request_error",
+                        "session_call must be an integer >= 0 or null");
+        goto done;
+    }
+    call.session_call = json_is_integer(sc) ? (uint64_t)json_integer_value(sc) : 0;
     if (plan_decide(ctl->plan, &call, &d) != 0) {
         ctl_reply_error(r, 400, "invalid_request_error", "the plan cannot decide this call");
         goto done;

@@ -814,41 +814,16 @@ static void start_fault(struct mcp_session *s, struct call *c, struct jsonrpc_ms
         answer_text_fault(s, c, t.data, 1, json_pack("{s:I}", "retry_after_s", (json_int_t)sec));
         break;
     }
-    case FK_AUTH_EXPIRY: {
-        long long from = opt_int(c, "from_call", 2);
-        if ((long long)s->tool_calls < from) {
-            c->fault.inject = 0; /* the token has not expired yet */
-            forward_raw(s, line, len);
-            c->state = CALL_FORWARDED;
-            break;
-        }
-        answer_text_fault(s, c, opt_str(c, "message", "401 Unauthorized: the access token expired"),
-                          1,
-                          json_pack("{s:I, s:I}", "from_call", (json_int_t)from, "session_call",
-                                    (json_int_t)s->tool_calls));
+    case FK_AUTH_EXPIRY: /* the plan decided it is due (from_call, docs/plan.md) */
+        answer_text_fault(
+            s, c, opt_str(c, "message", "401 Unauthorized: the access token expired"), 1,
+            json_pack("{s:I, s:I}", "from_call", (json_int_t)opt_int(c, "from_call", 2),
+                      "session_call", (json_int_t)s->tool_calls));
         break;
-    }
-    case FK_PARTIAL_FAILURE: {
-        const char *pattern = json_string_value(opt(c, "pattern"));
-        int fail;
-        if (pattern && *pattern) {
-            fail = pattern[c->fault.call_index % strlen(pattern)] == 'F';
-        } else {
-            long long every = opt_int(c, "fail_every", 2);
-            if (every < 1)
-                every = 1;
-            fail = (c->fault.call_index + 1) % (uint64_t)every == 0;
-        }
-        if (!fail) {
-            c->fault.inject = 0;
-            forward_raw(s, line, len);
-            c->state = CALL_FORWARDED;
-            break;
-        }
+    case FK_PARTIAL_FAILURE: /* the plan decided this call fails (pattern, fail_every) */
         answer_text_fault(s, c, opt_str(c, "message", "step failed (injected partial failure)"), 1,
                           NULL);
         break;
-    }
     case FK_WRONG_CHANNEL:
         if (opt_is(c, "mode", "protocol_error", 0))
             answer_error_fault(s, c, JSONRPC_INTERNAL_ERROR,
@@ -1048,6 +1023,7 @@ static void handle_tool_call(struct mcp_session *s, struct call *c, struct jsonr
     pc.tool = name;
     pc.server = mcp_session_server_name(s);
     pc.args = c->args;
+    pc.session_call = s->tool_calls;
     memset(&d, 0, sizeof(d));
     if (s->b.decide(s->b.ctx, &pc, &d) < 0) {
         warn(s, "decide_failed", 1, "no fault decision for '%s' (the call goes through)", name);

@@ -81,6 +81,14 @@ struct plan_fault {
     uint64_t threshold;
     json_t *options;
     uint64_t matched, injected;
+    /* A kind's own rule for which of its matching calls it fires on, checked after
+     * after_calls and before times and probability, so that a call it passes over consumes
+     * nothing: tool.partial_failure (every gate_n-th call, or gate_pattern's F letters, by
+     * call index), tool.auth_expiry (from session call gate_n on). */
+    enum { GATE_NONE, GATE_EVERY, GATE_PATTERN, GATE_FROM_CALL } gate;
+    long long gate_n;
+    const char *gate_pattern; /* borrowed from options */
+    size_t gate_pattern_len;
 };
 
 struct plan {
@@ -572,6 +580,22 @@ static int fault_matches(const struct plan_fault *f, const struct call_view *v, 
     return 1;
 }
 
+/* 1 when fault f, at idx among its matching calls, fires on this call by its kind's rule. */
+static int gate_fires(const struct plan_fault *f, uint64_t idx, uint64_t session_call)
+{
+    switch (f->gate) {
+    case GATE_EVERY:
+        return (idx + 1) % (uint64_t)f->gate_n == 0;
+    case GATE_PATTERN:
+        return f->gate_pattern[idx % f->gate_pattern_len] == 'F';
+    case GATE_FROM_CALL:
+        return (session_call ? session_call : idx + 1) >= (uint64_t)f->gate_n;
+    case GATE_NONE:
+        break;
+    }
+    return 1;
+}
+
 int plan_decide(struct plan *p, const struct plan_call *c, struct plan_decision *out)
 {
     struct call_view v;
@@ -599,6 +623,8 @@ int plan_decide(struct plan *p, const struct plan_call *c, struct plan_decision 
             continue;
         idx = f->matched++;
         if (chosen || idx < (uint64_t)f->after_calls)
+            continue;
+        if (!gate_fires(f, idx, c->session_call))
             continue;
         if (f->times >= 0 && f->injected >= (uint64_t)f->times)
             continue;
@@ -827,6 +853,30 @@ static int valid_canary(const char *s)
     return 1;
 }
 
+/* The kind's firing rule from its options (defaults as in the catalog; the experiment's
+ * normal form always writes them, a hand-written plan may not). */
+static void gate_init(struct plan_fault *f)
+{
+    json_t *v;
+
+    if (strcmp(f->kind, "tool.partial_failure") == 0) {
+        v = json_object_get(f->options, "pattern");
+        if (json_is_string(v) && json_string_length(v) > 0) {
+            f->gate = GATE_PATTERN;
+            f->gate_pattern = json_string_value(v);
+            f->gate_pattern_len = json_string_length(v);
+            return;
+        }
+        v = json_object_get(f->options, "fail_every");
+        f->gate = GATE_EVERY;
+        f->gate_n = json_is_integer(v) && json_integer_value(v) >= 1 ? json_integer_value(v) : 2;
+    } else if (strcmp(f->kind, "tool.auth_expiry") == 0) {
+        v = json_object_get(f->options, "from_call");
+        f->gate = GATE_FROM_CALL;
+        f->gate_n = json_is_integer(v) && json_integer_value(v) >= 1 ? json_integer_value(v) : 2;
+    }
+}
+
 static int fault_from_json(struct plan_fault *f, json_t *j, size_t index, struct err *e)
 {
     static const char *const keys[] = {"index",     "kind",        "family",  "safety",
@@ -920,6 +970,7 @@ static int fault_from_json(struct plan_fault *f, json_t *j, size_t index, struct
     if (options != NULL && !json_is_null(options) && !json_is_object(options))
         return err_set(e, ERR_INVALID, "%s.options: expected an object", where);
     f->options = options && json_is_object(options) ? json_deep_copy(options) : json_object();
+    gate_init(f);
     return 0;
 }
 

@@ -35,6 +35,10 @@ struct plan_call {
     const char *host;   /* egress host */
     const char *model;  /* model name */
     json_t *args;       /* the call's arguments, for `when` (borrowed) */
+    /* 1-based count of this call among all tool calls of the asking component's session
+     * (the MCP shim counts every tools/call it relays), 0 when unknown: tool.auth_expiry's
+     * from_call counts in it (in the fault's own matching calls when 0). */
+    uint64_t session_call;
 };
 
 struct plan_decision {

@@ -51,8 +51,9 @@ assert fi[0]["canary"] == "E-FAULTLINE-5eed5eed" and fi[0]["target"] == "mcp__fa
 assert all(e["src"] == "mcp" and isinstance(e["t"], int) for e in ev), ev
 dec = [json.loads(l) for l in open(d + "/events.jsonl.decide")]
 assert [x["tool"] for x in dec] == ["echo", "add", "echo"], dec
+assert [x["session_call"] for x in dec] == [1, 2, 3], dec
 assert dec[0] == {"component": "mcp", "tool": "echo", "server": "fake", "host": None, "model": None,
-                  "args": {"message": "hi"}}, dec[0]
+                  "args": {"message": "hi"}, "session_call": 1}, dec[0]
 PY
     rm -f "$dir/events.jsonl" "$dir/events.jsonl.decide"
 '

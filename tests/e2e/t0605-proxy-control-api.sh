@@ -8,7 +8,8 @@
 start_upstream
 write_plan "$TMP/plan.json" '[
  {"kind":"tool.error","safety":"fail-safe","injectors":["mcp","gate"],"match":{"tool":"read_file"},"after_calls":1,"times":2,"options":{"message":"boom"}},
- {"kind":"egress.dns_fail","safety":"fail-safe","injectors":["controller-egress"],"match":{"host":"*.npmjs.org"}}
+ {"kind":"egress.dns_fail","safety":"fail-safe","injectors":["controller-egress"],"match":{"host":"*.npmjs.org"}},
+ {"kind":"tool.auth_expiry","safety":"fail-safe","injectors":["mcp"],"match":{"tool":"get_token"},"times":1,"options":{"from_call":5}}
 ]' 3
 start_proxy "$TMP/plan.json"
 C="http://$A/_faultline"
@@ -37,8 +38,15 @@ test_expect "state: run, cost, ceiling, abort flag, model calls and counters" '
     jq -e ".counters[1].injected == 1" s.json
 '
 
+test_expect "decide: tool.auth_expiry counts the session_call the shim sends, and spends times only when due" '
+    for sc in 2 4 5 6; do decide "{\"component\":\"mcp\",\"tool\":\"get_token\",\"session_call\":$sc}" | jq -c "[.inject, .kind]"; done >a.txt
+    cat a.txt
+    test "$(cat a.txt | tr -d "\n")" = "[false,null][false,null][true,\"tool.auth_expiry\"][false,null]"
+'
+
 test_expect "decide refuses bad requests with 400 JSON" '
-    for b in "{\"component\":\"nobody\"}" "{\"tool\":\"x\"}" "[1]" "{bad json" "{\"component\":\"mcp\",\"tool\":5}"; do
+    for b in "{\"component\":\"nobody\"}" "{\"tool\":\"x\"}" "[1]" "{bad json" "{\"component\":\"mcp\",\"tool\":5}" \
+        "{\"component\":\"mcp\",\"tool\":\"x\",\"session_call\":-1}" "{\"component\":\"mcp\",\"tool\":\"x\",\"session_call\":\"2\"}"; do
         code=$(curl -sS -o o.json -w "%{http_code}" -X POST "$C/decide" -d "$b")
         echo "$b -> $code"
         test "$code" = 400

@@ -27,19 +27,19 @@ static void decide_some(struct plan *p)
     for (int round = 0; round < 3; round++) {
         for (size_t i = 0; i < sizeof(comps) / sizeof(comps[0]); i++) {
             struct plan_call c = {comps[i], "mcp__fs__read_text_file", "fs", "registry.npmjs.org",
-                                  "claude-haiku-4-5", args};
+                                  "claude-haiku-4-5", args, 0};
             if (plan_decide(p, &c, &d) != 0)
                 abort();
             if (d.inject && (d.kind == NULL || d.fault_index >= plan_nfaults(p)))
                 abort();
             if (!d.inject && d.kind != NULL)
                 abort();
-            struct plan_call bare = {comps[i], NULL, NULL, NULL, NULL, NULL};
+            struct plan_call bare = {comps[i], NULL, NULL, NULL, NULL, NULL, 0};
             if (plan_decide(p, &bare, &d) != 0)
                 abort();
         }
     }
-    struct plan_call bad = {CATALOG_INJ_MCP | CATALOG_INJ_GATE, "t", NULL, NULL, NULL, NULL};
+    struct plan_call bad = {CATALOG_INJ_MCP | CATALOG_INJ_GATE, "t", NULL, NULL, NULL, NULL, 0};
     if (plan_decide(p, &bad, &d) != ERR_INVALID || d.inject)
         abort();
     json_decref(args);

@@ -66,7 +66,7 @@ static void expect_invalid(const char *text, int code, const char *needle)
 
 static struct plan_call call_tool(unsigned comp, const char *tool, const char *server)
 {
-    struct plan_call c = {comp, tool, server, NULL, NULL, NULL};
+    struct plan_call c = {comp, tool, server, NULL, NULL, NULL, 0};
     return c;
 }
 
@@ -465,7 +465,7 @@ static void test_roundtrip_file(void **state)
     assert_true(plan_seed(p) == plan_seed(q));
     for (int i = 0; i < 50; i++) {
         json_t *args = json_pack("{s:s}", "path", i % 3 ? "README.md" : "x");
-        struct plan_call c = {CATALOG_INJ_MCP, "read_file", "fs", NULL, NULL, args};
+        struct plan_call c = {CATALOG_INJ_MCP, "read_file", "fs", NULL, NULL, args, 0};
         struct plan_decision dp, dq;
         assert_int_equal(plan_decide(p, &c, &dp), 0);
         assert_int_equal(plan_decide(q, &c, &dq), 0);
@@ -514,7 +514,7 @@ static void test_build_from_yaml(void **state)
     assert_true(json_equal(plan_fault_options(p, 0), x->faults[0].options));
     assert_true(plan_cost_ceiling(p) == 2);
     args = json_pack("{s:s}", "path", "/work/README.md");
-    c = (struct plan_call){CATALOG_INJ_MCP, "mcp__fs__read_text_file", NULL, NULL, NULL, args};
+    c = (struct plan_call){CATALOG_INJ_MCP, "mcp__fs__read_text_file", NULL, NULL, NULL, args, 0};
     assert_int_equal(plan_decide(p, &c, &dec), 0);
     assert_int_equal(dec.inject, 1);
     assert_string_equal(dec.kind, "tool.error");
@@ -802,7 +802,7 @@ static void test_decide_bad_calls(void **state)
 static void test_decide_component(void **state)
 {
     struct plan *p = plan_faults("[{\"kind\":\"llm.rate_limit\",\"injectors\":[\"controller-model\"]}]");
-    struct plan_call c = {CATALOG_INJ_CONTROLLER_MODEL, NULL, NULL, NULL, "claude-x", NULL};
+    struct plan_call c = {CATALOG_INJ_CONTROLLER_MODEL, NULL, NULL, NULL, "claude-x", NULL, 0};
     uint64_t m, i;
 
     assert_true(decide(p, &c, NULL)); /* empty match: every call of that component */
@@ -910,7 +910,7 @@ static void test_decide_host_model(void **state)
         "{\"kind\":\"llm.rate_limit\",\"injectors\":[\"controller-model\"],"
         "\"match\":{\"model\":\"*-haiku\"}}]");
     struct plan_call c = {CATALOG_INJ_CONTROLLER_EGRESS, NULL, NULL, "Registry.npmjs.org", NULL,
-                          NULL};
+                          NULL, 0};
     size_t idx = 99;
 
     assert_true(decide(p, &c, &idx));
@@ -975,7 +975,7 @@ static void test_decide_when(void **state)
 
     for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
         json_t *args = json_loads(cases[k].args, 0, NULL);
-        struct plan_call c = {CATALOG_INJ_MCP, "t", NULL, NULL, NULL, args};
+        struct plan_call c = {CATALOG_INJ_MCP, "t", NULL, NULL, NULL, args, 0};
         size_t idx = 99;
         int got;
 
@@ -1036,6 +1036,71 @@ static void test_decide_counters(void **state)
     c = call_tool(CATALOG_INJ_GATE, "x", NULL);
     for (int k = 0; k < 5; k++)
         assert_true(decide(p, &c, NULL));
+    plan_free(p);
+}
+
+/* tool.partial_failure and tool.auth_expiry fire on some of their matching calls only; the
+ * calls they pass over spend neither times nor the call, which a later fault may take. */
+static void test_decide_kind_gates(void **state)
+{
+    struct plan *p;
+    struct plan_call c = call_tool(CATALOG_INJ_MCP, "step", "s");
+    struct plan_decision d;
+    size_t idx;
+    uint64_t m, i;
+    static const int every3[] = {0, 0, 1, 0, 0, 1, 0, 0, 0};
+    static const int ssf[] = {0, 1, 1, 0, 1, 1};
+
+    /* fail_every 3, times 2: the 3rd and 6th calls fail, then times is spent. */
+    p = plan_faults("[{\"kind\":\"tool.partial_failure\",\"injectors\":[\"mcp\"],\"times\":2,"
+                    "\"options\":{\"fail_every\":3}},"
+                    "{\"kind\":\"tool.error\",\"injectors\":[\"mcp\"],\"times\":1}]");
+    for (int k = 0; k < 9; k++) {
+        assert_int_equal(plan_decide(p, &c, &d), 0);
+        if (k == 0) { /* partial_failure passes over the 1st call: tool.error takes it */
+            assert_true(d.inject && d.fault_index == 1);
+            continue;
+        }
+        assert_int_equal(d.inject, every3[k]);
+        if (d.inject) {
+            assert_int_equal(d.fault_index, 0);
+            assert_int_equal(d.call_index, (uint64_t)k);
+        }
+    }
+    plan_fault_counters(p, 0, &m, &i);
+    assert_true(m == 9 && i == 2);
+    plan_free(p);
+
+    /* A pattern wins over fail_every; letters other than F succeed. Default: every 2nd. */
+    p = plan_faults("[{\"kind\":\"tool.partial_failure\",\"injectors\":[\"mcp\"],"
+                    "\"options\":{\"pattern\":\"sFF\",\"fail_every\":1}}]");
+    for (int k = 0; k < 6; k++)
+        assert_int_equal(decide(p, &c, NULL), ssf[k]);
+    plan_free(p);
+    p = plan_faults("[{\"kind\":\"tool.partial_failure\",\"injectors\":[\"mcp\"]}]");
+    for (int k = 0; k < 6; k++)
+        assert_int_equal(decide(p, &c, NULL), k % 2);
+    plan_free(p);
+
+    /* auth_expiry from_call 3 counts the session's calls when the caller gives them. */
+    p = plan_faults("[{\"kind\":\"tool.auth_expiry\",\"injectors\":[\"mcp\"],\"times\":1,"
+                    "\"match\":{\"tool\":\"step\"},\"options\":{\"from_call\":3}}]");
+    c.session_call = 1;
+    assert_false(decide(p, &c, NULL));
+    c.session_call = 2;
+    assert_false(decide(p, &c, NULL));
+    c.session_call = 7; /* other tools were called in between */
+    assert_true(decide(p, &c, &idx));
+    assert_int_equal(idx, 0);
+    c.session_call = 8;
+    assert_false(decide(p, &c, NULL)); /* times 1 spent on the first due call only */
+    plan_free(p);
+    /* Without a session count, the fault's own matching calls count (default from_call 2). */
+    p = plan_faults("[{\"kind\":\"tool.auth_expiry\",\"injectors\":[\"mcp\"]}]");
+    c.session_call = 0;
+    assert_false(decide(p, &c, NULL));
+    assert_true(decide(p, &c, NULL));
+    assert_true(decide(p, &c, NULL));
     plan_free(p);
 }
 
@@ -1154,7 +1219,7 @@ static void test_decide_edges(void **state)
 
     for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
         json_t *args = json_loads(cases[k].args, 0, NULL);
-        struct plan_call c = {CATALOG_INJ_MCP, "t", NULL, NULL, NULL, args};
+        struct plan_call c = {CATALOG_INJ_MCP, "t", NULL, NULL, NULL, args, 0};
         if (decide(p, &c, NULL) != cases[k].inject)
             fail_msg("case %zu (%s)", k, cases[k].args);
         json_decref(args);
@@ -1191,7 +1256,7 @@ static void test_call_key(void **state)
     plan_call_key(&c, k, sizeof(k));
     assert_string_equal(k, "Bash");
     c = (struct plan_call){CATALOG_INJ_CONTROLLER_EGRESS, NULL, NULL, "API.GitHub.com.", "m",
-                           NULL};
+                           NULL, 0};
     plan_call_key(&c, k, sizeof(k));
     assert_string_equal(k, "api.github.com");
     c.host = NULL;
@@ -1247,6 +1312,7 @@ int main(void)
         cmocka_unit_test(test_decide_host_model),
         cmocka_unit_test(test_decide_when),
         cmocka_unit_test(test_decide_counters),
+        cmocka_unit_test(test_decide_kind_gates),
         cmocka_unit_test(test_decide_one_fault_per_call),
         cmocka_unit_test(test_decide_probability),
         cmocka_unit_test(test_decide_interleaving),
