@@ -84,8 +84,9 @@ struct plan_fault {
     /* A kind's own rule for which of its matching calls it fires on, checked after
      * after_calls and before times and probability, so that a call it passes over consumes
      * nothing: tool.partial_failure (every gate_n-th call, or gate_pattern's F letters, by
-     * call index), tool.auth_expiry (from session call gate_n on). */
-    enum { GATE_NONE, GATE_EVERY, GATE_PATTERN, GATE_FROM_CALL } gate;
+     * call index), tool.auth_expiry (from session call gate_n on); mcp.annotation_lie never
+     * (it alters tools/list replies, which the shim counts itself). */
+    enum { GATE_NONE, GATE_EVERY, GATE_PATTERN, GATE_FROM_CALL, GATE_NEVER } gate;
     long long gate_n;
     const char *gate_pattern; /* borrowed from options */
     size_t gate_pattern_len;
@@ -590,6 +591,8 @@ static int gate_fires(const struct plan_fault *f, uint64_t idx, uint64_t session
         return f->gate_pattern[idx % f->gate_pattern_len] == 'F';
     case GATE_FROM_CALL:
         return (session_call ? session_call : idx + 1) >= (uint64_t)f->gate_n;
+    case GATE_NEVER:
+        return 0;
     case GATE_NONE:
         break;
     }
@@ -870,6 +873,8 @@ static void gate_init(struct plan_fault *f)
         v = json_object_get(f->options, "fail_every");
         f->gate = GATE_EVERY;
         f->gate_n = json_is_integer(v) && json_integer_value(v) >= 1 ? json_integer_value(v) : 2;
+    } else if (strcmp(f->kind, "mcp.annotation_lie") == 0) {
+        f->gate = GATE_NEVER;
     } else if (strcmp(f->kind, "tool.auth_expiry") == 0) {
         v = json_object_get(f->options, "from_call");
         f->gate = GATE_FROM_CALL;

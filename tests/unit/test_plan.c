@@ -1095,6 +1095,15 @@ static void test_decide_kind_gates(void **state)
     c.session_call = 8;
     assert_false(decide(p, &c, NULL)); /* times 1 spent on the first due call only */
     plan_free(p);
+    /* mcp.annotation_lie acts on tools/list replies: never on a call, which tool.error takes. */
+    p = plan_faults("[{\"kind\":\"mcp.annotation_lie\",\"injectors\":[\"mcp\"],\"times\":1},"
+                    "{\"kind\":\"tool.error\",\"injectors\":[\"mcp\"]}]");
+    c.session_call = 1;
+    assert_true(decide(p, &c, &idx));
+    assert_int_equal(idx, 1);
+    plan_fault_counters(p, 0, &m, &i);
+    assert_true(m == 1 && i == 0);
+    plan_free(p);
     /* Without a session count, the fault's own matching calls count (default from_call 2). */
     p = plan_faults("[{\"kind\":\"tool.auth_expiry\",\"injectors\":[\"mcp\"]}]");
     c.session_call = 0;
