@@ -431,14 +431,8 @@ int http_chunked_decode(struct http_chunked *c, struct evbuffer *in, struct evbu
             evbuffer_copyout(in, line, (size_t)n);
             line[n] = '\0';
             for (p = line; p < line + n; p++) {
-                int d;
-                if (*p >= '0' && *p <= '9')
-                    d = *p - '0';
-                else if (*p >= 'a' && *p <= 'f')
-                    d = *p - 'a' + 10;
-                else if (*p >= 'A' && *p <= 'F')
-                    d = *p - 'A' + 10;
-                else
+                int d = num_hexval((unsigned char)*p);
+                if (d < 0)
                     break;
                 if (++digits > 15)
                     return err_set(e, ERR_PARSE, "chunk size too large");

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "control/jscan.h"
+#include "util/num.h"
 #include "util/banned.h"
 
 enum vtype { V_NONE = 0, V_STRING, V_NUMBER, V_TRUE, V_FALSE, V_NULL, V_OBJECT, V_ARRAY };
@@ -39,16 +40,10 @@ static int hex4(const unsigned char *p, unsigned *out)
 {
     unsigned v = 0;
     for (int i = 0; i < 4; i++) {
-        unsigned c = p[i], d;
-        if (c >= '0' && c <= '9')
-            d = c - '0';
-        else if (c >= 'a' && c <= 'f')
-            d = c - 'a' + 10;
-        else if (c >= 'A' && c <= 'F')
-            d = c - 'A' + 10;
-        else
+        int d = num_hexval(p[i]);
+        if (d < 0)
             return -1;
-        v = v * 16 + d;
+        v = v * 16 + (unsigned)d;
     }
     *out = v;
     return 0;

@@ -59,23 +59,12 @@ static void skip_ws(struct scan *s)
         s->p++;
 }
 
-static int hexval(unsigned char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* The 4 hex digits at p (p + 4 <= end checked by the caller), or -1. */
 static long hex4(const unsigned char *p)
 {
     long v = 0;
     for (int i = 0; i < 4; i++) {
-        int h = hexval(p[i]);
+        int h = num_hexval(p[i]);
         if (h < 0)
             return -1;
         v = v * 16 + h;

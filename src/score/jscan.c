@@ -8,6 +8,7 @@
 
 #include "score/jscan.h"
 #include "util/buf.h"
+#include "util/num.h"
 #include "util/banned.h"
 
 static int is_ws(unsigned c)
@@ -20,23 +21,12 @@ static int is_digit(unsigned c)
     return c >= '0' && c <= '9';
 }
 
-static int hexval(unsigned c)
-{
-    if (c >= '0' && c <= '9')
-        return (int)(c - '0');
-    if (c >= 'a' && c <= 'f')
-        return (int)(c - 'a' + 10);
-    if (c >= 'A' && c <= 'F')
-        return (int)(c - 'A' + 10);
-    return -1;
-}
-
 /* Reads 4 hex digits at p (valid text: they are there). */
 static long hex4(const unsigned char *p)
 {
     long v = 0;
     for (int i = 0; i < 4; i++)
-        v = v * 16 + hexval(p[i]);
+        v = v * 16 + num_hexval(p[i]);
     return v;
 }
 

@@ -286,14 +286,8 @@ static int parse_chunk_size(struct httpc_parser *p, struct err *e)
     const char *l = p->line.data;
 
     for (; k < p->line.len; k++) {
-        int c = (unsigned char)l[k], d;
-        if (c >= '0' && c <= '9')
-            d = c - '0';
-        else if (c >= 'a' && c <= 'f')
-            d = c - 'a' + 10;
-        else if (c >= 'A' && c <= 'F')
-            d = c - 'A' + 10;
-        else
+        int d = num_hexval((unsigned char)l[k]);
+        if (d < 0)
             break;
         if (v > ((uint64_t)1 << 56))
             return fail(p, e, ERR_PROTO, "chunk size too large");

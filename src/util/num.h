@@ -16,4 +16,17 @@ int num_parse_double(const char *s, double min, double max, double *out);
  * (a leading 0 is not octal); no sign, no white space. 0 or ERR_PARSE (also on overflow). */
 int num_parse_u64(const char *s, uint64_t *out);
 
+/* The value of one hex digit (0-9, a-f, A-F), or -1. Inline: the JSON scanners and HTTP
+ * parsers call it per byte. */
+static inline int num_hexval(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
 #endif
