@@ -5,8 +5,8 @@
  * Start-up order matters to the runner: the plan is loaded and checked, the events file
  * opened and plan_loaded recorded, the socket bound, and only then is the ready file written
  * (atomically: a reader sees the whole address or no file). Shutdown: stop accepting, end every
- * call in flight (recorded as such, clients cut), close the connections and free everything;
- * events are written synchronously, so nothing is left to flush.
+ * call in flight (recorded as such, clients cut), write the queued events (ctl_emit_soon),
+ * close the connections and free everything.
  */
 #include <signal.h>
 #include <stdarg.h>

@@ -403,8 +403,8 @@ static long chunk_line(struct evbuffer *in, size_t max)
     size_t eol_len = 0;
     struct evbuffer_ptr p = evbuffer_search_eol(in, NULL, &eol_len, EVBUFFER_EOL_CRLF_STRICT);
 
-    if (p.pos < 0)
-        return evbuffer_get_length(in) > max ? ERR_LIMIT : -1;
+    if (p.pos < 0) /* a line of max bytes may wait for its "\n" after its "\r" */
+        return evbuffer_get_length(in) > max + 1 ? ERR_LIMIT : -1;
     if ((size_t)p.pos > max)
         return ERR_LIMIT;
     return (long)p.pos;

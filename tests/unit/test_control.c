@@ -246,6 +246,39 @@ static void test_chunked_max_out(void **state)
     evbuffer_free(out);
 }
 
+/* A chunk-size line of exactly HTTP_CHUNK_LINE_MAX bytes is accepted however it is split,
+ * also when its "\r" has arrived and its "\n" has not; one byte more is refused. */
+static void test_chunked_line_limit_any_split(void **state)
+{
+    static char line[HTTP_CHUNK_LINE_MAX + 32];
+    for (int over = 0; over <= 1; over++) {
+        struct http_chunked c;
+        struct evbuffer *in = evbuffer_new(), *out = evbuffer_new();
+        struct err e = {0};
+        size_t n;
+        int rc = 0;
+
+        memset(line, 'a', sizeof(line));
+        memcpy(line, "1;", 2);
+        n = HTTP_CHUNK_LINE_MAX + (size_t)over;
+        memcpy(line + n, "\r\nx\r\n0\r\n\r\n", 10);
+        n += 10;
+        http_chunked_init(&c);
+        for (size_t k = 0; k < n && rc == 0; k++) {
+            evbuffer_add(in, line + k, 1);
+            rc = http_chunked_decode(&c, in, out, 0, &e);
+        }
+        if (over) {
+            assert_int_equal(rc, ERR_LIMIT);
+        } else {
+            assert_int_equal(rc, 1);
+            assert_int_equal(evbuffer_get_length(out), 1);
+        }
+        evbuffer_free(in);
+        evbuffer_free(out);
+    }
+}
+
 static void test_chunked_refused(void **state)
 {
     static const char *bad[] = {"zz\r\n",         "\r\n",         "4\r\nWikiXX",
@@ -646,6 +679,7 @@ int main(void)
         cmocka_unit_test(test_lists_and_fields),
         cmocka_unit_test(test_chunked_any_split),
         cmocka_unit_test(test_chunked_max_out),
+        cmocka_unit_test(test_chunked_line_limit_any_split),
         cmocka_unit_test(test_chunked_refused),
         cmocka_unit_test(test_scan_agrees_with_wire),
         cmocka_unit_test(test_scan_depth),
