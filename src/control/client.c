@@ -175,6 +175,11 @@ out:
     return rc;
 }
 
+int control_client_sent(const struct control_client *c)
+{
+    return c != NULL && c->conn != NULL && httpc_conn_sent(c->conn);
+}
+
 int control_client_decide(struct control_client *c, const struct plan_call *call, json_t **reply,
                           struct err *e)
 {

@@ -46,6 +46,11 @@ int control_client_request(struct control_client *c, const char *method, const c
                            const char *body, size_t len, int *status, struct buf *resp,
                            struct err *e);
 
+/* 1 when the last request started sending (the controller may have acted on it even if the
+ * request then failed), 0 when it failed before (resolving, connecting): only then is sending
+ * it again safe. */
+int control_client_sent(const struct control_client *c);
+
 /* POSTs body (borrowed, serialized compactly) and parses a JSON reply into *reply (new
  * reference; caller decrefs). A status other than 200 is ERR_PROTO with the controller's
  * error message in e; a reply that is not JSON is ERR_PROTO. */

@@ -4,9 +4,11 @@
  * Both modes queue events (a JSON array) and write them in mcp_backend_flush, which the relay
  * calls once it has written what the client and the server were waiting for, so recording stays
  * off the round trip; events get "t" when queued, so their time is when the shim saw them.
- * Controller mode posts the queue in one request (adding "src"); a failed post keeps the queue
- * for the next flush; past QUEUE_MAX events the oldest are dropped and counted (a warning says
- * how many). Standalone mode appends them through the events writer (one write(2) a line).
+ * Controller mode posts the queue in one request (adding "src"); a post that failed before
+ * sending keeps the queue for the next flush, one that failed after sending started drops its
+ * batch (the controller may have recorded it: a second copy would show calls twice); past
+ * QUEUE_MAX events the oldest are dropped; drops are counted (a warning says how many). Standalone
+ * mode appends them through the events writer (one write(2) a line).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,6 +158,22 @@ static void ct_emit(void *ctx, json_t *ev)
         mcp_backend_flush(x);
 }
 
+/* Removes the batch just posted (the first min(n, POST_MAX) of n queued events). */
+static void shift_queue(struct mcp_backend_ctx *x, size_t n)
+{
+    json_t *rest;
+
+    if (n <= POST_MAX) {
+        json_array_clear(x->queue);
+        return;
+    }
+    rest = json_array();
+    for (size_t i = POST_MAX; i < n; i++)
+        json_array_append(rest, json_array_get(x->queue, i));
+    json_decref(x->queue);
+    x->queue = rest;
+}
+
 static const char *ct_canary(void *ctx)
 {
     struct mcp_backend_ctx *x = ctx;
@@ -177,8 +195,10 @@ void mcp_backend_flush(void *ctx)
         return;
     if (x->dropped) {
         char msg[128];
-        snprintf(msg, sizeof(msg), "%zu events were dropped: the controller did not take them",
-                 x->dropped);
+        snprintf(
+            msg, sizeof(msg),
+            "%zu events were dropped: the controller did not take them (or did not confirm it)",
+            x->dropped);
         json_array_insert_new(x->queue, 0,
                               json_pack("{s:s, s:I, s:s, s:s, s:s}", "kind", "warning", "t",
                                         (json_int_t)time_now_ms(), "src", "mcp", "code",
@@ -199,18 +219,16 @@ void mcp_backend_flush(void *ctx)
             if (x->post_failures++ < 5)
                 log_warn("mcp", "cannot send events to the controller: %s", e.msg);
             json_decref(batch);
+            if (!control_client_sent(x->cc))
+                return; /* never reached the controller: kept for the next flush */
+            /* The controller may have appended them: sending them again could record a call
+             * twice (a false duplicate for scoring), so they are counted as dropped. */
+            x->dropped += n <= POST_MAX ? n : POST_MAX;
+            shift_queue(x, n);
             return;
         }
         x->post_failures = 0;
-        if (n <= POST_MAX) {
-            json_array_clear(x->queue);
-        } else {
-            json_t *rest = json_array();
-            for (size_t i = POST_MAX; i < n; i++)
-                json_array_append(rest, json_array_get(x->queue, i));
-            json_decref(x->queue);
-            x->queue = rest;
-        }
+        shift_queue(x, n);
         json_decref(batch);
     }
 }

@@ -159,7 +159,8 @@ static int take_line(struct httpc_parser *p, const char *d, size_t n, size_t *i,
     return 1;
 }
 
-int httpc_parser_header(const struct httpc_parser *p, const char *name, char *out, size_t n)
+/* The k-th (0-based) header called name, as httpc_parser_header. */
+static int header_nth(const struct httpc_parser *p, const char *name, size_t k, char *out, size_t n)
 {
     size_t nl = strlen(name);
     const char *s = memchr(p->head.data, '\n', p->head.len);
@@ -171,7 +172,8 @@ int httpc_parser_header(const struct httpc_parser *p, const char *name, char *ou
                    *end = memchr(line, '\n', p->head.len - (size_t)(line - p->head.data));
         if (end == NULL)
             end = p->head.data + p->head.len;
-        if ((size_t)(end - line) > nl && line[nl] == ':' && strncasecmp(line, name, nl) == 0) {
+        if ((size_t)(end - line) > nl && line[nl] == ':' && strncasecmp(line, name, nl) == 0 &&
+            k-- == 0) {
             const char *v = line + nl + 1;
             while (v < end && (*v == ' ' || *v == '\t'))
                 v++;
@@ -190,6 +192,11 @@ int httpc_parser_header(const struct httpc_parser *p, const char *name, char *ou
         s = end < p->head.data + p->head.len ? end : NULL;
     }
     return 0;
+}
+
+int httpc_parser_header(const struct httpc_parser *p, const char *name, char *out, size_t n)
+{
+    return header_nth(p, name, 0, out, n);
 }
 
 static int parse_status(struct httpc_parser *p, struct err *e)
@@ -213,7 +220,7 @@ static int parse_status(struct httpc_parser *p, struct err *e)
 /* The head ended: pick the body framing. */
 static int end_of_head(struct httpc_parser *p, struct err *e)
 {
-    char te[256], cl[64];
+    char te[256], cl[64], other[64];
 
     if (p->status >= 100 && p->status < 200) {
         if (p->status == 101)
@@ -245,6 +252,9 @@ static int end_of_head(struct httpc_parser *p, struct err *e)
                 return fail(p, e, ERR_PROTO, "bad Content-Length");
         if (cl[0] == '\0' || strlen(cl) > 18 || num_parse_u64(cl, &v) < 0)
             return fail(p, e, ERR_PROTO, "bad Content-Length");
+        for (size_t k = 1; header_nth(p, "content-length", k, other, sizeof(other)); k++)
+            if (strcmp(other, cl) != 0)
+                return fail(p, e, ERR_PROTO, "conflicting Content-Length values");
         if (p->max_body && v > p->max_body) {
             p->state = HTTPC_P_ERROR;
             return err_set(e, ERR_LIMIT, "response body of %llu bytes is over the limit of %llu",
@@ -430,6 +440,9 @@ int httpc_parser_keep_alive(const struct httpc_parser *p)
         return 0;
     if (has && list_has(v, "close"))
         return 0;
+    if (httpc_parser_header(p, "transfer-encoding", NULL, 0) &&
+        httpc_parser_header(p, "content-length", NULL, 0))
+        return 0;               /* RFC 9112 6.3: the framing is in doubt; do not reuse */
     if (p->head.data[7] == '0') /* HTTP/1.0: only when asked for */
         return has && list_has(v, "keep-alive");
     return 1;
@@ -567,6 +580,7 @@ static int link_open(struct link *l, const struct httpc_url *u, int connect_time
 {
     struct addrinfo hints, *res = NULL, *ai;
     int rc, last_errno = 0, timed_out = 0;
+    int64_t end; /* one deadline for every address the name has */
 
     memset(&hints, 0, sizeof(hints));
     hints.ai_family = AF_UNSPEC;
@@ -575,7 +589,12 @@ static int link_open(struct link *l, const struct httpc_url *u, int connect_time
     rc = getaddrinfo(u->host, u->port, &hints, &res);
     if (rc != 0)
         return err_set(e, ERR_INVALID, "cannot resolve '%s': %s", u->host, gai_strerror(rc));
+    end = time_mono_ns() + (int64_t)connect_timeout_ms * 1000000;
     for (ai = res; ai; ai = ai->ai_next) {
+        if (ai != res && time_mono_ns() >= end) {
+            timed_out = 1;
+            break;
+        }
         int fd =
             socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
         if (fd < 0) {
@@ -592,7 +611,6 @@ static int link_open(struct link *l, const struct httpc_url *u, int connect_time
             continue;
         }
         struct pollfd pfd = {.fd = fd, .events = POLLOUT};
-        int64_t end = time_mono_ns() + (int64_t)connect_timeout_ms * 1000000;
         int r;
         for (;;) {
             int64_t left = (end - time_mono_ns()) / 1000000;

@@ -59,6 +59,37 @@ PY
 '
 done
 
+mkdir -p "$TMP/lose"
+echo "[]" >"$TMP/lose/decisions.json"
+start_bg "$PY" "$M/control_server.py" "$TMP/lose/port" "$TMP/lose/decisions.json" \
+    "$TMP/lose/events.jsonl" --lose-first-events
+wait_file 10 "$TMP/lose/port" || { echo "FAIL - the control stand-in did not start"; exit 1; }
+test_expect "a batch the controller may have recorded is not sent twice; its loss is reported" '
+    dir=$TMP/lose
+    FAULTLINE_CONTROL_URL=http://127.0.0.1:$(cat "$dir/port") "$PY" - <<PY
+from mcpclient import Shim, FAKE
+s = Shim(["--name", "fake", "--"] + FAKE)
+s.initialize()
+for i in range(4):
+    r = s.call("echo", {"message": "m%d" % i})
+    assert r["result"]["content"][0]["text"] == "Echo: m%d" % i, r
+s.close(); assert s.wait() == 0
+PY
+    "$PY" - "$dir" <<PY
+import json, sys
+d = sys.argv[1]
+lost = [json.loads(l) for l in open(d + "/events.jsonl.lost")]
+ev = [json.loads(l) for l in open(d + "/events.jsonl")]
+assert lost, "nothing was lost: the stand-in did not cut the first batch"
+key = lambda e: json.dumps(e, sort_keys=True)
+assert not set(map(key, lost)) & set(map(key, ev)), "a lost event was sent again"
+w = [e for e in ev if e["kind"] == "warning" and e.get("code") == "events_dropped"]
+assert len(w) == 1 and w[0]["message"].startswith("%d events were dropped" % len(lost)), w
+calls = [e["args"]["message"] for e in lost + ev if e["kind"] == "tool_call"]
+assert sorted(calls) == ["m0", "m1", "m2", "m3"], calls
+PY
+'
+
 test_expect "an unreachable controller: calls go through unfaulted, warnings, no hang" '
     port=$(free_port)
     FAULTLINE_CONTROL_URL=http://127.0.0.1:$port "$PY" - <<PY

@@ -182,6 +182,8 @@ static void test_parser_errors(void **state)
         {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffffff\r\n", ERR_PROTO,
          "chunk size too large"},
         {"HTTP/1.1 101 Switching Protocols\r\n\r\n", ERR_PROTO, "101"},
+        {"HTTP/1.1 200 OK\r\nContent-Length: 3\r\ncontent-length: 5\r\n\r\nabc", ERR_PROTO,
+         "conflicting Content-Length"},
         {"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n", ERR_LIMIT, "over the limit"},
         /* a chunk announced over the limit fails before its bytes arrive */
         {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nfffffff\r\n{", ERR_LIMIT,
@@ -254,6 +256,12 @@ static void test_parser_keep_alive(void **state)
         {"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nok", 0},      /* not done */
         {"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok", 0},
         {"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\nok", 1},
+        /* the same length twice is one length */
+        {"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nok", 1},
+        /* both framings: the chunked body is read, the connection is not reused */
+        {"HTTP/1.1 200 OK\r\nContent-Length: 9\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok"
+         "\r\n0\r\n\r\n",
+         0},
     };
     struct httpc_parser p;
     struct collect c = {BUF_INIT, 0, 0};

@@ -6,7 +6,10 @@ DECISIONS.json: a list of {"tool": NAME, "kind": ID, "options": {...}}; a decide
 tool takes the first unused entry naming it (inject: true), else inject: false. Every request
 body of POST /_faultline/decide is appended to EVENTS.jsonl.decide, every event of POST
 /_faultline/events to EVENTS.jsonl (one line each, as received). The bound port is written to
-PORTFILE. --chunked answers with chunked bodies; --close closes the connection after each reply.
+PORTFILE. --chunked answers with chunked bodies; --close closes the connection after each reply;
+--lose-first-events reads the first POST /_faultline/events, writes its events to
+EVENTS.jsonl.lost and closes the connection without answering (a controller that may or may not
+have recorded them).
 """
 import json
 import sys
@@ -15,6 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 portfile, decisions_path, events_path = sys.argv[1:4]
 chunked = "--chunked" in sys.argv
 close = "--close" in sys.argv
+lose_first = ["--lose-first-events" in sys.argv]
 decisions = json.load(open(decisions_path))
 used = [False] * len(decisions)
 CANARY = "E-FAULTLINE-5eed5eed"
@@ -69,6 +73,13 @@ class H(BaseHTTPRequestHandler):
             return self.reply(200, {"inject": False, "canary": CANARY})
         if self.path == "/_faultline/events":
             evs = body if isinstance(body, list) else [body]
+            if lose_first[0]:
+                lose_first[0] = False
+                with open(events_path + ".lost", "a") as f:
+                    for e in evs:
+                        f.write(json.dumps(e) + "\n")
+                self.close_connection = True
+                return
             with open(events_path, "a") as f:
                 for e in evs:
                     f.write(json.dumps(e) + "\n")
