@@ -839,7 +839,8 @@ struct httpc_conn {
     struct httpc_url url;
     struct link l;
     unsigned long opens;
-    int sent; /* of the last request */
+    int sent;        /* of the last request */
+    int64_t idle_ns; /* when the last exchange ended (time_mono_ns) */
 };
 
 struct httpc_conn *httpc_conn_new(const struct httpc_url *u)
@@ -884,7 +885,11 @@ int httpc_conn_run(struct httpc_conn *k, const struct httpc_call *hc, struct htt
     k->sent = 0;
     link_setup(&k->l, hc, &k->url);
     build_request(&req, hc, &k->url, 1);
-    if (k->l.fd >= 0 && !link_idle_ok(&k->l))
+    /* A connection idle for long may be closed by the server just as the request goes out
+     * (the controller closes idle clients after 60 s): such a request would fail, not be
+     * resent, so a fresh connection is opened instead. */
+    if (k->l.fd >= 0 && (time_mono_ns() - k->idle_ns > (int64_t)HTTPC_REUSE_IDLE_MS * 1000000 ||
+                         !link_idle_ok(&k->l)))
         link_close(&k->l);
     if (k->l.fd < 0) {
         /* the connect timeout bounds the TLS handshake too */
@@ -901,6 +906,7 @@ int httpc_conn_run(struct httpc_conn *k, const struct httpc_call *hc, struct htt
     rc = exchange(&k->l, &req, hc, p, &k->sent, e);
     if (rc == 0 && !httpc_parser_keep_alive(p))
         link_close(&k->l);
+    k->idle_ns = time_mono_ns();
 out:
     if (rc < 0)
         link_close(&k->l);

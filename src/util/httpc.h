@@ -21,8 +21,8 @@
  *
  * Kept connection states (httpc_conn_run, one request):
  *   CLOSED --open: connect and TLS within connect_timeout_ms--> OPEN
- *   OPEN   --idle check before sending finds it readable (peer closed, stray bytes)--> CLOSED,
- *            then opened as above
+ *   OPEN   --idle check before sending finds it readable (peer closed, stray bytes), or it
+ *            has been idle over HTTPC_REUSE_IDLE_MS--> CLOSED, then opened as above
  *   OPEN   --exchange within total_timeout_ms, httpc_parser_keep_alive--> OPEN
  *   OPEN   --exchange, the response does not allow reuse--> CLOSED
  *   any    --error--> CLOSED
@@ -54,6 +54,7 @@
 #define HTTPC_HEAD_MAX ((size_t)64 << 10) /* status line plus headers (and trailers) */
 #define HTTPC_HOST_MAX 256
 #define HTTPC_PATH_MAX 2048
+#define HTTPC_REUSE_IDLE_MS 30000 /* a kept connection idle longer is not reused */
 
 /* An http:// or https:// URL: scheme, host, optional port, optional path prefix. */
 struct httpc_url {
