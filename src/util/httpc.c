@@ -839,8 +839,9 @@ struct httpc_conn {
     struct httpc_url url;
     struct link l;
     unsigned long opens;
-    int sent;        /* of the last request */
-    int64_t idle_ns; /* when the last exchange ended (time_mono_ns) */
+    int sent;          /* of the last request */
+    int64_t idle_ns;   /* when the last exchange ended (time_mono_ns) */
+    int reuse_idle_ms; /* idle longer than this: reopen rather than reuse */
 };
 
 struct httpc_conn *httpc_conn_new(const struct httpc_url *u)
@@ -849,6 +850,7 @@ struct httpc_conn *httpc_conn_new(const struct httpc_url *u)
 
     k->url = *u;
     k->l.fd = -1;
+    k->reuse_idle_ms = HTTPC_REUSE_IDLE_MS;
     return k;
 }
 
@@ -875,6 +877,12 @@ unsigned long httpc_conn_opens(const struct httpc_conn *k)
     return k->opens;
 }
 
+void httpc_conn_set_reuse_idle_ms(struct httpc_conn *k, int ms)
+{
+    if (k != NULL && ms > 0)
+        k->reuse_idle_ms = ms;
+}
+
 int httpc_conn_run(struct httpc_conn *k, const struct httpc_call *hc, struct httpc_parser *p,
                    struct err *e)
 {
@@ -888,8 +896,8 @@ int httpc_conn_run(struct httpc_conn *k, const struct httpc_call *hc, struct htt
     /* A connection idle for long may be closed by the server just as the request goes out
      * (the controller closes idle clients after 60 s): such a request would fail, not be
      * resent, so a fresh connection is opened instead. */
-    if (k->l.fd >= 0 && (time_mono_ns() - k->idle_ns > (int64_t)HTTPC_REUSE_IDLE_MS * 1000000 ||
-                         !link_idle_ok(&k->l)))
+    if (k->l.fd >= 0 &&
+        (time_mono_ns() - k->idle_ns > (int64_t)k->reuse_idle_ms * 1000000 || !link_idle_ok(&k->l)))
         link_close(&k->l);
     if (k->l.fd < 0) {
         /* the connect timeout bounds the TLS handshake too */

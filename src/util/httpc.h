@@ -176,6 +176,9 @@ int httpc_conn_sent(const struct httpc_conn *k);
 /* How many sockets k has opened over its life (1 after any number of requests on one kept
  * connection). */
 unsigned long httpc_conn_opens(const struct httpc_conn *k);
+/* A kept connection idle longer than ms (> 0; default HTTPC_REUSE_IDLE_MS) is reopened rather
+ * than reused. */
+void httpc_conn_set_reuse_idle_ms(struct httpc_conn *k, int ms);
 
 /* Frees the process-wide TLS context, if one was made. Call once at exit. */
 void httpc_global_cleanup(void);

@@ -593,6 +593,27 @@ static void test_conn_peer_closed_between(void **state)
     httpc_conn_free(k);
 }
 
+/* A connection idle past the reuse limit is reopened, not reused. */
+static void test_conn_idle_limit(void **state)
+{
+    struct httpc_url u;
+    struct err e = {0};
+    char body[256];
+
+    url_for(ka_port, &u);
+    struct httpc_conn *k = httpc_conn_new(&u);
+    httpc_conn_set_reuse_idle_ms(k, 150);
+    assert_int_equal(ka_get(k, "/a", body, sizeof(body), &e), 0);
+    assert_string_equal(body, "conn=1 req=1 connection=keep-alive mid=0");
+    assert_int_equal(ka_get(k, "/b", body, sizeof(body), &e), 0);
+    assert_string_equal(body, "conn=1 req=2 connection=keep-alive mid=0");
+    usleep(400000);
+    assert_int_equal(ka_get(k, "/c", body, sizeof(body), &e), 0);
+    assert_string_equal(body, "conn=2 req=1 connection=keep-alive mid=0");
+    assert_int_equal(httpc_conn_opens(k), 2);
+    httpc_conn_free(k);
+}
+
 static void test_conn_peer_closes_mid_response(void **state)
 {
     struct httpc_url u;
@@ -783,6 +804,7 @@ int main(void)
         cmocka_unit_test(test_parser_keep_alive),
         cmocka_unit_test_setup_teardown(test_conn_reuse, ka_setup, ka_teardown),
         cmocka_unit_test_setup_teardown(test_conn_peer_closed_between, ka_setup, ka_teardown),
+        cmocka_unit_test_setup_teardown(test_conn_idle_limit, ka_setup, ka_teardown),
         cmocka_unit_test_setup_teardown(test_conn_peer_closes_mid_response, ka_setup, ka_teardown),
         cmocka_unit_test(test_conn_refused),
         cmocka_unit_test(test_conn_tls),
