@@ -525,6 +525,21 @@ static void tls_error_text(char *out, size_t n)
 }
 
 /* Waits as SSL asks after a call returned rc. 0 to retry, or an error. */
+/* After a failed send(2)/recv(2) (errno set): 0 to try again (interrupted, or l became ready
+ * within its deadline: link_wait for events, its timeout named by waiting), else the error
+ * ("doing HOST: reason"). */
+static int sock_retry(struct link *l, short events, const char *waiting, const char *doing,
+                      struct err *e)
+{
+    int err = errno;
+
+    if (err == EINTR)
+        return 0;
+    if (err == EAGAIN || err == EWOULDBLOCK)
+        return link_wait(l, events, waiting, e);
+    return err_set(e, ERR_IO, "%s %s: %s", doing, l->where, strerror(err));
+}
+
 static int tls_retry(struct link *l, int rc, const char *doing, struct err *e)
 {
     char why[200];
@@ -688,15 +703,10 @@ static int link_write_all(struct link *l, const char *p, size_t n, struct err *e
         } else {
             w = send(l->fd, p, n, MSG_NOSIGNAL);
             if (w < 0) {
-                if (errno == EINTR)
-                    continue;
-                if (errno == EAGAIN || errno == EWOULDBLOCK) {
-                    int rc = link_wait(l, POLLOUT, "sending to", e);
-                    if (rc < 0)
-                        return rc;
-                    continue;
-                }
-                return err_set(e, ERR_IO, "sending to %s: %s", l->where, strerror(errno));
+                int rc = sock_retry(l, POLLOUT, "sending to", "sending to", e);
+                if (rc < 0)
+                    return rc;
+                continue;
             }
         }
         p += w;
@@ -726,15 +736,9 @@ static ssize_t link_read(struct link *l, char *p, size_t n, struct err *e)
         ssize_t r = recv(l->fd, p, n, 0);
         if (r >= 0)
             return r;
-        if (errno == EINTR)
-            continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK) {
-            int rc = link_wait(l, POLLIN, "waiting for", e);
-            if (rc < 0)
-                return rc;
-            continue;
-        }
-        return err_set(e, ERR_IO, "reading from %s: %s", l->where, strerror(errno));
+        int rc = sock_retry(l, POLLIN, "waiting for", "reading from", e);
+        if (rc < 0)
+            return rc;
     }
 }
 
