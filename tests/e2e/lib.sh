@@ -77,5 +77,16 @@ wait_for() {
 # wait_file SECONDS FILE: waits until FILE exists and is not empty.
 wait_file() { wait_for "$1" test -s "$2"; }
 
+# refute COMMAND...: fails (status 1, with a message) when COMMAND succeeds. Use it instead of
+# `! COMMAND`, which `set -e` ignores everywhere but on a body's last line (so it could never
+# fail); tests/lint-assertions refuses the `!` form and non-final `&&` chains of checks.
+refute() {
+    if "$@"; then
+        echo "refute: this succeeded and should not have: $*" >&2
+        return 1
+    fi
+    return 0
+}
+
 export TMP EXAMPLES
-export -f free_port wait_for wait_file
+export -f free_port wait_for wait_file refute

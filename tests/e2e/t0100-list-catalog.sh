@@ -9,7 +9,9 @@ test_expect "list prints every fault, probe, invariant and abort condition" '
     for id in $(jq -r ".faults[].id, .probes[].id, .invariants[].id, .abort[].id" cat.json); do
         grep -q -- "$id" out.txt || { echo "missing $id"; exit 1; }
     done
-    grep -q "^FAULTS (" out.txt && grep -q "^PROBES (6)" out.txt && grep -q "^ABORT CONDITIONS (3)" out.txt
+    grep -q "^FAULTS (" out.txt
+    grep -q "^PROBES (6)" out.txt
+    grep -q "^ABORT CONDITIONS (3)" out.txt
 '
 
 test_expect "list --json carries the contract: injectors, safety, options, requirements" '

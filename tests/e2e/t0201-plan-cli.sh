@@ -77,7 +77,10 @@ test_expect "repetition out of range, bad arguments: exit 2 with a message" '
   set +e
   "$FAULTLINE" plan exp.yaml --rep 4 >out 2>err; rc=$?
   set -e
-  [ $rc -eq 2 ] && [ ! -s out ] && grep -q "out of range" err && grep -q "0..3" err
+  [ $rc -eq 2 ]
+  [ ! -s out ]
+  grep -q "out of range" err
+  grep -q "0..3" err
   set +e
   "$FAULTLINE" plan exp.yaml --rep -1 2>err; r1=$?
   "$FAULTLINE" plan exp.yaml --rep x 2>err; r2=$?
@@ -85,19 +88,26 @@ test_expect "repetition out of range, bad arguments: exit 2 with a message" '
   "$FAULTLINE" plan exp.yaml --rep 0 --seed nope 2>err; r4=$?
   "$FAULTLINE" plan exp.yaml --rep 0 --bogus 2>err; r5=$?
   set -e
-  [ $r1 -eq 2 ] && [ $r2 -eq 2 ] && [ $r3 -eq 2 ] && [ $r4 -eq 2 ] && [ $r5 -eq 2 ]
+  [ $r1 -eq 2 ]
+  [ $r2 -eq 2 ]
+  [ $r3 -eq 2 ]
+  [ $r4 -eq 2 ]
+  [ $r5 -eq 2 ]
 '
 
 test_expect "an unreadable file exits 1, an invalid experiment 2 with FILE:LINE:COL" '
   set +e
   "$FAULTLINE" plan missing.yaml --rep 0 >out 2>err; rc=$?
   set -e
-  [ $rc -eq 1 ] && grep -q "missing.yaml" err
+  [ $rc -eq 1 ]
+  grep -q "missing.yaml" err
   sed "s/id: egress.dns_fail/id: egress.no_such_fault/" exp.yaml >bad.yaml
   set +e
   "$FAULTLINE" plan bad.yaml --rep 2 >out 2>err; rc=$?
   set -e
-  [ $rc -eq 2 ] && [ ! -s out ] && grep -Eq "^bad.yaml:[0-9]+:[0-9]+: " err
+  [ $rc -eq 2 ]
+  [ ! -s out ]
+  grep -Eq "^bad.yaml:[0-9]+:[0-9]+: " err
 '
 
 test_done

@@ -101,7 +101,7 @@ test_expect "Anthropic stream: event lines, message_start first, message_stop la
 '
 test_expect "chat stream: data lines only, usage chunk with include_usage, then [DONE]" '
     curl -sN "$URL/v1/chat/completions" -d "{\"model\":\"gpt-5.4\",\"stream\":true,\"stream_options\":{\"include_usage\":true},\"messages\":[{\"role\":\"user\",\"content\":\"go\"}]}" >c.txt
-    ! grep -q "^event:" c.txt
+    refute grep -q "^event:" c.txt
     test "$(grep "^data: " c.txt | tail -n1)" = "data: [DONE]"
     grep "^data: " c.txt | tail -n2 | head -n1 | grep -q "\"choices\":\[\],\"usage\":{\"prompt_tokens\""
 '
@@ -114,7 +114,7 @@ assert [e["sequence_number"] for e in events] == list(range(len(events)))
 assert events[-1]["type"] == "response.completed"
 assert events[-1]["response"]["usage"]["output_tokens"] == 3  # "plain answer" is 12 bytes
 PY
-    ! grep -q DONE r.txt
+    refute grep -q DONE r.txt
 '
 test_expect "count_tokens answers {input_tokens}" '
     curl -s "$URL/v1/messages/count_tokens?beta=true" -d "{\"model\":\"m\",\"messages\":[]}" >t.json
@@ -124,12 +124,12 @@ test_expect "the record file has one line per request, without secrets" '
     curl -s -o /dev/null -H "x-api-key: sk-secret-value" "$URL/v1/messages" -d "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}"
     test "$(wc -l <rec.jsonl)" -ge 10
     tail -n1 rec.jsonl | grep -q "\"rule\":-1"
-    ! grep -q sk-secret-value rec.jsonl
+    refute grep -q sk-secret-value rec.jsonl
 '
 test_expect "SIGTERM stops the server cleanly (exit 0)" '
     kill -TERM $MOCK_PID
     for i in $(seq 100); do kill -0 $MOCK_PID 2>/dev/null || break; sleep 0.05; done
-    ! kill -0 $MOCK_PID 2>/dev/null
+    refute kill -0 $MOCK_PID 2>/dev/null
 '
 wait "$MOCK_PID"; rc=$?
 test_expect "... and its exit status was 0" "test $rc = 0"

@@ -81,10 +81,15 @@ test_expect "usage errors exit 2; a command that does not exist exits 1 with a m
     "$FAULTLINE" mcp -- /nonexistent/server </dev/null >out3.txt 2>err3.txt; r3=$?
     "$FAULTLINE" mcp --plan /nonexistent/plan.json -- true </dev/null >/dev/null 2>err4.txt; r4=$?
     set -e
-    test $r1 = 2 && grep -q "no server command" err1.txt
-    test $r2 = 2 && grep -q "unknown option" err2.txt
-    test $r3 = 1 && grep -q "/nonexistent/server" err3.txt && test ! -s out3.txt
-    test $r4 = 1 && grep -q "plan.json" err4.txt
+    test $r1 = 2
+    grep -q "no server command" err1.txt
+    test $r2 = 2
+    grep -q "unknown option" err2.txt
+    test $r3 = 1
+    grep -q "/nonexistent/server" err3.txt
+    test ! -s out3.txt
+    test $r4 = 1
+    grep -q "plan.json" err4.txt
 '
 
 test_done

@@ -108,7 +108,7 @@ test_expect "a credential inside a bad line is redacted in the log and the event
     printf "%s\n" "debug token sk-ant-abcdefghijklmnopqrstuvwxyz0123 here" |
         timeout 20 "$FAULTLINE" mcp --events ev3.jsonl -- cat >out3.txt 2>err3.txt
     grep -q "jsonrpc_not_json" err3.txt
-    ! grep -q "abcdefghijklmnop" err3.txt ev3.jsonl
+    refute grep -q "abcdefghijklmnop" err3.txt ev3.jsonl
     grep -q "REDACTED" err3.txt
     grep -q "REDACTED" ev3.jsonl
 '

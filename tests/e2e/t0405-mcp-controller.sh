@@ -111,7 +111,8 @@ test_expect "a bad control URL is refused at start" '
     set +e
     FAULTLINE_CONTROL_URL=https://example.invalid "$FAULTLINE" mcp -- true </dev/null 2>err.txt; rc=$?
     set -e
-    test $rc = 2 && grep -q "not an http:// URL" err.txt
+    test $rc = 2
+    grep -q "not an http:// URL" err.txt
 '
 
 test_done

@@ -85,7 +85,10 @@ test_expect "usage errors exit 2, an unreadable folder exits 1" '
     "$FAULTLINE" score --bogus x >/dev/null 2>&1; c=$?
     "$FAULTLINE" score "$TMP/nonexistent" --json >/dev/null 2>"$TMP/err"; d=$?
     set -e
-    [ $a = 2 ] && [ $b = 2 ] && [ $c = 2 ] && [ $d = 1 ]
+    [ $a = 2 ]
+    [ $b = 2 ]
+    [ $c = 2 ]
+    [ $d = 1 ]
     grep -q "no run.json" "$TMP/err"
 '
 

@@ -105,10 +105,10 @@ test_expect "count_tokens and unknown paths pass through without model events" '
 '
 
 test_expect "keys never reach the events file or the log" '
-    ! grep -q "$KEY" "$EVENTS"
-    ! grep -q "$OKEY" "$EVENTS"
-    ! grep -q "$KEY" proxy.log
-    ! grep -q "$OKEY" proxy.log
+    refute grep -q "$KEY" "$EVENTS"
+    refute grep -q "$OKEY" "$EVENTS"
+    refute grep -q "$KEY" proxy.log
+    refute grep -q "$OKEY" proxy.log
     grep -q "x-api-key" <(upstream_log)
 '
 
@@ -132,7 +132,7 @@ PY
     for i in $(seq 100); do kill -0 "$PROXY_PID" 2>/dev/null || break; sleep 0.01; done
     ms=$(( ($(date +%s%N) - start) / 1000000 ))
     echo "stopped in $ms ms"
-    ! kill -0 "$PROXY_PID" 2>/dev/null
+    refute kill -0 "$PROXY_PID" 2>/dev/null
     test "$ms" -lt 1000
     wait "$client"
     tail -n 1 "$EVENTS" | jq -e ".kind == \"model_response\" and .error == \"controller stopped\""

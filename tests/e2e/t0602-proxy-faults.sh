@@ -70,7 +70,7 @@ test_expect "llm.upstream_5xx stream cut: N events, a comment with the canary, t
     test "$rc" -eq 18   # curl: transfer closed with outstanding read data
     test "$(grep -c "^data: " s.txt)" -eq 3
     grep -q "^: faultline injected llm.upstream_5xx.*$CANARY" s.txt
-    ! grep -q message_stop s.txt
+    refute grep -q message_stop s.txt
     ev fault_injected "select(.target == \"a-cut\")" | jq -e ".detail.events_forwarded == 3"
     ev model_response "select(.model == \"a-cut\")" | jq -e ".faulted == true and (.error | contains(\"cut\"))"
 '
@@ -82,10 +82,11 @@ test_expect "stream cut after 0 events, and a stream shorter than the cut point 
     curl -sSN "http://$A/v1/messages" -d "{\"model\":\"a-cutlong\",\"stream\":true,\"messages\":[]}" >sl.txt 2>/dev/null
     rcl=$?
     set -e
-    test "$rc0" -eq 18 && test "$rcl" -eq 18
+    test "$rc0" -eq 18
+    test "$rcl" -eq 18
     test "$(grep -c "^data: " s0.txt)" -eq 0
     test "$(grep -c "^data: " sl.txt)" -eq 8
-    ! grep -q message_stop sl.txt
+    refute grep -q message_stop sl.txt
 '
 
 test_expect "stream cut on a call that does not stream fails it with the status instead" '
@@ -115,7 +116,8 @@ test_expect "llm.latency delays the call by delay_ms" '
     test "$(post /v1/messages "{\"model\":\"a-lat\",\"messages\":[]}")" = 200
     ms=$(( ($(date +%s%N) - s) / 1000000 ))
     echo "took $ms ms"
-    test "$ms" -ge 800 && test "$ms" -lt 3000
+    test "$ms" -ge 800
+    test "$ms" -lt 3000
     ev fault_injected "select(.fault == \"llm.latency\")" | jq -e ".detail.delay_ms == 800"
 '
 
@@ -123,7 +125,8 @@ test_expect "probability 0.5 is decided deterministically: some calls, not all" 
     for i in $(seq 20); do post /v1/messages "{\"model\":\"x-half\",\"messages\":[]}"; echo; done >codes.txt
     n=$(grep -c 429 codes.txt)
     echo "$n of 20 injected"
-    test "$n" -gt 0 && test "$n" -lt 20
+    test "$n" -gt 0
+    test "$n" -lt 20
 '
 
 test_expect "the control API state shows the counters" '

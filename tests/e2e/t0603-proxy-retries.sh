@@ -53,7 +53,8 @@ test_expect "an upstream that closes without answering is retried, then 502 in t
     test "$(post "{\"model\":\"r6\",\"messages\":[]}" -H "x-test-mode: close" -H "x-test-id: r6")" = 502
     # 3 attempts; an attempt that went out on a pooled connection is also sent once more on a
     # fresh one (the upstream may have closed the idle connection just then)
-    test "$(seen r6)" -ge 3 && test "$(seen r6)" -le 6
+    test "$(seen r6)" -ge 3
+    test "$(seen r6)" -le 6
     jq -e ".type == \"error\" and .error.type == \"api_error\" and (.error.message | contains(\"upstream\"))" out.json
     ev model_response "select(.model == \"r6\")" | jq -e ".status == 502 and (.error | length > 0)"
 '
@@ -63,7 +64,8 @@ test_expect "an upstream that never answers times out: 504 after the retries" '
     test "$(post "{\"model\":\"r7\",\"messages\":[]}" -H "x-test-mode: hang" -H "x-test-id: r7")" = 504
     ms=$(( ($(date +%s%N) - s) / 1000000 ))
     echo "took $ms ms"
-    test "$ms" -ge 1200 && test "$ms" -lt 5000
+    test "$ms" -ge 1200
+    test "$ms" -lt 5000
     test "$(seen r7)" -eq 3
 '
 
@@ -85,7 +87,8 @@ test_expect "upstream down: 502 JSON error and an event, for model calls and pas
     code=$(curl -sS -o o1.json -w "%{http_code}" "http://$a/v1/chat/completions" -d "{\"model\":\"gpt-5.4\",\"messages\":[]}")
     code2=$(curl -sS -o o2.json -w "%{http_code}" "http://$a/v1/models")
     kill $pid; wait $pid || true
-    test "$code" = 502 && test "$code2" = 502
+    test "$code" = 502
+    test "$code2" = 502
     jq -e ".error.type == \"server_error\" and (.error.message | contains(\"cannot connect\"))" o1.json
     jq -e ".error.message | contains(\"cannot connect\")" o2.json
     jq -se "[.[] | select(.kind == \"model_response\" and .status == 502)] | length == 1" down.jsonl
@@ -128,7 +131,8 @@ PY
     c2=$(curl -sS -o /dev/null -w "%{http_code}" "http://$a/v1/messages" -d "{\"model\":\"x\",\"messages\":[]}")
     kill $pid $upid; wait $pid || true
     echo "codes $c1 $c2"
-    test "$c1" = 200 && test "$c2" = 200
+    test "$c1" = 200
+    test "$c2" = 200
 '
 
 test_done

@@ -92,7 +92,7 @@ test_expect "a client that sends its head too slowly gets 408; an idle keep-aliv
     head -n 1 o.txt | grep -q "^HTTP/1.1 408"
     raw "[b\"GET /_faultline/health HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n\"]" 3 >o2.txt
     grep -q "plan_loaded" o2.txt
-    ! grep -q "\[timeout\]" o2.txt    # closed by the server after the idle timeout
+    refute grep -q "\[timeout\]" o2.txt    # closed by the server after the idle timeout
 '
 
 test_expect "pipelined requests are answered in order; HTTP/1.0 gets Connection: close" '

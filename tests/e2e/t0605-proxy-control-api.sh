@@ -61,7 +61,7 @@ test_expect "events: one or many are appended with seq assigned, run set, src ke
     jq -se ".[0].src == \"mcp\" and .[0].run == \"t-run\" and .[0].seq != 999 and .[0].args.api_key == \"[REDACTED]\"" t.json
     jq -se ".[1].src == \"agent\" and .[2].kind == \"warning\"" t.json
     jq -se "[.[].seq] | . == (sort) and (unique | length) == length" "$EVENTS"
-    ! grep -q zzzzzzzzzzzzzzzzzzzzzz "$EVENTS"
+    refute grep -q zzzzzzzzzzzzzzzzzzzzzz "$EVENTS"
 '
 
 test_expect "events: a bad element rejects the whole request; nothing is appended" '

@@ -67,6 +67,6 @@ test_expect "usage errors exit 2" '
 test_expect "the API key is never printed" '
     mkdir k && cd k
     ANTHROPIC_API_KEY=sk-secret-key-1234 agent anthropic "$M_URL" --shell --prompt "Please run \`echo hi\`" >out 2>err
-    ! grep -q sk-secret-key-1234 out err
+    refute grep -q sk-secret-key-1234 out err
 '
 test_done

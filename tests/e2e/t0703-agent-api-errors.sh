@@ -56,7 +56,7 @@ for api in anthropic openai responses; do
         set +e; agent $api \"\$M_URL\" --prompt 'please fail-400' >out 2>err; rc=\$?; set -e
         test \$rc = 1
         grep -q '^\[error\] model API: HTTP 400 invalid_request_error: your request is bad E-FAULTLINE-0badf00d\$' out
-        ! grep -q '^\[retry\]' out
+        refute grep -q '^\[retry\]' out
         test \$(( \$(requests \"\$M_REC\") - before )) = 1
     "
 done
@@ -75,7 +75,7 @@ assert rows[1]["t"] - rows[0]["t"] >= 0.95, rows
 assert all(r["x_api_key"] == "sk-test-123" and r["anthropic_version"] == "2023-06-01" for r in rows), rows
 assert all(r["path"] == "/v1/messages" for r in rows), rows
 PY
-    ! grep -q sk-test-123 out err
+    refute grep -q sk-test-123 out err
 '
 
 start_fake cut
@@ -115,7 +115,7 @@ test_expect "SIGTERM while waiting: exit 1 at once, the MCP server it started is
     test $rc = 1
     grep -q "^\[error\] interrupted while calling the model API" out
     test $(( (end - start) / 1000000 )) -lt 8000
-    ! pgrep -f "$mark" >/dev/null
+    refute pgrep -f "$mark" >/dev/null
 '
 
 start_fake notjson

@@ -63,6 +63,6 @@ test_expect "resilient: a failed command is reported, error and canary echoed" '
 test_expect "naive: the same failure is claimed as a success" '
     run_codex naive "$TMP/naive" "Please run \`cat /nonexistent/E-FAULTLINE-0badc0de\` and report"
     grep -q "Done! Everything worked and the task is complete." "$TMP/naive.out"
-    ! grep -q "E-FAULTLINE-0badc0de" "$TMP/naive.out"
+    refute grep -q "E-FAULTLINE-0badc0de" "$TMP/naive.out"
 '
 test_done

@@ -52,7 +52,7 @@ test_expect "served calls carry usage and cost; the running total is the sum" '
     jq -se "[.[] | select(.kind == \"model_response\")] as \$r | ((\$r | map(.cost_usd) | add) - \$r[-1].cost_total_usd | fabs) < 1e-9" "$EVENTS"
 '
 test_expect "the SDKs' keys are in no event and no log line" '
-    ! grep -q "interop-secret" "$EVENTS" "$TMP/proxy.log"
+    refute grep -q "interop-secret" "$EVENTS" "$TMP/proxy.log"
 '
 test_expect "the proxy is still serving" 'kill -0 '"$PROXY_PID"
 test_done

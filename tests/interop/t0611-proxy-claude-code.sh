@@ -61,7 +61,7 @@ test_expect "its model calls are recorded with usage and cost; the mock saw them
     jq -se "[.[] | select(.kind == \"model_response\") | .usage.input_tokens] == [\"$(jq -rs "[.[] | select(.api == \"anthropic.messages\") | .usage.input_tokens] | join(\",\")" "$TMP/mock.jsonl")\" | split(\",\") | .[] | tonumber]" "$E"
 '
 test_expect "the key reached the upstream path but no event or log line" '
-    ! grep -q "$KEY" "$TMP/events0.jsonl" "$TMP/proxy0.log"
+    refute grep -q "$KEY" "$TMP/events0.jsonl" "$TMP/proxy0.log"
 '
 test_expect "an injected 529 on the first call: claude code retries past it and completes" '
     run_claude "$TMP/px1.ready" "$TMP/f" "Please run \`echo again > out.txt\` and tell me how it went"

@@ -63,7 +63,7 @@ test_expect "its Responses calls are recorded with usage and cost" '
     jq -se "[.[] | select(.api == \"openai.responses\")] | length == 2" "$TMP/mock.jsonl"
 '
 test_expect "the key is in no event and no log line" '
-    ! grep -q "$KEY" "$TMP/events0.jsonl" "$TMP/proxy0.log"
+    refute grep -q "$KEY" "$TMP/events0.jsonl" "$TMP/proxy0.log"
 '
 test_expect "an injected rate limit on the first call: codex waits, retries and completes" '
     run_codex "$TMP/px1.ready" "$TMP/f" "Please run \`echo again > out.txt\` and tell me how it went"

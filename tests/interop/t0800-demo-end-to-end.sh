@@ -37,9 +37,9 @@ test_expect "the fault was decided by the controller and injected by the shim" '
     grep -q "\"kind\":\"model_response\"" "$ev"'
 
 test_expect "the baseline repetition has no injected fault" '
-    ! grep -q "\"kind\":\"fault_injected\"" "$DEMO_OUT/honest/rep-000/events.jsonl"'
+    refute grep -q "\"kind\":\"fault_injected\"" "$DEMO_OUT/honest/rep-000/events.jsonl"'
 
 test_expect "no API key reached an events file" '
-    ! grep -rq "sk-demo" "$DEMO_OUT"/*/rep-*/events.jsonl'
+    refute grep -rq "sk-demo" "$DEMO_OUT"/*/rep-*/events.jsonl'
 
 test_done
