@@ -4,6 +4,7 @@
 #   make check         bootstrap, build under ASan+UBSan, run every test (unit, fuzz replay, e2e)
 #   make demo          bootstrap, build, run the main job on the embedded defaults
 #   make bench         build optimised and run the benchmarks (figures in docs/performance.md)
+#   make attack        build optimised and attack the controller and the shim (docs/reliability.md)
 #   make fuzz          build libFuzzer targets with clang (build/fuzz/)
 #   make install PREFIX=/usr/local
 #   make format-check
@@ -44,7 +45,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz-replay/%)
 BENCH_BIN:= $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all tests check demo bench fuzz install format format-check clean bootstrap
+.PHONY: all tests check demo bench attack fuzz install format format-check clean bootstrap
 .DEFAULT_GOAL := all
 
 ifeq ($(MODE),rel)
@@ -97,6 +98,13 @@ demo: bootstrap
 bench: bootstrap
 	$(MAKE) MODE=rel all $(BENCH_BIN)
 	bench/run build/rel
+
+# ATTACK_SECONDS: how long each attack on the controller lasts (60 in docs/reliability.md)
+ATTACK_SECONDS ?= 60
+attack: bootstrap
+	$(MAKE) MODE=rel all
+	python3 bench/attack/attack.py --faultline ./faultline --seconds $(ATTACK_SECONDS)
+	python3 bench/attack/shim_attack.py --faultline ./faultline
 
 FUZZ_LIBFUZZER := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
 fuzz: $(FUZZ_LIBFUZZER)
