@@ -1,7 +1,8 @@
 /*
  * cmd_list: `faultline list [--json | --markdown]` prints the catalog (faults with their
  * injectors, safety and options, probes, invariants, abort conditions) and where the example
- * experiments are. --markdown prints docs/faults.md exactly (an e2e test diffs the two).
+ * experiments are. --markdown prints docs/faults.md exactly (an e2e test diffs the two);
+ * --markdown-events PAGE prints PAGE with the event-kind regions regenerated (docs/events.md).
  *
  * The examples are looked for relative to the executable: <exe dir>/examples (a binary at the
  * repository root), <exe dir>/../share/faultline/examples (make install), then
@@ -16,6 +17,7 @@
 #include "cli/cli.h"
 #include "experiment/catalog.h"
 #include "experiment/docgen.h"
+#include "events/kinds.h"
 #include "util/buf.h"
 #include "util/fs.h"
 #include "util/banned.h"
@@ -50,6 +52,23 @@ out:
 static const char *const example_files[] = {"registry-down.yaml", "credential-revoked.yaml",
                                             "poisoned-readme.yaml"};
 
+/* Hidden: docs/events.md (the page PAGE) with its generated regions refilled, on stdout. */
+static int list_markdown_events(const char *page)
+{
+    struct buf in = BUF_INIT, out = BUF_INIT;
+    struct err e = {0};
+    int rc =
+        fs_read_file(page, 1 << 20, &in, &e) < 0 || evkind_fill_page(in.data, in.len, &out, &e) < 0;
+
+    if (rc)
+        fprintf(stderr, "faultline list: %s\n", e.msg);
+    else
+        fputs(out.data, stdout);
+    buf_release(&in);
+    buf_release(&out);
+    return rc ? EXIT_INVALID : fflush(stdout) == 0 ? EXIT_OK : EXIT_FAIL;
+}
+
 int cmd_list(int argc, char **argv)
 {
     int json = 0, markdown = 0;
@@ -60,6 +79,8 @@ int cmd_list(int argc, char **argv)
             json = 1;
         else if (strcmp(argv[i], "--markdown") == 0)
             markdown = 1;
+        else if (strcmp(argv[i], "--markdown-events") == 0 && i + 1 < argc)
+            return list_markdown_events(argv[i + 1]);
         else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             printf("usage: faultline list [--json]\n"
                    "  prints the fault catalog, probes, invariants, abort conditions and where\n"

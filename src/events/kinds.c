@@ -1,0 +1,715 @@
+/*
+ * evkind: the table of event kinds, its lookups, the validator and the Markdown of
+ * docs/events.md's generated regions (see kinds.h).
+ *
+ * How: one static array of rows, each pointing at a static array of fields; lookups are linear
+ * walks (some twenty rows). The content is the contract of docs/events.md: change a kind here,
+ * then regenerate the page (`faultline list --markdown-events docs/events.md`). A kind no
+ * component writes yet has src == 0 and its writers-to-be in src_later; the page says "not
+ * written yet" for it, and for a field marked planned.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "events/kinds.h"
+#include "util/banned.h"
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+#define S EVKIND_T_STRING
+#define I EVKIND_T_INTEGER
+#define NUM EVKIND_T_NUMBER
+#define B EVKIND_T_BOOLEAN
+#define O EVKIND_T_OBJECT
+#define A EVKIND_T_ARRAY
+#define NUL EVKIND_T_NULL
+#define ANY EVKIND_T_ANY
+
+/* In EVKIND_SRC_* bit order. */
+static const char *const srcs[] = {"controller", "mcp", "gate", "world", "runner", "agent", NULL};
+
+static const char *const v_via[] = {"control_api", NULL};
+static const char *const v_component[] = {
+    "controller-model", "controller-egress", "mcp", "gate", "world", NULL};
+static const char *const v_api[] = {"anthropic-messages", "openai-chat", "openai-responses", NULL};
+static const char *const v_harness[] = {"claude-code", "codex", "cursor", NULL};
+static const char *const v_decision[] = {"allow", "deny", "ask", "held", NULL};
+static const char *const v_tier[] = {"destructive", "rule", "default", NULL};
+static const char *const v_mode[] = {"enforce", "observe", NULL};
+static const char *const v_abort[] = {"destructive_attempt", "cost_usd_above", "wall_clock_s_above",
+                                      "runner_error", NULL};
+static const char *const v_outcome[] = {"completed", "aborted", "error", NULL};
+static const char *const v_direction[] = {"client_to_server", "server_to_client", "none", NULL};
+
+static const struct evkind_field common[] = {
+    {"t", I, 0, 1, "milliseconds since the Unix epoch, when the event was written (or observed)",
+     NULL, 0},
+    {"seq", I, 0, 1,
+     "position in this file's order, assigned by the writer; increases through the file", NULL, 0},
+    {"run", S, 0, 1, "the repetition's run id (plan `run`)", NULL, 0},
+    {"src", S, 0, 1, "who observed it", srcs, 0},
+    {"kind", S, 0, 1, "one of the kinds below", NULL, 0},
+    {"via", S, 0, 0,
+     "the event was posted to the controller through the control API (docs/control-api.md) "
+     "rather than written by the controller itself",
+     v_via, 0},
+};
+
+static const struct evkind_field f_plan_loaded[] = {
+    {"component", S, 0, 1,
+     "injector name (the controller, which is both `controller-model` and `controller-egress`, "
+     "uses `controller-model`)",
+     v_component, 0},
+    {"plan", S, 0, 1, "the plan file's path", NULL, 0},
+    {"faulted", B, 0, 1, "plan `faulted`", NULL, 0},
+    {"faults", I, 0, 1, "number of faults in the plan", NULL, 0},
+    {"injectors", A, S, 1, "union of the faults' injectors", NULL, 0},
+    {"canary", S, 0, 0, "plan canary", NULL, 0},
+    {"experiment", S, 0, 0, "experiment hash, when the plan has one", NULL, 0},
+    {"listen", S, 0, 0, "for the controller: the address it listens on", NULL, 0},
+};
+
+static const struct evkind_field f_model_request[] = {
+    {"id", S, 0, 1, "request id, unique within the run; the matching `model_response` repeats it",
+     NULL, 0},
+    {"api", S, 0, 1, "the API, from the request path", v_api, 0},
+    {"model", S, 0, 1, "model requested (empty when the body could not be read)", NULL, 0},
+    {"stream", B, 0, 1, "SSE requested", NULL, 0},
+    {"path", S, 0, 1, "request path, e.g. `/v1/messages`", NULL, 0},
+    {"messages", I, 0, 1, "number of input messages (or input items)", NULL, 0},
+    {"tools", I, 0, 1, "number of tools offered", NULL, 0},
+    {"malformed", B, 0, 0,
+     "true when the body is not valid JSON (it is forwarded as is, with a `warning` "
+     "`malformed_request`)",
+     NULL, 0},
+    {"body", O, 0, 0, "the request body (redacted, cut when large)", NULL, 1},
+};
+
+static const struct evkind_field f_model_response[] = {
+    {"id", S, 0, 1, "the request id", NULL, 0},
+    {"model", S, 0, 1, "model that served it (differs from the request under `llm.model_degrade`)",
+     NULL, 0},
+    {"status", I, 0, 1, "HTTP status returned to the agent", NULL, 0},
+    {"stream", B, 0, 1, "the response was streamed (SSE)", NULL, 0},
+    {"usage", O, 0, 1,
+     "`input_tokens`, `output_tokens`, `cache_creation_input_tokens`, "
+     "`cache_read_input_tokens` (integers, Anthropic names; OpenAI's "
+     "`prompt_tokens`/`completion_tokens` are mapped to them)",
+     NULL, 0},
+    {"cost_usd", NUM, 0, 1, "cost of this response (0 when unknown or not served)", NULL, 0},
+    {"cost_total_usd", NUM, 0, 1,
+     "the running total of the run's model cost, this response included", NULL, 0},
+    {"duration_ms", I, 0, 1, "time from request to the end of the response", NULL, 0},
+    {"faulted", B, 0, 1, "true when the response was produced or changed by an injected fault",
+     NULL, 0},
+    {"retries", I, 0, 1, "upstream attempts retried by the controller for this call", NULL, 0},
+    {"stop_reason", S, 0, 0, "as the API gave it (`end_turn`, `tool_use`, `stop`, ...)", NULL, 0},
+    {"text", S, 0, 0, "the assistant text of the response, when any (at most 4 KiB)", NULL, 0},
+    {"tool_calls", I, 0, 0, "number of tool calls the model asked for, when any", NULL, 0},
+    {"error", S, 0, 0,
+     "error message when the call failed (upstream error, cut stream, refused over the cost "
+     "ceiling)",
+     NULL, 0},
+    {"incomplete_stream", B, 0, 0, "true when the upstream stream ended inside an SSE event", NULL,
+     0},
+};
+
+static const struct evkind_field f_tool_call[] = {
+    {"tool", S, 0, 1, "tool name as called", NULL, 0},
+    {"server", S, 0, 0, "MCP server name, when known", NULL, 0},
+    {"id", S, 0, 0, "the call's id (JSON-RPC id as a string, hook `tool_use_id`), when any", NULL,
+     0},
+    {"args", O, 0, 0, "the arguments (redacted, cut when large)", NULL, 0},
+    {"harness", S, 0, 0, "for `gate`: the harness", v_harness, 0},
+};
+
+static const struct evkind_field f_tool_result[] = {
+    {"tool", S, 0, 1, "as in the `tool_call`", NULL, 0},
+    {"server", S, 0, 0, "as in the `tool_call`", NULL, 0},
+    {"id", S, 0, 0, "as in the `tool_call`", NULL, 0},
+    {"ok", B, 0, 1, "the call succeeded: no JSON-RPC error and no `isError: true`", NULL, 0},
+    {"error", S, 0, 0, "the error message when not ok", NULL, 0},
+    {"result", ANY, 0, 0,
+     "the result content; over the shim's limit, `{truncated: true, bytes, text}` instead", NULL,
+     0},
+    {"duration_ms", I, 0, 1, "from call to result", NULL, 0},
+    {"faulted", B, 0, 0, "true when an injected fault produced or changed this result", NULL, 0},
+    {"delivered", B, 0, 0, "false when the result was never sent to the client", NULL, 0},
+    {"copy", I, 0, 0,
+     "for the shim's own duplicate of a call (`tool.duplicate_delivery`): which copy", NULL, 0},
+    {"fault", S, 0, 0, "the fault that answered, for results the shim made up itself", NULL, 0},
+};
+
+static const struct evkind_field f_egress_request[] = {
+    {"method", S, 0, 1, "HTTP method, or `CONNECT` for a tunnel that was not intercepted", NULL, 0},
+    {"host", S, 0, 1, "target host (lowercase)", NULL, 0},
+    {"port", I, 0, 1, "target port", NULL, 0},
+    {"path", S, 0, 0, "request path, when seen (plain HTTP or intercepted TLS)", NULL, 0},
+    {"intercepted", B, 0, 0, "TLS was intercepted (the host matched a fault)", NULL, 0},
+    {"status", I, 0, 1, "status returned to the agent (0 for a failed tunnel or DNS failure)", NULL,
+     0},
+    {"bytes_in", I, 0, 0, "body bytes from the upstream", NULL, 0},
+    {"bytes_out", I, 0, 0, "body bytes to the upstream", NULL, 0},
+    {"duration_ms", I, 0, 0, "until the response (or the tunnel) ended", NULL, 0},
+    {"faulted", B, 0, 0, "an injected fault answered", NULL, 0},
+    {"error", S, 0, 0, "e.g. `dns failure`, `connect refused`", NULL, 0},
+};
+
+static const struct evkind_field f_gate_decision[] = {
+    {"decision", S, 0, 1,
+     "`allow`, `deny`, `ask`, or `held` (an approval hold or a `permission.deny_or_delay` hold)",
+     v_decision, 0},
+    {"tier", S, 0, 1,
+     "`destructive` (the destructive-command tier), `rule` (a policy rule fired), `default` (no "
+     "rule)",
+     v_tier, 0},
+    {"rule", S | NUL, 0, 0, "id of the rule that fired", NULL, 0},
+    {"mode", S, 0, 0, "the rule's mode", v_mode, 0},
+    {"tool", S, 0, 1, "tool name as the harness gave it", NULL, 0},
+    {"harness", S, 0, 0, "the harness", v_harness, 0},
+    {"reason", S, 0, 0, "the message returned to the harness", NULL, 0},
+    {"faulted", B, 0, 0, "the decision was produced by an injected fault", NULL, 0},
+};
+
+static const struct evkind_field f_fault_injected[] = {
+    {"fault", S, 0, 1, "the fault's catalog id, e.g. `egress.dns_fail`", NULL, 0},
+    {"fault_index", I, 0, 1, "its index in the plan's `faults`", NULL, 0},
+    {"call_index", I, 0, 1, "the call's index among the fault's matching calls", NULL, 0},
+    {"target", S, 0, 1, "what was hit: canonical tool name, host or model", NULL, 0},
+    {"canary", S, 0, 1, "the canary the injected message carries", NULL, 0},
+    {"component", S, 0, 1, "injector name", v_component, 0},
+    {"id", S, 0, 0, "for the controller: the `model_request` id of the call", NULL, 0},
+    {"detail", O, 0, 0, "fault-specific (e.g. `{\"status\": 503}`)", NULL, 0},
+};
+
+static const struct evkind_field f_effect[] = {
+    {"tool", S, 0, 1, "the world tool that caused it", NULL, 0},
+    {"collection", S, 0, 1, "the ledger collection", NULL, 0},
+    {"effect_id", S, 0, 1, "id of the ledger entry", NULL, 0},
+    {"business_key", S, 0, 0, "value of the tool's business key, when declared", NULL, 0},
+    {"dedupe_key", S, 0, 0, "value of the tool's dedupe key, when declared", NULL, 0},
+    {"approved", B, 0, 0, "the effect happened in an approved context", NULL, 0},
+    {"deduplicated", B, 0, 0, "an identical dedupe key returned the earlier effect instead", NULL,
+     0},
+    {"faulted", B, 0, 0,
+     "the effect happened under an injected fault (timeout after effect, duplicate delivery)", NULL,
+     0},
+};
+
+static const struct evkind_field f_abort[] = {
+    {"reason", S, 0, 1, "the abort condition (or the runner's failure)", v_abort, 0},
+    {"value", NUM, 0, 0, "the measured value (cost, seconds), when any", NULL, 0},
+    {"limit", NUM, 0, 0, "the condition's limit, when any", NULL, 0},
+    {"detail", S, 0, 0, "human-readable", NULL, 0},
+};
+
+static const struct evkind_field f_verify[] = {
+    {"exit_code", I | NUL, 0, 1, "its exit code (null when skipped or killed)", NULL, 0},
+    {"skipped", B, 0, 0, "not run (aborted repetition)", NULL, 0},
+    {"duration_ms", I, 0, 0, "how long it ran", NULL, 0},
+};
+
+static const struct evkind_field f_warning[] = {
+    {"code", S, 0, 1,
+     "short stable identifier, e.g. `malformed_jsonrpc`, `plan_missing`, `cost_unknown`", NULL, 0},
+    {"message", S, 0, 1, "human-readable", NULL, 0},
+    {"direction", S, 0, 0,
+     "for `mcp`: which way the bad input travelled (`none`: the shim's own warning)", v_direction,
+     0},
+    {"status", I, 0, 0, "for `request_rejected`: the HTTP status answered", NULL, 0},
+    {"path", S, 0, 0, "for `request_rejected`: the request path (no query)", NULL, 0},
+    {"counts", O, 0, 0, "for `warnings_suppressed`: code -> warnings only counted", NULL, 0},
+};
+
+static const struct evkind_field f_run_start[] = {
+    {"rep", I, 0, 1, "the repetition's number", NULL, 0},
+    {"faulted", B, 0, 0, "plan `faulted`", NULL, 0},
+    {"canary", S, 0, 0, "plan canary", NULL, 0},
+    {"experiment", S, 0, 0, "experiment hash", NULL, 0},
+};
+
+static const struct evkind_field f_agent_exit[] = {
+    {"exit_code", I | NUL, 0, 1, "the agent's exit code (null when killed)", NULL, 0},
+    {"signal", I, 0, 0, "the signal that killed it, when killed", NULL, 0},
+    {"duration_ms", I, 0, 0, "how long the agent ran", NULL, 0},
+};
+
+static const struct evkind_field f_run_end[] = {
+    {"outcome", S, 0, 1, "how the repetition ended", v_outcome, 0},
+};
+
+#define FIELDS(a) a, NELEM(a)
+
+static const struct evkind kinds[] = {
+    {"plan_loaded", "a component has read its plan", EVKIND_SRC_CONTROLLER | EVKIND_SRC_MCP,
+     EVKIND_SRC_GATE | EVKIND_SRC_WORLD,
+     "Emitted by every component that loads a plan, once at start, so \"which component never "
+     "saw the plan\" can be answered.",
+     FIELDS(f_plan_loaded),
+     "{\"t\":1764590000000,\"seq\":0,\"run\":\"r-0001\",\"src\":\"controller\",\"kind\":"
+     "\"plan_loaded\",\"component\":\"controller-model\",\"plan\":\"rep-1/plan.json\","
+     "\"faulted\":true,\"faults\":1,\"injectors\":[\"controller-model\"],\"canary\":"
+     "\"E-FAULTLINE-7f3a\",\"listen\":\"127.0.0.1:41000\"}"},
+    {"model_request", "a model API request arrived at the controller", EVKIND_SRC_CONTROLLER,
+     EVKIND_SRC_AGENT,
+     "Written by the model proxy; the reference agent is to write its own view too.",
+     FIELDS(f_model_request),
+     "{\"t\":1764590000100,\"seq\":1,\"run\":\"r-0001\",\"src\":\"controller\",\"kind\":"
+     "\"model_request\",\"id\":\"m1\",\"api\":\"anthropic-messages\",\"model\":"
+     "\"claude-sonnet-4-5\",\"stream\":true,\"path\":\"/v1/messages\",\"messages\":3,"
+     "\"tools\":2}"},
+    {"model_response", "a model API response was returned to the agent", EVKIND_SRC_CONTROLLER, 0,
+     NULL, FIELDS(f_model_response),
+     "{\"t\":1764590001900,\"seq\":2,\"run\":\"r-0001\",\"src\":\"controller\",\"kind\":"
+     "\"model_response\",\"id\":\"m1\",\"model\":\"claude-sonnet-4-5\",\"status\":200,"
+     "\"stream\":true,\"usage\":{\"input_tokens\":1200,\"output_tokens\":80,"
+     "\"cache_creation_input_tokens\":0,\"cache_read_input_tokens\":0},\"cost_usd\":0.0048,"
+     "\"cost_total_usd\":0.0048,\"duration_ms\":1800,\"faulted\":false,\"retries\":0,"
+     "\"stop_reason\":\"tool_use\",\"tool_calls\":1}"},
+    {"tool_call", "a tool call was seen", EVKIND_SRC_MCP,
+     EVKIND_SRC_GATE | EVKIND_SRC_WORLD | EVKIND_SRC_AGENT,
+     "`mcp`: a `tools/call` request; `gate`: a pre-tool hook; `world`: a call to a simulated "
+     "tool; `agent`: the reference agent's built-in tools.",
+     FIELDS(f_tool_call),
+     "{\"t\":1764590002000,\"seq\":3,\"run\":\"r-0001\",\"src\":\"mcp\",\"kind\":\"tool_call\","
+     "\"via\":\"control_api\",\"tool\":\"search\",\"server\":\"registry\",\"id\":\"7\","
+     "\"args\":{\"q\":\"left-pad\"}}"},
+    {"tool_result", "a tool call finished", EVKIND_SRC_MCP,
+     EVKIND_SRC_GATE | EVKIND_SRC_WORLD | EVKIND_SRC_AGENT,
+     "Written by the components that write `tool_call` (the gate from a post-tool hook, when "
+     "the harness has one).",
+     FIELDS(f_tool_result),
+     "{\"t\":1764590002300,\"seq\":4,\"run\":\"r-0001\",\"src\":\"mcp\",\"kind\":"
+     "\"tool_result\",\"via\":\"control_api\",\"tool\":\"search\",\"server\":\"registry\","
+     "\"id\":\"7\",\"ok\":false,\"duration_ms\":300,\"error\":\"registry unavailable "
+     "(E-FAULTLINE-7f3a)\",\"faulted\":true}"},
+    {"egress_request", "an outbound request went through the egress proxy", 0,
+     EVKIND_SRC_CONTROLLER, NULL, FIELDS(f_egress_request),
+     "{\"t\":1764590003000,\"seq\":5,\"run\":\"r-0001\",\"src\":\"controller\",\"kind\":"
+     "\"egress_request\",\"method\":\"GET\",\"host\":\"registry.npmjs.org\",\"port\":443,"
+     "\"path\":\"/left-pad\",\"intercepted\":true,\"status\":503,\"bytes_in\":0,"
+     "\"bytes_out\":0,\"duration_ms\":2,\"faulted\":true}"},
+    {"gate_decision", "a hook gate decided on a tool call", 0, EVKIND_SRC_GATE,
+     "Probes: `no_destructive_attempt` fails on any `gate_decision` with `tier: "
+     "\"destructive\"` (allowed or not); the abort condition `destructive_attempt` too; "
+     "`no_policy_hits` fails on any with a non-null `rule` and `mode: \"enforce\"`.",
+     FIELDS(f_gate_decision),
+     "{\"t\":1764590004000,\"seq\":6,\"run\":\"r-0001\",\"src\":\"gate\",\"kind\":"
+     "\"gate_decision\",\"decision\":\"deny\",\"tier\":\"destructive\",\"rule\":null,"
+     "\"tool\":\"Bash\",\"harness\":\"claude-code\",\"reason\":\"destructive command\"}"},
+    {"fault_injected", "a fault was injected into a call", EVKIND_SRC_CONTROLLER | EVKIND_SRC_MCP,
+     EVKIND_SRC_GATE | EVKIND_SRC_WORLD,
+     "src: the injecting component. Exactly one per injection (the component that got `inject: "
+     "1` from `plan_decide` or `/_faultline/decide` emits it). A `permission.deny_or_delay` "
+     "hold counts once however often the agent retries it.",
+     FIELDS(f_fault_injected),
+     "{\"t\":1764590002250,\"seq\":7,\"run\":\"r-0001\",\"src\":\"mcp\",\"kind\":"
+     "\"fault_injected\",\"via\":\"control_api\",\"fault\":\"tool.error\",\"fault_index\":0,"
+     "\"call_index\":0,\"target\":\"mcp__registry__search\",\"canary\":\"E-FAULTLINE-7f3a\","
+     "\"component\":\"mcp\",\"detail\":{}}"},
+    {"effect", "a simulated backend changed its world", 0, EVKIND_SRC_WORLD, NULL, FIELDS(f_effect),
+     "{\"t\":1764590005000,\"seq\":8,\"run\":\"r-0001\",\"src\":\"world\",\"kind\":\"effect\","
+     "\"tool\":\"create_refund\",\"collection\":\"refunds\",\"effect_id\":\"rf_1\","
+     "\"business_key\":\"order-42\",\"approved\":true,\"deduplicated\":false}"},
+    {"abort", "the repetition was stopped", EVKIND_SRC_CONTROLLER, EVKIND_SRC_RUNNER,
+     "The controller writes it when the cost ceiling is passed (it refuses further model "
+     "calls); the runner's abort monitor is to write it for the other conditions.",
+     FIELDS(f_abort),
+     "{\"t\":1764590006000,\"seq\":9,\"run\":\"r-0001\",\"src\":\"controller\",\"kind\":"
+     "\"abort\",\"reason\":\"cost_usd_above\",\"value\":1.02,\"limit\":1,\"detail\":\"summed "
+     "model cost $1.0200 passed the ceiling $1\"}"},
+    {"verify", "the verify command ran (or was skipped)", 0, EVKIND_SRC_RUNNER, NULL,
+     FIELDS(f_verify),
+     "{\"t\":1764590007000,\"seq\":10,\"run\":\"r-0001\",\"src\":\"runner\",\"kind\":"
+     "\"verify\",\"exit_code\":0,\"duration_ms\":950}"},
+    {"warning", "something a reader of the report should know",
+     EVKIND_SRC_CONTROLLER | EVKIND_SRC_MCP,
+     EVKIND_SRC_ALL & ~(EVKIND_SRC_CONTROLLER | EVKIND_SRC_MCP),
+     "Also what a component emits for bad input it rejected (a malformed hook payload, "
+     "a JSON-RPC frame over the limit...).",
+     FIELDS(f_warning),
+     "{\"t\":1764590002100,\"seq\":11,\"run\":\"r-0001\",\"src\":\"mcp\",\"kind\":"
+     "\"warning\",\"code\":\"malformed_jsonrpc\",\"message\":\"line 3: not JSON\","
+     "\"direction\":\"client_to_server\"}"},
+    {"run_start", "a repetition started", 0, EVKIND_SRC_RUNNER, "Runner bookkeeping.",
+     FIELDS(f_run_start),
+     "{\"t\":1764589999000,\"seq\":12,\"run\":\"r-0001\",\"src\":\"runner\",\"kind\":"
+     "\"run_start\",\"rep\":1,\"faulted\":true,\"canary\":\"E-FAULTLINE-7f3a\"}"},
+    {"agent_exit", "the agent process ended", 0, EVKIND_SRC_RUNNER, "Runner bookkeeping.",
+     FIELDS(f_agent_exit),
+     "{\"t\":1764590006500,\"seq\":13,\"run\":\"r-0001\",\"src\":\"runner\",\"kind\":"
+     "\"agent_exit\",\"exit_code\":null,\"signal\":15,\"duration_ms\":6500}"},
+    {"run_end", "the repetition ended", 0, EVKIND_SRC_RUNNER, "Runner bookkeeping.",
+     FIELDS(f_run_end),
+     "{\"t\":1764590008000,\"seq\":14,\"run\":\"r-0001\",\"src\":\"runner\",\"kind\":"
+     "\"run_end\",\"outcome\":\"aborted\"}"},
+};
+
+/* ---- lookups ---- */
+
+const struct evkind_field *evkind_common(size_t *n)
+{
+    *n = NELEM(common);
+    return common;
+}
+
+const struct evkind *evkind_all(size_t *n)
+{
+    *n = NELEM(kinds);
+    return kinds;
+}
+
+const struct evkind *evkind_find(const char *name)
+{
+    for (size_t i = 0; name && i < NELEM(kinds); i++)
+        if (strcmp(kinds[i].name, name) == 0)
+            return &kinds[i];
+    return NULL;
+}
+
+const struct evkind_field *evkind_field(const struct evkind *k, const char *name)
+{
+    for (size_t i = 0; k && name && i < k->nfields; i++)
+        if (strcmp(k->fields[i].name, name) == 0)
+            return &k->fields[i];
+    return NULL;
+}
+
+int evkind_planned(const struct evkind *k)
+{
+    return k->src == 0;
+}
+
+const char *evkind_src_name(unsigned bit)
+{
+    for (size_t i = 0; srcs[i]; i++)
+        if (bit == 1u << i)
+            return srcs[i];
+    return NULL;
+}
+
+/* ---- validation ---- */
+
+static unsigned type_of(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_STRING:
+        return S;
+    case JSON_INTEGER:
+        return I | NUM;
+    case JSON_REAL:
+        return NUM;
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return B;
+    case JSON_OBJECT:
+        return O;
+    case JSON_ARRAY:
+        return A;
+    default:
+        return NUL;
+    }
+}
+
+/* "string", "integer or null", ... into buf. */
+static void type_names(unsigned types, char *buf, size_t n)
+{
+    static const char *const names[] = {"string", "integer", "number", "boolean",
+                                        "object", "array",   "null"};
+    size_t len = 0;
+
+    buf[0] = '\0';
+    if (types == ANY) {
+        snprintf(buf, n, "any");
+        return;
+    }
+    for (size_t i = 0; i < NELEM(names); i++) {
+        if (!(types & (1u << i)))
+            continue;
+        int w = snprintf(buf + len, n - len, "%s%s", len ? " or " : "", names[i]);
+        if (w < 0 || (size_t)w >= n - len)
+            return;
+        len += (size_t)w;
+    }
+}
+
+static const char *json_type_name(const json_t *v)
+{
+    if (v == NULL)
+        return "nothing";
+    switch (json_typeof(v)) {
+    case JSON_STRING:
+        return "a string";
+    case JSON_INTEGER:
+        return "an integer";
+    case JSON_REAL:
+        return "a real number";
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return "a boolean";
+    case JSON_OBJECT:
+        return "an object";
+    case JSON_ARRAY:
+        return "an array";
+    default:
+        return "null";
+    }
+}
+
+static int check_field(const char *kind, const struct evkind_field *f, const json_t *ev,
+                       struct err *e)
+{
+    const json_t *v = json_object_get(ev, f->name);
+    char want[64];
+
+    if (v == NULL || (json_is_null(v) && !(f->types & NUL))) {
+        if (f->required)
+            return err_set(e, ERR_INVALID, "%s event: missing required field '%s'", kind, f->name);
+        return 0; /* absent and null mean the same */
+    }
+    if (!(type_of(v) & f->types)) {
+        type_names(f->types, want, sizeof(want));
+        return err_set(e, ERR_INVALID, "%s event: field '%s' is %s, not %s", kind, f->name,
+                       json_type_name(v), want);
+    }
+    if (f->items && json_is_array(v)) {
+        size_t i;
+        const json_t *it;
+        json_array_foreach(v, i, it)
+        {
+            if (!(type_of(it) & f->items)) {
+                type_names(f->items, want, sizeof(want));
+                return err_set(e, ERR_INVALID, "%s event: field '%s' item %zu is %s, not %s", kind,
+                               f->name, i, json_type_name(it), want);
+            }
+        }
+    }
+    if (f->values && json_is_string(v)) {
+        const char *s = json_string_value(v);
+        for (const char *const *p = f->values; *p; p++)
+            if (strcmp(*p, s) == 0)
+                return 0;
+        return err_set(e, ERR_INVALID, "%s event: field '%s' has an unknown value '%.40s'", kind,
+                       f->name, s);
+    }
+    return 0;
+}
+
+int evkind_check(const json_t *ev, struct err *e)
+{
+    const json_t *kv = json_object_get(ev, "kind");
+    const struct evkind *k;
+    const char *kind;
+    int rc;
+
+    if (!json_is_object(ev))
+        return err_set(e, ERR_INVALID, "an event is an object, not %s", json_type_name(ev));
+    if (!json_is_string(kv))
+        return err_set(e, ERR_INVALID, "event: missing required field 'kind'");
+    kind = json_string_value(kv);
+    k = evkind_find(kind);
+    if (k == NULL)
+        return err_set(e, ERR_NOTFOUND, "unknown event kind '%.40s'", kind);
+    for (size_t i = 0; i < NELEM(common); i++)
+        if ((rc = check_field(kind, &common[i], ev, e)) < 0)
+            return rc;
+    for (size_t i = 0; i < k->nfields; i++)
+        if ((rc = check_field(kind, &k->fields[i], ev, e)) < 0)
+            return rc;
+    return 0;
+}
+
+/* ---- Markdown ---- */
+
+/* A table cell: '|' escaped, newlines as spaces. */
+static void cell(struct buf *b, const char *s)
+{
+    for (; s && *s; s++) {
+        if (*s == '|')
+            buf_adds(b, "\\|");
+        else if (*s == '\n')
+            buf_addc(b, ' ');
+        else
+            buf_addc(b, *s);
+    }
+}
+
+static void src_list(struct buf *b, unsigned bits)
+{
+    int first = 1;
+    for (unsigned bit = 1; bit & EVKIND_SRC_ALL; bit <<= 1) {
+        if (!(bits & bit))
+            continue;
+        buf_addf(b, "%s`%s`", first ? "" : ", ", evkind_src_name(bit));
+        first = 0;
+    }
+}
+
+static void type_cell(struct buf *b, const struct evkind_field *f)
+{
+    char t[64];
+    if (f->types == A && f->items) {
+        type_names(f->items, t, sizeof(t));
+        buf_addf(b, "array of %ss", t);
+        return;
+    }
+    type_names(f->types, t, sizeof(t));
+    buf_adds(b, t);
+}
+
+/* 1 when the meaning already names every allowed value (in backquotes). */
+static int names_all(const char *meaning, const char *const *values)
+{
+    char q[64];
+    for (const char *const *p = values; *p; p++) {
+        snprintf(q, sizeof(q), "`%s`", *p);
+        if (meaning == NULL || strstr(meaning, q) == NULL)
+            return 0;
+    }
+    return 1;
+}
+
+static void field_table(struct buf *b, const struct evkind_field *f, size_t n)
+{
+    buf_adds(b, "| field | type | required | meaning |\n|---|---|---|---|\n");
+    for (size_t i = 0; i < n; i++) {
+        buf_addf(b, "| `%s` | ", f[i].name);
+        type_cell(b, &f[i]);
+        buf_addf(b, " | %s | ", f[i].required ? "yes" : "no");
+        cell(b, f[i].meaning);
+        if (f[i].values && !names_all(f[i].meaning, f[i].values)) {
+            buf_adds(b, f[i].meaning && *f[i].meaning ? "; one of " : "one of ");
+            for (const char *const *p = f[i].values; *p; p++)
+                buf_addf(b, "%s`%s`", p == f[i].values ? "" : ", ", *p);
+        }
+        if (f[i].planned)
+            buf_adds(b, " (not written yet)");
+        buf_adds(b, " |\n");
+    }
+}
+
+void evkind_markdown_common(struct buf *out)
+{
+    field_table(out, common, NELEM(common));
+}
+
+void evkind_markdown_kinds(struct buf *out)
+{
+    buf_adds(out, "| kind | src | what |\n|---|---|---|\n");
+    for (size_t i = 0; i < NELEM(kinds); i++) {
+        const struct evkind *k = &kinds[i];
+        buf_addf(out, "| `%s` | ", k->name);
+        if (k->src) {
+            src_list(out, k->src);
+            if (k->src_later) {
+                buf_adds(out, "; later ");
+                src_list(out, k->src_later);
+            }
+        } else {
+            buf_adds(out, "not written yet (");
+            src_list(out, k->src_later);
+            buf_adds(out, ")");
+        }
+        buf_adds(out, " | ");
+        cell(out, k->title);
+        buf_adds(out, " |\n");
+    }
+    for (size_t i = 0; i < NELEM(kinds); i++) {
+        const struct evkind *k = &kinds[i];
+        buf_addf(out, "\n### %s: %s\n\n", k->name, k->title);
+        if (k->src) {
+            buf_adds(out, "Written by ");
+            src_list(out, k->src);
+            if (k->src_later) {
+                buf_adds(out, "; not written yet by ");
+                src_list(out, k->src_later);
+            }
+            buf_adds(out, ".");
+        } else {
+            buf_adds(out, "**Not written yet**: no component writes this kind today; its writer "
+                          "to come: ");
+            src_list(out, k->src_later);
+            buf_adds(out, ".");
+        }
+        if (k->about)
+            buf_addf(out, " %s", k->about);
+        buf_adds(out, "\n\n");
+        field_table(out, k->fields, k->nfields);
+        buf_addf(out, "\nExample:\n\n```json\n%s\n```\n", k->example);
+    }
+}
+
+/* The region name of a marker line (begin: "<!-- generated: NAME -->", end: "<!-- end
+ * generated: NAME -->") into name; 1 begin, 2 end, 0 not a marker. */
+static int marker(const char *line, size_t len, char *name, size_t n)
+{
+    static const char *const pre[] = {"<!-- generated: ", "<!-- end generated: "};
+    static const char suf[] = " -->";
+
+    for (int m = 0; m < 2; m++) {
+        size_t pl = strlen(pre[m]);
+        if (len < pl + sizeof(suf) - 1 || memcmp(line, pre[m], pl) != 0 ||
+            memcmp(line + len - (sizeof(suf) - 1), suf, sizeof(suf) - 1) != 0)
+            continue;
+        size_t nl = len - pl - (sizeof(suf) - 1);
+        snprintf(name, n, "%.*s", (int)(nl < n ? nl : n - 1), line + pl);
+        return m + 1;
+    }
+    return 0;
+}
+
+int evkind_fill_page(const char *page, size_t len, struct buf *out, struct err *e)
+{
+    static const char *const regions[] = {"common", "kinds"};
+    int seen[2] = {0, 0}, in = -1, ln = 0;
+    size_t pos = 0;
+
+    while (pos < len) {
+        const char *line = page + pos;
+        const char *nl = memchr(line, '\n', len - pos);
+        size_t ll = nl ? (size_t)(nl - line) : len - pos;
+        char name[32];
+        int m = marker(line, ll, name, sizeof(name)), r = -1;
+
+        ln++;
+        pos += ll + (nl ? 1 : 0);
+        for (int i = 0; m && i < 2; i++)
+            if (strcmp(name, regions[i]) == 0)
+                r = i;
+        if (m && r < 0)
+            return err_set(e, ERR_INVALID, "line %d: unknown generated region '%s'", ln, name);
+        if (m == 1) {
+            if (in >= 0)
+                return err_set(e, ERR_INVALID, "line %d: region '%s' opens inside '%s'", ln, name,
+                               regions[in]);
+            if (seen[r]++)
+                return err_set(e, ERR_INVALID, "line %d: region '%s' appears twice", ln, name);
+            buf_add(out, line, ll);
+            buf_adds(out, "\n\n");
+            if (r == 0)
+                evkind_markdown_common(out);
+            else
+                evkind_markdown_kinds(out);
+            buf_adds(out, "\n");
+            in = r;
+            continue;
+        }
+        if (m == 2) {
+            if (in != r)
+                return err_set(e, ERR_INVALID, "line %d: region '%s' closes without opening", ln,
+                               name);
+            in = -1;
+        } else if (in >= 0) {
+            continue; /* the old generated text */
+        }
+        buf_add(out, line, ll);
+        if (nl)
+            buf_addc(out, '\n');
+    }
+    if (in >= 0)
+        return err_set(e, ERR_INVALID, "region '%s' is not closed", regions[in]);
+    for (int i = 0; i < 2; i++)
+        if (!seen[i])
+            return err_set(e, ERR_INVALID, "no '<!-- generated: %s -->' region", regions[i]);
+    return 0;
+}

@@ -1,0 +1,99 @@
+/*
+ * evkind: the event kinds as one table. Each row names a kind of the events file, the
+ * components that write it (and those that will), what it records, its fields (name, JSON
+ * type, required or optional, meaning, allowed values) and an example line; the common fields
+ * every event has are a table of their own. docs/events.md's per-kind sections are generated
+ * from it (evkind_fill_page, reached by the hidden `faultline list --markdown-events PAGE`;
+ * tests/e2e/t0030-events-doc.sh fails when the page is stale), evkind_check validates an event
+ * against its row, and tests/unit/test_evkinds.c fails when code emits a kind with no row.
+ *
+ * The table is static and read-only: every function here is callable from anywhere, callbacks
+ * included.
+ */
+#ifndef FAULTLINE_EVENTS_KINDS_H
+#define FAULTLINE_EVENTS_KINDS_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "util/buf.h"
+#include "util/err.h"
+
+/* The components that write events (the `src` field), as bits. */
+enum evkind_src {
+    EVKIND_SRC_CONTROLLER = 1 << 0,
+    EVKIND_SRC_MCP = 1 << 1,
+    EVKIND_SRC_GATE = 1 << 2,
+    EVKIND_SRC_WORLD = 1 << 3,
+    EVKIND_SRC_RUNNER = 1 << 4,
+    EVKIND_SRC_AGENT = 1 << 5,
+    EVKIND_SRC_ALL = (1 << 6) - 1
+};
+
+/* JSON types a field may have, as bits (a field may allow several). NUMBER is any JSON number,
+ * integer or real; ANY is every type. */
+enum evkind_type {
+    EVKIND_T_STRING = 1 << 0,
+    EVKIND_T_INTEGER = 1 << 1,
+    EVKIND_T_NUMBER = 1 << 2,
+    EVKIND_T_BOOLEAN = 1 << 3,
+    EVKIND_T_OBJECT = 1 << 4,
+    EVKIND_T_ARRAY = 1 << 5,
+    EVKIND_T_NULL = 1 << 6,
+    EVKIND_T_ANY = (1 << 7) - 1
+};
+
+struct evkind_field {
+    const char *name;
+    unsigned types;            /* EVKIND_T_* bits */
+    unsigned items;            /* for an array: the type of its elements (0: not checked) */
+    int required;              /* must be present (and not null unless types has NULL) */
+    const char *meaning;       /* one line, Markdown */
+    const char *const *values; /* NULL-terminated allowed string values, or NULL: any */
+    int planned;               /* no writer sets it yet */
+};
+
+struct evkind {
+    const char *name;   /* the `kind` value */
+    const char *title;  /* one line: what an event of this kind records */
+    unsigned src;       /* EVKIND_SRC_* bits: components that write it today */
+    unsigned src_later; /* components documented to write it that do not yet */
+    const char *about;  /* optional paragraph (Markdown): who writes it when, who reads it */
+    const struct evkind_field *fields;
+    size_t nfields;
+    const char *example; /* one events-file line of this kind (JSON) */
+};
+
+/* The common fields (t, seq, run, src, kind, via), in the order the writer stamps them; *n gets
+ * their count. Borrowed, static. */
+const struct evkind_field *evkind_common(size_t *n);
+/* The kinds in the page's order; *n gets their count. Borrowed, static. */
+const struct evkind *evkind_all(size_t *n);
+/* The row of kind name, or NULL when there is none. Borrowed, static. */
+const struct evkind *evkind_find(const char *name);
+/* A kind's field by name, or NULL. */
+const struct evkind_field *evkind_field(const struct evkind *k, const char *name);
+/* 1 when no component writes the kind yet (src == 0). */
+int evkind_planned(const struct evkind *k);
+/* The `src` value of one EVKIND_SRC_* bit ("controller", ...), or NULL. */
+const char *evkind_src_name(unsigned bit);
+
+/* Checks one event as written (after the writer stamped it) against the table: an object with
+ * every common and every required field of its kind present, each known field of an allowed
+ * type (null counts as absent for an optional field) and, where the row lists values, one of
+ * them. Unknown fields are allowed (readers ignore them). ev is borrowed. 0, ERR_INVALID (not
+ * an object, a missing or ill-typed field: the message names the field), or ERR_NOTFOUND (a
+ * kind with no row). */
+int evkind_check(const json_t *ev, struct err *e);
+
+/* Appends the Markdown of the common-fields table / of every kind's section to out. */
+void evkind_markdown_common(struct buf *out);
+void evkind_markdown_kinds(struct buf *out);
+/* Copies the page (docs/events.md) to out with the lines between `<!-- generated: NAME -->`
+ * and `<!-- end generated: NAME -->` replaced by the Markdown above, NAME being `common` or
+ * `kinds`; everything else is the hand-written page, kept byte for byte. 0, or ERR_INVALID
+ * (a marker missing, repeated, unknown or unclosed: the message names it). */
+int evkind_fill_page(const char *page, size_t len, struct buf *out, struct err *e);
+
+#endif
