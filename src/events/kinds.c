@@ -136,8 +136,12 @@ static const struct evkind_field f_tool_result[] = {
     {"faulted", B, 0, 0, "true when an injected fault produced or changed this result", NULL, 0},
     {"delivered", B, 0, 0, "false when the result was never sent to the client", NULL, 0},
     {"copy", I, 0, 0,
-     "for the shim's own duplicate of a call (`tool.duplicate_delivery`): which copy", NULL, 0},
-    {"fault", S, 0, 0, "the fault that answered, for results the shim made up itself", NULL, 0},
+     "for the reply to a copy the shim sent itself (a duplicate-delivery fault): which copy", NULL,
+     0},
+    {"fault", S, 0, 0,
+     "the earlier fault this result is a consequence of, e.g. `mcp.toolset_change` (a call to a "
+     "tool it removed)",
+     NULL, 0},
 };
 
 static const struct evkind_field f_egress_request[] = {
