@@ -80,7 +80,7 @@ test_expect "the controller's events match the page" '
     m /v1/messages "{\"model\":\"claude-sonnet-4-5\",\"messages\":[]}"
     # the controller writes queued events when its loop idles: wait (10 s at most) for the 6th
     for i in $(seq 200); do
-        test "$(grep -c "\"kind\":\"model_response\"" "$EVENTS")" -ge 6 && break
+        if [ "$(grep -c "\"kind\":\"model_response\"" "$EVENTS")" -ge 6 ]; then break; fi
         sleep 0.05
     done
     "$PY" "$TMP/check.py" "$FAULTLINE_ROOT/docs/events.md" "$EVENTS" >kinds.txt || { cat kinds.txt; exit 1; }
