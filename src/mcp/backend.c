@@ -354,7 +354,9 @@ static void *sender_main(void *arg)
             continue;
         }
         int pending = held > 0 || s->q.len > 0 || s->q.dropped + s->lost > s->reported;
-        if (healthy && pending && (s->wake || s->stop || held > 0)) {
+        /* While the breaker is open the controller is not answering: a post would most likely
+         * be lost after sending, so events wait in the queue for the probe. */
+        if (healthy && !s->br.open && pending && (s->wake || s->stop || held > 0)) {
             s->wake = 0;
             if (held == 0)
                 held = sender_batch(s, &batch);

@@ -94,4 +94,30 @@ print("events: %d tool_call while stopped arrived, %d events counted dropped"
 PY
 '
 
+test_expect "a controller stopped before the shim starts: no hang at start, calls or exit" '
+    kill -STOP $CTL_PID
+    rc=0
+    "$PY" - <<PY || rc=$?
+import os, signal, subprocess, time
+from mcpclient import Shim, FAKE
+t0 = time.time()
+s = Shim(["--name", "fake", "--"] + FAKE, stderr=open("shim2.err", "wb"))
+s.initialize()
+for i in range(3):
+    t1 = time.time()
+    r = s.call("echo", {"message": "late%d" % i}, timeout=5)
+    assert r["result"]["content"][0]["text"] == "Echo: late%d" % i, r
+    assert time.time() - t1 < 1.0, time.time() - t1
+t1 = time.time()
+s.close(); assert s.wait() == 0
+# the exit flush has a deadline (2 s) even though the controller takes nothing
+assert time.time() - t1 < 4.0, time.time() - t1
+print("start to exit %.1f s, exit %.1f s" % (time.time() - t0, time.time() - t1))
+PY
+    kill -CONT $CTL_PID
+    cat shim2.err
+    test $rc = 0
+    grep -q "events could not be sent to the controller before exit" shim2.err
+'
+
 test_done
