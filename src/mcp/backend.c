@@ -24,6 +24,7 @@
  * Shared state (struct ct_sender) is under one mutex, never held across a request.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -428,7 +429,14 @@ static int sender_start(struct ct_sender *s, const char *url, struct err *e)
     pthread_cond_init(&s->cv, &ca);
     pthread_condattr_destroy(&ca);
     s->inited = 1;
-    if (pthread_create(&s->th, NULL, sender_main, s) != 0)
+    /* Signals are the relay's (libevent's handlers, on the main thread): the sender blocks
+     * them all, so none interrupts or is handled on it. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&s->th, NULL, sender_main, s);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0)
         return err_set(e, ERR_SYS, "cannot start the event sender thread");
     s->started = 1;
     return 0;
