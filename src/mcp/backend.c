@@ -8,9 +8,9 @@
  *
  * Controller mode has two threads and no jansson value crosses between them:
  *   relay thread   ct_decide: POST /_faultline/decide on its own connection, within decide_ms
- *                  (connect included), unless the breaker (breaker.h) is open; a timeout or a
- *                  connection failure trips it and queues a controller_slow warning.
- *                  ct_emit: stamps t and src, serializes, pushes the line to the outq
+ *                  (opening a new connection, when one is needed, gets as long again), unless the
+ * breaker (breaker.h) is open; a timeout or a connection failure trips it and queues a
+ * controller_slow warning. ct_emit: stamps t and src, serializes, pushes the line to the outq
  *                  (outq.h: past QUEUE_MAX lines the oldest are dropped, counted).
  *   sender thread  sender_main, on its own connection: when woken (idle hook, a full batch,
  *                  exit) posts up to POST_MAX lines in one request. A post that failed before
@@ -629,7 +629,8 @@ struct mcp_backend_ctx *mcp_backend_new(const struct mcp_backend_opts *o, struct
         control_client_set_limits(x->cc, HEALTH_MS, HEALTH_MS, 0);
         hrc = control_client_health(x->cc, &health, e);
         json_decref(health);
-        /* Decisions wait for decide_ms at most (connect included); then the call goes on. */
+        /* Decisions wait for decide_ms for the answer (and as long again to connect, when a new
+         * connection is needed); then the call goes on. */
         control_client_set_limits(x->cc, x->decide_ms, x->decide_ms, 0);
         if (hrc < 0) {
             /* Not fatal: the relay must work even when the controller is late or gone. Until
