@@ -8,9 +8,10 @@
  *
  * Controller mode has two threads and no jansson value crosses between them:
  *   relay thread   ct_decide: POST /_faultline/decide on its own connection, within decide_ms
- *                  (opening a new connection, when one is needed, gets as long again), unless the
- * breaker (breaker.h) is open; a timeout or a connection failure trips it and queues a
- * controller_slow warning. ct_emit: stamps t and src, serializes, pushes the line to the outq
+ *                  (a new connection, when needed, gets as long again to open), unless the
+ *                  breaker (breaker.h) is open; a timeout or a connection failure trips it and
+ *                  queues a controller_slow warning.
+ *                  ct_emit: stamps t and src, serializes, pushes the line to the outq
  *                  (outq.h: past QUEUE_MAX lines the oldest are dropped, counted).
  *   sender thread  sender_main, on its own connection: when woken (idle hook, a full batch,
  *                  exit) posts up to POST_MAX lines in one request. A post that failed before
