@@ -219,6 +219,19 @@ int control_client_post_events(struct control_client *c, const json_t *events, s
     return rc;
 }
 
+int control_client_post_events_text(struct control_client *c, const char *text, size_t len,
+                                    struct err *e)
+{
+    struct buf resp = BUF_INIT;
+    int status, rc;
+
+    rc = control_client_request(c, "POST", "/_faultline/events", text, len, &status, &resp, e);
+    if (rc == 0 && status != 200)
+        rc = err_set(e, ERR_PROTO, "the controller answered /_faultline/events with %d", status);
+    buf_release(&resp);
+    return rc;
+}
+
 int control_client_health(struct control_client *c, json_t **reply, struct err *e)
 {
     struct buf resp = BUF_INIT;

@@ -62,6 +62,11 @@ int control_client_decide(struct control_client *c, const struct plan_call *call
                           struct err *e);
 /* POST /_faultline/events with one event object or an array of at most 1000 (borrowed). */
 int control_client_post_events(struct control_client *c, const json_t *events, struct err *e);
+/* POST /_faultline/events with text, already serialized (a JSON object, or an array of at most
+ * 1000): for a caller that serializes on another thread than the one sending. 0 on a 200
+ * answer; otherwise as control_client_post_json. */
+int control_client_post_events_text(struct control_client *c, const char *text, size_t len,
+                                    struct err *e);
 /* GET /_faultline/health; *reply the JSON body (new reference). */
 int control_client_health(struct control_client *c, json_t **reply, struct err *e);
 

@@ -1,23 +1,42 @@
 /*
  * backend: see backend.h.
  *
- * Both modes queue events (a JSON array) and write them in mcp_backend_flush, which the relay
- * calls once it has written what the client and the server were waiting for, so recording stays
- * off the round trip; events get "t" when queued, so their time is when the shim saw them.
- * Controller mode posts the queue in one request (adding "src"); a post that failed before
- * sending keeps the queue for the next flush, one that failed after sending started drops its
- * batch (the controller may have recorded it: a second copy would show calls twice); past
- * QUEUE_MAX events the oldest are dropped; drops are counted (a warning says how many). Standalone
- * mode appends them through the events writer (one write(2) a line).
+ * Standalone mode queues events (a JSON array) and appends them through the events writer (one
+ * write(2) a line) in mcp_backend_flush, which the relay calls once it has written what the
+ * client and the server were waiting for, so recording stays off the round trip; events get
+ * "t" when queued, so their time is when the shim saw them.
+ *
+ * Controller mode has two threads and no jansson value crosses between them:
+ *   relay thread   ct_decide: POST /_faultline/decide on its own connection, within decide_ms
+ *                  (a new connection, when needed, gets as long again to open), unless the
+ *                  breaker (breaker.h) is open; a timeout or a connection failure trips it and
+ *                  queues a controller_slow warning.
+ *                  ct_emit: stamps t and src, serializes, pushes the line to the outq
+ *                  (outq.h: past QUEUE_MAX lines the oldest are dropped, counted).
+ *   sender thread  sender_main, on its own connection: when woken (idle hook, a full batch,
+ *                  exit) posts up to POST_MAX lines in one request. A post that failed before
+ *                  sending keeps its batch for the retry; one that failed after sending started
+ *                  drops it (the controller may have recorded it: a second copy would show
+ *                  calls twice), counted. After a failure it posts again only once a health
+ *                  probe passes (every PROBE_MS); it also probes while the breaker is open and
+ *                  resets it (a second controller_slow warning tells how many calls went
+ *                  undecided). Drops are told by an events_dropped warning leading the next
+ *                  batch. At exit it gets FLUSH_MS for what is left.
+ * Shared state (struct ct_sender) is under one mutex, never held across a request.
  */
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "control/client.h"
 #include "events/events.h"
 #include "experiment/catalog.h"
 #include "mcp/backend.h"
+#include "mcp/breaker.h"
+#include "mcp/outq.h"
 #include "plan/plan.h"
 #include "util/fs.h"
 #include "util/log.h"
@@ -28,16 +47,42 @@
 #define QUEUE_MAX 10000
 #define POST_MAX 1000
 #define PLAN_FILE_MAX (16u << 20)
+#define DECIDE_MS 400 /* default decision deadline (FAULTLINE_CONTROL_DECIDE_MS) */
+#define DECIDE_MS_MAX 60000
+#define HEALTH_MS 1000        /* the health check at start */
+#define PROBE_MS 250          /* between background probes of a controller that did not answer */
+#define PROBE_TIMEOUT_MS 1000 /* one probe */
+#define EVENTS_CONNECT_MS 1000
+#define EVENTS_IO_MS 2000 /* one events POST */
+#define FLUSH_MS 2000     /* at exit, for what is still queued */
+
+/* The sender thread and what it shares with the relay thread, all under mu. */
+struct ct_sender {
+    pthread_t th;
+    int inited, started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct mcp_outq q;         /* serialized events waiting to be posted */
+    struct mcp_breaker br;     /* decisions: tripped by the relay, probed and reset here */
+    uint64_t lost;             /* events in batches that failed after sending started */
+    uint64_t reported;         /* of q.dropped + lost, how many an events_dropped told */
+    int wake;                  /* the relay asked for a post (idle hook, or a full batch) */
+    int stop;                  /* exit: post what is left until stop_deadline_ms */
+    int64_t stop_deadline_ms;  /* monotonic */
+    size_t unsent;             /* at exit: events left */
+    struct control_client *cc; /* the sender's own connection (one client per thread) */
+    int connect_ms, io_ms;
+};
 
 struct mcp_backend_ctx {
     /* standalone */
     struct plan *plan;
     struct events_writer *ew;
-    /* controller */
-    struct control_client *cc;
     json_t *queue;
-    size_t dropped;
-    int post_failures;
+    /* controller */
+    struct control_client *cc; /* decisions, on the relay thread */
+    int decide_ms;
+    struct ct_sender snd;
     char *canary;
     /* both: the plan's JSON when known (for list-time faults) */
     json_t *plan_json;
@@ -102,16 +147,73 @@ static const char *sa_canary(void *ctx)
 
 /* ---- controller ---- */
 
+static int64_t mono_ms(void)
+{
+    return time_mono_ns() / 1000000;
+}
+
+/* Appends line (serialized on the relay thread) to the sender's queue; takes ownership of
+ * line. Wakes the sender only when a batch is full: otherwise mcp_backend_flush does, from the
+ * relay's idle hook, so that events go in batches. */
+static void ct_push(struct mcp_backend_ctx *x, char *line)
+{
+    struct ct_sender *s = &x->snd;
+
+    pthread_mutex_lock(&s->mu);
+    mcp_outq_push(&s->q, line);
+    if (s->q.len >= POST_MAX) {
+        s->wake = 1;
+        pthread_cond_signal(&s->cv);
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* A warning event as a serialized line (caller frees; NULL if it cannot be made). Called on
+ * either thread: the jansson value is made and freed here. */
+static char *warning_line(const char *code, const char *msg)
+{
+    json_t *ev = json_pack("{s:s, s:I, s:s, s:s, s:s}", "kind", "warning", "t",
+                           (json_int_t)time_now_ms(), "src", "mcp", "code", code, "message", msg);
+    char *line = ev ? json_dumps(ev, JSON_COMPACT) : NULL;
+
+    json_decref(ev);
+    return line;
+}
+
 static int ct_decide(void *ctx, const struct plan_call *call, struct mcp_decision *out)
 {
     struct mcp_backend_ctx *x = ctx;
+    struct ct_sender *s = &x->snd;
     struct err e = {0};
     json_t *reply = NULL, *v;
     const char *kind, *can;
+    int allow, tripped = 0, rc;
 
     memset(out, 0, sizeof(*out));
-    if (control_client_decide(x->cc, call, &reply, &e) < 0) {
+    pthread_mutex_lock(&s->mu);
+    allow = mcp_breaker_allow(&s->br);
+    pthread_mutex_unlock(&s->mu);
+    if (!allow)
+        return ERR_TIMEOUT; /* the breaker is open: no wait; the session warns (counted) */
+    rc = control_client_decide(x->cc, call, &reply, &e);
+    if (rc < 0) {
+        if (rc == ERR_TIMEOUT || rc == ERR_IO) {
+            pthread_mutex_lock(&s->mu);
+            tripped = mcp_breaker_trip(&s->br, mono_ms());
+            pthread_cond_signal(&s->cv); /* the sender probes from now on */
+            pthread_mutex_unlock(&s->mu);
+        }
         log_warn("mcp", "decide: %s", e.msg);
+        if (tripped) {
+            char msg[400];
+            snprintf(msg, sizeof(msg),
+                     "no decision from the controller within %d ms (%s): tool calls go through "
+                     "unfaulted, without asking, until it answers again",
+                     x->decide_ms, e.msg);
+            char *line = warning_line("controller_slow", msg);
+            if (line)
+                ct_push(x, line);
+        }
         return e.code ? e.code : ERR_IO;
     }
     can = json_string_value(json_object_get(reply, "canary"));
@@ -143,35 +245,20 @@ static int ct_decide(void *ctx, const struct plan_call *call, struct mcp_decisio
 static void ct_emit(void *ctx, json_t *ev)
 {
     struct mcp_backend_ctx *x = ctx;
+    char *line;
 
-    /* The session hands over ev and never touches it again (session.h): stamp it, keep it. */
+    /* The session hands over ev and never touches it again (session.h): stamp it and
+     * serialize it here; the sender thread only ever sees text. */
     if (!json_is_integer(json_object_get(ev, "t")))
         json_object_set_new(ev, "t", json_integer(time_now_ms()));
     if (json_object_get(ev, "src") == NULL)
         json_object_set_new(ev, "src", json_string("mcp"));
-    if (json_array_size(x->queue) >= QUEUE_MAX) {
-        json_array_remove(x->queue, 0);
-        x->dropped++;
-    }
-    json_array_append(x->queue, ev);
-    if (json_array_size(x->queue) >= POST_MAX)
-        mcp_backend_flush(x);
-}
-
-/* Removes the batch just posted (the first min(n, POST_MAX) of n queued events). */
-static void shift_queue(struct mcp_backend_ctx *x, size_t n)
-{
-    json_t *rest;
-
-    if (n <= POST_MAX) {
-        json_array_clear(x->queue);
+    line = json_dumps(ev, JSON_COMPACT);
+    if (line == NULL) {
+        log_warn("mcp", "cannot serialize an event");
         return;
     }
-    rest = json_array();
-    for (size_t i = POST_MAX; i < n; i++)
-        json_array_append(rest, json_array_get(x->queue, i));
-    json_decref(x->queue);
-    x->queue = rest;
+    ct_push(x, line);
 }
 
 static const char *ct_canary(void *ctx)
@@ -180,10 +267,214 @@ static const char *ct_canary(void *ctx)
     return x->canary;
 }
 
+/* Sets the sender's request timeouts, capped by the exit deadline once there is one. */
+static void sender_limits(struct ct_sender *s, int connect_ms, int io_ms)
+{
+    if (s->stop) {
+        int64_t left = s->stop_deadline_ms - mono_ms();
+        if (left < 1)
+            left = 1;
+        if (connect_ms > left)
+            connect_ms = (int)left;
+        if (io_ms > left)
+            io_ms = (int)left;
+    }
+    control_client_set_limits(s->cc, connect_ms, io_ms, 0);
+}
+
+/* Builds the next batch into b ("[...]") from the queue, led by an events_dropped warning
+ * when events were lost since the last one. Returns how many events it holds. */
+static size_t sender_batch(struct ct_sender *s, struct buf *b)
+{
+    uint64_t lost = s->q.dropped + s->lost;
+    size_t n = 0;
+
+    buf_reset(b);
+    buf_addc(b, '[');
+    if (lost > s->reported) {
+        char msg[160];
+        snprintf(msg, sizeof(msg),
+                 "%llu events were dropped: the controller did not take them (or did not "
+                 "confirm it)",
+                 (unsigned long long)(lost - s->reported));
+        char *line = warning_line("events_dropped", msg);
+        s->reported = lost;
+        if (line && buf_adds(b, line) == 0)
+            n++;
+        free(line);
+    }
+    n += mcp_outq_take(&s->q, POST_MAX - n, b);
+    buf_addc(b, ']');
+    return n;
+}
+
+/* The sender thread. Posts batches of queued lines when woken; after a failed post it waits
+ * for a health probe to pass before posting again (events stay queued, rather than being lost
+ * batch after batch, while the controller does not answer); probes while the decision breaker
+ * is open and closes it when the controller answers. Holds s->mu except around requests. */
+static void *sender_main(void *arg)
+{
+    struct ct_sender *s = arg;
+    struct buf batch = BUF_INIT;
+    size_t held = 0;      /* events in batch: a post that failed before sending keeps them */
+    int healthy = 1;      /* the last post or probe went through */
+    int64_t next_try = 0; /* when !healthy: the next probe */
+    unsigned failures = 0;
+    struct err e = {0};
+
+    pthread_mutex_lock(&s->mu);
+    for (;;) {
+        int64_t now = mono_ms();
+        if (s->stop && now >= s->stop_deadline_ms)
+            break;
+        int probe = mcp_breaker_probe_due(&s->br, now);
+        if (!healthy && now >= next_try)
+            probe = 1;
+        if (probe) {
+            json_t *h = NULL;
+            sender_limits(s, PROBE_TIMEOUT_MS, PROBE_TIMEOUT_MS);
+            pthread_mutex_unlock(&s->mu);
+            int ok = control_client_health(s->cc, &h, &e) == 0;
+            json_decref(h); /* made and freed on this thread */
+            pthread_mutex_lock(&s->mu);
+            err_clear(&e);
+            if (!ok) {
+                next_try = mono_ms() + s->br.probe_ms;
+                continue;
+            }
+            healthy = 1;
+            if (s->br.open) {
+                char msg[160];
+                snprintf(msg, sizeof(msg),
+                         "the controller answers again; %llu tool calls went through unfaulted "
+                         "without asking meanwhile",
+                         (unsigned long long)mcp_breaker_reset(&s->br));
+                char *line = warning_line("controller_slow", msg);
+                if (line)
+                    mcp_outq_push(&s->q, line);
+            }
+            continue;
+        }
+        int pending = held > 0 || s->q.len > 0 || s->q.dropped + s->lost > s->reported;
+        /* While the breaker is open the controller is not answering: a post would most likely
+         * be lost after sending, so events wait in the queue for the probe. */
+        if (healthy && !s->br.open && pending && (s->wake || s->stop || held > 0)) {
+            s->wake = 0;
+            if (held == 0)
+                held = sender_batch(s, &batch);
+            sender_limits(s, s->connect_ms, s->io_ms);
+            pthread_mutex_unlock(&s->mu);
+            int rc = control_client_post_events_text(s->cc, batch.data, batch.len, &e);
+            int sent = control_client_sent(s->cc);
+            pthread_mutex_lock(&s->mu);
+            if (rc == 0) {
+                held = 0;
+                failures = 0;
+                continue;
+            }
+            if (failures++ < 5)
+                log_warn("mcp", "cannot send events to the controller: %s", e.msg);
+            err_clear(&e);
+            if (sent) {
+                /* The controller may have appended them: sending them again could record a
+                 * call twice (a false duplicate for scoring), so they count as dropped. */
+                s->lost += held;
+                held = 0;
+            }
+            healthy = 0;
+            next_try = mono_ms() + s->br.probe_ms;
+            continue;
+        }
+        if (s->stop && !pending)
+            break;
+        /* Nothing to do now: sleep until woken, the next probe or the exit deadline. */
+        int64_t wait = -1, bw = mcp_breaker_wait_ms(&s->br, now);
+        if (!healthy)
+            wait = next_try > now ? next_try - now : 0;
+        if (bw >= 0 && (wait < 0 || bw < wait))
+            wait = bw;
+        if (s->stop && (wait < 0 || s->stop_deadline_ms - now < wait))
+            wait = s->stop_deadline_ms - now;
+        if (wait < 0) {
+            pthread_cond_wait(&s->cv, &s->mu);
+        } else {
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            ts.tv_sec += wait / 1000;
+            ts.tv_nsec += (long)(wait % 1000) * 1000000;
+            if (ts.tv_nsec >= 1000000000) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000;
+            }
+            pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+        }
+    }
+    s->unsent = held + s->q.len;
+    pthread_mutex_unlock(&s->mu);
+    buf_release(&batch);
+    return NULL;
+}
+
+static int sender_start(struct ct_sender *s, const char *url, struct err *e)
+{
+    pthread_condattr_t ca;
+
+    s->cc = control_client_new(url, e);
+    if (s->cc == NULL)
+        return e->code;
+    mcp_outq_init(&s->q, QUEUE_MAX);
+    mcp_breaker_init(&s->br, PROBE_MS);
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    s->inited = 1;
+    /* Signals are the relay's (libevent's handlers, on the main thread): the sender blocks
+     * them all, so none interrupts or is handled on it. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&s->th, NULL, sender_main, s);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0)
+        return err_set(e, ERR_SYS, "cannot start the event sender thread");
+    s->started = 1;
+    return 0;
+}
+
+/* Has the sender post what is queued within FLUSH_MS, joins it and frees it. */
+static void sender_stop(struct ct_sender *s)
+{
+    if (!s->inited)
+        return;
+    if (s->started) {
+        pthread_mutex_lock(&s->mu);
+        s->stop = 1;
+        s->stop_deadline_ms = mono_ms() + FLUSH_MS;
+        pthread_cond_signal(&s->cv);
+        pthread_mutex_unlock(&s->mu);
+        pthread_join(s->th, NULL);
+        uint64_t lost = s->q.dropped + s->lost - s->reported;
+        if (s->unsent > 0 || lost > 0)
+            log_warn("mcp",
+                     "%zu events could not be sent to the controller before exit (%llu more "
+                     "were dropped)",
+                     s->unsent, (unsigned long long)lost);
+    }
+    mcp_outq_release(&s->q);
+    pthread_cond_destroy(&s->cv);
+    pthread_mutex_destroy(&s->mu);
+    control_client_free(s->cc);
+    s->cc = NULL;
+    s->inited = 0;
+}
+
+/* ---- both ---- */
+
 void mcp_backend_flush(void *ctx)
 {
     struct mcp_backend_ctx *x = ctx;
-    struct err e = {0};
 
     if (x == NULL)
         return;
@@ -191,49 +482,15 @@ void mcp_backend_flush(void *ctx)
         sa_flush(x);
         return;
     }
-    if (x->cc == NULL)
-        return;
-    if (x->dropped) {
-        char msg[128];
-        snprintf(
-            msg, sizeof(msg),
-            "%zu events were dropped: the controller did not take them (or did not confirm it)",
-            x->dropped);
-        json_array_insert_new(x->queue, 0,
-                              json_pack("{s:s, s:I, s:s, s:s, s:s}", "kind", "warning", "t",
-                                        (json_int_t)time_now_ms(), "src", "mcp", "code",
-                                        "events_dropped", "message", msg));
-        x->dropped = 0;
-    }
-    while (json_array_size(x->queue) > 0) {
-        size_t n = json_array_size(x->queue);
-        json_t *batch;
-        if (n <= POST_MAX) {
-            batch = json_incref(x->queue);
-        } else {
-            batch = json_array();
-            for (size_t i = 0; i < POST_MAX; i++)
-                json_array_append(batch, json_array_get(x->queue, i));
+    if (x->snd.started) { /* the sender posts what is queued; nothing here waits for it */
+        pthread_mutex_lock(&x->snd.mu);
+        if (x->snd.q.len > 0 || x->snd.q.dropped + x->snd.lost > x->snd.reported) {
+            x->snd.wake = 1;
+            pthread_cond_signal(&x->snd.cv);
         }
-        if (control_client_post_events(x->cc, batch, &e) < 0) {
-            if (x->post_failures++ < 5)
-                log_warn("mcp", "cannot send events to the controller: %s", e.msg);
-            json_decref(batch);
-            if (!control_client_sent(x->cc))
-                return; /* never reached the controller: kept for the next flush */
-            /* The controller may have appended them: sending them again could record a call
-             * twice (a false duplicate for scoring), so they are counted as dropped. */
-            x->dropped += n <= POST_MAX ? n : POST_MAX;
-            shift_queue(x, n);
-            return;
-        }
-        x->post_failures = 0;
-        shift_queue(x, n);
-        json_decref(batch);
+        pthread_mutex_unlock(&x->snd.mu);
     }
 }
-
-/* ---- both ---- */
 
 static json_t *bk_plan_faults(void *ctx)
 {
@@ -310,6 +567,23 @@ out:
     return j;
 }
 
+/* The decision deadline: o->decide_ms, else FAULTLINE_CONTROL_DECIDE_MS, else DECIDE_MS. */
+static int decide_ms_of(const struct mcp_backend_opts *o)
+{
+    const char *env = getenv("FAULTLINE_CONTROL_DECIDE_MS");
+    uint64_t v = 0;
+
+    if (o->decide_ms > 0)
+        return o->decide_ms > DECIDE_MS_MAX ? DECIDE_MS_MAX : o->decide_ms;
+    if (env && *env) {
+        if (num_parse_u64(env, &v) == 0 && v > 0 && v <= DECIDE_MS_MAX)
+            return (int)v;
+        log_warn("mcp", "FAULTLINE_CONTROL_DECIDE_MS '%s' is not 1..%d: using %d ms", env,
+                 DECIDE_MS_MAX, DECIDE_MS);
+    }
+    return DECIDE_MS;
+}
+
 static uint64_t seed_of(const json_t *plan)
 {
     json_t *s = json_object_get(plan, "seed");
@@ -333,10 +607,13 @@ struct mcp_backend_ctx *mcp_backend_new(const struct mcp_backend_opts *o, struct
     b->select = bk_select;
     if (o->control_url) {
         json_t *health = NULL;
+        int hrc;
         x->cc = control_client_new(o->control_url, e);
         if (x->cc == NULL)
             goto fail;
-        x->queue = json_array();
+        x->decide_ms = decide_ms_of(o);
+        x->snd.connect_ms = EVENTS_CONNECT_MS;
+        x->snd.io_ms = EVENTS_IO_MS;
         b->decide = ct_decide;
         b->emit = ct_emit;
         b->canary = ct_canary;
@@ -348,14 +625,28 @@ struct mcp_backend_ctx *mcp_backend_new(const struct mcp_backend_opts *o, struct
             if (json_is_string(json_object_get(x->plan_json, "canary")))
                 x->canary = xstrdup(json_string_value(json_object_get(x->plan_json, "canary")));
         }
-        if (control_client_health(x->cc, &health, e) < 0) {
-            /* Not fatal: the relay must work even when the controller is late or gone. */
+        if (sender_start(&x->snd, o->control_url, e) < 0)
+            goto fail;
+        control_client_set_limits(x->cc, HEALTH_MS, HEALTH_MS, 0);
+        hrc = control_client_health(x->cc, &health, e);
+        json_decref(health);
+        /* Decisions wait for decide_ms for the answer (and as long again to connect, when a new
+         * connection is needed); then the call goes on. */
+        control_client_set_limits(x->cc, x->decide_ms, x->decide_ms, 0);
+        if (hrc < 0) {
+            /* Not fatal: the relay must work even when the controller is late or gone. Until
+             * the sender's probe finds it answering, calls are not held up asking. */
             log_warn("mcp", "controller health check: %s", e->msg);
+            if (hrc == ERR_TIMEOUT || hrc == ERR_IO) {
+                pthread_mutex_lock(&x->snd.mu);
+                mcp_breaker_trip(&x->snd.br, mono_ms());
+                pthread_cond_signal(&x->snd.cv);
+                pthread_mutex_unlock(&x->snd.mu);
+            }
             err_clear(e);
         } else {
             emit_plan_loaded(x, b, o->plan_path ? o->plan_path : o->control_url);
         }
-        json_decref(health);
         return x;
     }
     b->decide = sa_decide;
@@ -391,9 +682,7 @@ void mcp_backend_free(struct mcp_backend_ctx *x)
     if (x == NULL)
         return;
     mcp_backend_flush(x);
-    if (x->cc && x->queue && json_array_size(x->queue) > 0)
-        log_warn("mcp", "%zu events could not be sent to the controller",
-                 json_array_size(x->queue));
+    sender_stop(&x->snd);
     json_decref(x->queue);
     control_client_free(x->cc);
     events_close(x->ew);
