@@ -566,6 +566,8 @@ int mcp_relay_run(const struct mcp_relay_opts *oin, const struct mcp_session_opt
     po.out = PROC_PIPE;
     po.err = PROC_INHERIT;
     po.die_with_parent = 1;
+    po.supervise = 1;
+    po.grace_ms = o.grace_ms;
     rc = proc_spawn(&r.child, &po, e);
     if (rc < 0)
         goto fail;
