@@ -29,6 +29,7 @@ struct mcp_relay_opts {
     size_t max_line;         /* longest line taken from either side; 0: 32 MiB */
     int grace_ms;            /* shutdown steps; 0: 2000 */
     int drain_ms;            /* reading the server's stdout after it exited; 0: 500 */
+    int eof_wait_ms;         /* after client EOF, for pending requests' answers; 0: 5000 */
     int in_fd, out_fd;       /* the client side; both 0 means stdin and stdout */
     /* Called after each batch of work and at the end (e.g. to flush queued events); may be
      * NULL. Must not block for long. */
