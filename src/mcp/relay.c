@@ -12,11 +12,13 @@
  * holds more than HIGH_WATER bytes and resumes under LOW_WATER.
  *
  * Phases and their edges:
+ *   RUNNING --client EOF, pending-----> RUNNING  (pending_wait: until answered or eof_wait_ms)
  *   RUNNING --client EOF--------------> CLOSING  (close child stdin when drained, grace timer)
  *   RUNNING/CLOSING --child reaped----> DRAINING (read child stdout to EOF or drain_ms)
  *   RUNNING/CLOSING --signal----------> CLOSING  (SIGTERM now, SIGKILL after grace_ms)
  *   DRAINING --stdout EOF or drain_ms-> DONE     (pending requests answered, loop ends)
- * finish() then flushes stdout (bounded), kills stragglers in the child's group and reaps.
+ * finish() then flushes stdout (bounded) and ends the supervised child (its tree is already
+ * gone when it has exited) and reaps.
  */
 #include <errno.h>
 #include <fcntl.h>
