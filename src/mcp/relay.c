@@ -386,6 +386,7 @@ static void on_client_read(evutil_socket_t fd, short what, void *arg)
     if (rc < 0)
         return;
     if (rc > 0) {
+        probe_client_out(r);
         pump_lines(r, &r->cfr, 1);
         flush_outputs(r);
         return;
@@ -432,8 +433,7 @@ static void on_server_read(evutil_socket_t fd, short what, void *arg)
     if (rc < 0)
         return;
     if (rc > 0) {
-        if (r->client_eof)
-            probe_client_out(r);
+        probe_client_out(r); /* one poll per batch: results are recorded as they are queued */
         pump_lines(r, &r->sfr, 0);
         flush_outputs(r);
         return;

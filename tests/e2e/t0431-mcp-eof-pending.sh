@@ -106,4 +106,22 @@ assert len(ev) == 5, ev
 assert all(e.get("delivered") is False for e in ev), ev
 PY
 '
+test_expect "the client stops reading first: every result after that says delivered false" '
+    "$PY" - <<PY
+import mcpclient
+from mcpclient import Shim, FAKE
+s = Shim(["--events", "ev4.jsonl", "--"] + FAKE)
+s.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                         "clientInfo": {"name": "t", "version": "1"}}, rid=0)
+s.recv()
+s.p.stdout.close()
+for i in range(1, 6):
+    s.request("tools/call", {"name": "echo", "arguments": {"message": str(i)}}, rid=i)
+s.close()
+s.wait(10)
+ev = [e for e in mcpclient.events("ev4.jsonl") if e["kind"] == "tool_result"]
+assert len(ev) == 5, ev
+assert all(e.get("delivered") is False for e in ev), ev
+PY
+'
 test_done
