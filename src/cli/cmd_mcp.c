@@ -4,7 +4,8 @@
  * status. stdout carries only the MCP protocol: every message of ours goes to stderr or --log.
  *
  *   faultline mcp [--name SERVER] [--plan PLAN] [--events EVENTS] [--log FILE]
- *                 [--log-level LEVEL] [--max-line BYTES] [--grace-ms MS] -- COMMAND [ARGS...]
+ *                 [--log-level LEVEL] [--max-line BYTES] [--grace-ms MS] [--eof-wait-ms MS]
+ *                 -- COMMAND [ARGS...]
  *
  * Environment: FAULTLINE_CONTROL_URL (controller mode), FAULTLINE_PLAN and FAULTLINE_EVENTS
  * (defaults for --plan and --events), FAULTLINE_SANDBOX (set inside a sandbox; without it,
@@ -26,7 +27,7 @@ static void mcp_usage(FILE *f)
     fprintf(f,
             "usage: faultline mcp [--name SERVER] [--plan PLAN] [--events EVENTS] [--log FILE]\n"
             "                     [--log-level error|warn|info|debug] [--max-line BYTES]\n"
-            "                     [--grace-ms MS] -- COMMAND [ARGS...]\n"
+            "                     [--grace-ms MS] [--eof-wait-ms MS] -- COMMAND [ARGS...]\n"
             "\n"
             "Starts COMMAND (an MCP server speaking stdio) and relays JSON-RPC between it and\n"
             "this process's stdin/stdout, injecting the plan's tool.*, mcp.* and inject.* faults.\n"
@@ -71,7 +72,8 @@ int cmd_mcp(int argc, char **argv)
         }
         if (strcmp(a, "--name") == 0 || strcmp(a, "--plan") == 0 || strcmp(a, "--events") == 0 ||
             strcmp(a, "--log") == 0 || strcmp(a, "--log-level") == 0 ||
-            strcmp(a, "--max-line") == 0 || strcmp(a, "--grace-ms") == 0) {
+            strcmp(a, "--max-line") == 0 || strcmp(a, "--grace-ms") == 0 ||
+            strcmp(a, "--eof-wait-ms") == 0) {
             if (!need_arg(argc, argv, i))
                 return EXIT_INVALID;
             const char *val = argv[++i];
@@ -96,10 +98,13 @@ int cmd_mcp(int argc, char **argv)
                 ro.max_line = (size_t)v;
             } else {
                 if (num_parse_ll(val, 1, 600000, &v) < 0) {
-                    fprintf(stderr, "faultline mcp: --grace-ms '%s': 1 to 600000\n", val);
+                    fprintf(stderr, "faultline mcp: %s '%s': 1 to 600000\n", a, val);
                     return EXIT_INVALID;
                 }
-                ro.grace_ms = (int)v;
+                if (strcmp(a, "--grace-ms") == 0)
+                    ro.grace_ms = (int)v;
+                else
+                    ro.eof_wait_ms = (int)v;
             }
             continue;
         }

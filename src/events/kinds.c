@@ -134,7 +134,7 @@ static const struct evkind_field f_tool_result[] = {
      0},
     {"duration_ms", I, 0, 1, "from call to result", NULL, 0},
     {"faulted", B, 0, 0, "true when an injected fault produced or changed this result", NULL, 0},
-    {"delivered", B, 0, 0, "false when the result was never sent to the client", NULL, 0},
+    {"delivered", B, 0, 0, "MCP shim: false when the agent never got this result (its stdout was gone); absent when it was sent", NULL, 0},
     {"copy", I, 0, 0,
      "for the reply to a copy the shim sent itself (a duplicate-delivery fault): which copy", NULL,
      0},

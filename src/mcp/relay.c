@@ -12,11 +12,13 @@
  * holds more than HIGH_WATER bytes and resumes under LOW_WATER.
  *
  * Phases and their edges:
+ *   RUNNING --client EOF, pending-----> RUNNING  (pending_wait: until answered or eof_wait_ms)
  *   RUNNING --client EOF--------------> CLOSING  (close child stdin when drained, grace timer)
  *   RUNNING/CLOSING --child reaped----> DRAINING (read child stdout to EOF or drain_ms)
  *   RUNNING/CLOSING --signal----------> CLOSING  (SIGTERM now, SIGKILL after grace_ms)
  *   DRAINING --stdout EOF or drain_ms-> DONE     (pending requests answered, loop ends)
- * finish() then flushes stdout (bounded), kills stragglers in the child's group and reaps.
+ * finish() then flushes stdout (bounded) and ends the supervised child (its tree is already
+ * gone when it has exited) and reaps.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -60,14 +62,15 @@ struct relay {
     struct jsonrpc_framer cfr, sfr;
     struct event *ev_cin, *ev_cout, *ev_sout, *ev_sin;
     struct event *ev_sig[4];
-    struct event *ev_grace, *ev_drain, *ev_eofwait;
+    struct event *ev_grace, *ev_drain, *ev_eofwait, *ev_pending;
     struct relay_timer *timers;
     enum phase phase;
     int client_eof, client_out_dead, sout_eof;
     int cin_paused, sout_paused;
     int close_sin_when_drained;
-    int grace_step; /* 0 none, 1 waiting before SIGTERM, 2 waiting before SIGKILL, 3 killed */
-    int term_sig;   /* a signal that ended the shim */
+    int pending_wait; /* client EOF with requests pending: waiting for their answers */
+    int grace_step;   /* 0 none, 1 waiting before SIGTERM, 2 waiting before SIGKILL, 3 killed */
+    int term_sig;     /* a signal that ended the shim */
 };
 
 /* ---- session host ---- */
@@ -154,6 +157,29 @@ static void close_child_stdin(struct relay *r)
     proc_close_fd(&r->child.in_fd);
 }
 
+/* The client's output is gone: nothing more is written there, and the session records what
+ * it answers from now on as not delivered. */
+static void client_out_lost(struct relay *r)
+{
+    if (r->client_out_dead)
+        return;
+    r->client_out_dead = 1;
+    mcp_session_client_gone(r->s);
+}
+
+/* Notices a client that closed its reading end before a write says so (EPIPE), so that the
+ * events of answers not yet written say "delivered": false. */
+static void probe_client_out(struct relay *r)
+{
+    struct pollfd pfd = {r->out_fd, POLLOUT, 0};
+
+    if (!r->client_out_dead && poll(&pfd, 1, 0) > 0 &&
+        (pfd.revents & (POLLERR | POLLHUP | POLLNVAL)))
+        client_out_lost(r);
+}
+
+static void begin_close(struct relay *r);
+
 static void flush_outputs(struct relay *r)
 {
     struct buf *ts = mcp_session_to_server(r->s);
@@ -180,7 +206,7 @@ static void flush_outputs(struct relay *r)
     if (!r->client_out_dead && tc->len > 0) {
         if (write_some(r->out_fd, tc) < 0) {
             log_info("mcp", "the client stopped reading: %s", strerror(errno));
-            r->client_out_dead = 1;
+            client_out_lost(r);
         }
     }
     if (r->client_out_dead)
@@ -190,6 +216,11 @@ static void flush_outputs(struct relay *r)
     else
         event_del(r->ev_cout);
     update_reads(r);
+    if (r->pending_wait && (mcp_session_pending(r->s) == 0 || r->client_out_dead)) {
+        r->pending_wait = 0;
+        evtimer_del(r->ev_pending);
+        begin_close(r);
+    }
     /* The session may have answered held requests while the loop waits for nothing else. */
     if (r->o->idle)
         r->o->idle(r->o->idle_ctx);
@@ -262,6 +293,7 @@ static void finish_loop(struct relay *r)
     else
         snprintf(how, sizeof(how), "closed its output");
     snprintf(msg, sizeof(msg), "%s", how);
+    probe_client_out(r);
     mcp_session_server_exited(r->s, msg);
     flush_outputs(r);
     event_base_loopbreak(r->base);
@@ -284,6 +316,8 @@ static void child_gone(struct relay *r)
     proc_describe(&r->child, how, sizeof(how));
     log_info("mcp", "the MCP server %s", how);
     r->phase = PH_DRAINING;
+    r->pending_wait = 0;
+    evtimer_del(r->ev_pending);
     evtimer_del(r->ev_grace);
     evtimer_del(r->ev_eofwait);
     close_child_stdin(r);
@@ -352,6 +386,7 @@ static void on_client_read(evutil_socket_t fd, short what, void *arg)
     if (rc < 0)
         return;
     if (rc > 0) {
+        probe_client_out(r);
         pump_lines(r, &r->cfr, 1);
         flush_outputs(r);
         return;
@@ -364,8 +399,30 @@ static void on_client_read(evutil_socket_t fd, short what, void *arg)
         event_del(r->ev_cin);
         log_info("mcp", "the client closed its output");
         mcp_session_client_eof(r->s, partial);
+        probe_client_out(r);
+        if (r->phase == PH_RUNNING && !r->client_out_dead && mcp_session_pending(r->s) > 0) {
+            /* It may still read (a half-close): its pending requests get their answers, or an
+             * error once the server is gone, before the server's input is closed. */
+            struct timeval tv = {r->o->eof_wait_ms / 1000, (r->o->eof_wait_ms % 1000) * 1000};
+            log_info("mcp", "%zu requests pending: up to %d ms for their answers",
+                     mcp_session_pending(r->s), r->o->eof_wait_ms);
+            r->pending_wait = 1;
+            evtimer_add(r->ev_pending, &tv);
+            return;
+        }
         begin_close(r);
     }
+}
+
+static void on_pending_timeout(evutil_socket_t fd, short what, void *arg)
+{
+    struct relay *r = arg;
+
+    log_info("mcp",
+             "%zu requests still pending %d ms after the client's EOF: closing the server's input",
+             mcp_session_pending(r->s), r->o->eof_wait_ms);
+    r->pending_wait = 0;
+    begin_close(r);
 }
 
 static void on_server_read(evutil_socket_t fd, short what, void *arg)
@@ -376,6 +433,7 @@ static void on_server_read(evutil_socket_t fd, short what, void *arg)
     if (rc < 0)
         return;
     if (rc > 0) {
+        probe_client_out(r); /* one poll per batch: results are recorded as they are queued */
         pump_lines(r, &r->sfr, 0);
         flush_outputs(r);
         return;
@@ -442,6 +500,8 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
         }
         if (r->phase == PH_RUNNING)
             r->phase = PH_CLOSING;
+        r->pending_wait = 0;
+        evtimer_del(r->ev_pending);
         close_child_stdin(r);
     }
 }
@@ -472,7 +532,7 @@ static void final_flush(struct relay *r)
         if (poll(&pfd, 1, (int)left) < 0 && errno != EINTR)
             break;
         if (write_some(r->out_fd, tc) < 0)
-            r->client_out_dead = 1;
+            r->client_out_dead = 1; /* too late for the events: they are written */
     }
 }
 
@@ -497,6 +557,8 @@ static void relay_teardown(struct relay *r)
         event_free(r->ev_drain);
     if (r->ev_eofwait)
         event_free(r->ev_eofwait);
+    if (r->ev_pending)
+        event_free(r->ev_pending);
     for (t = r->timers; t; t = next) {
         next = t->next;
         event_free(t->ev);
@@ -530,6 +592,8 @@ int mcp_relay_run(const struct mcp_relay_opts *oin, const struct mcp_session_opt
         o.grace_ms = 2000;
     if (o.drain_ms <= 0)
         o.drain_ms = 500;
+    if (o.eof_wait_ms <= 0)
+        o.eof_wait_ms = 5000;
     if (o.in_fd == 0 && o.out_fd == 0)
         o.out_fd = 1;
     memset(&r, 0, sizeof(r));
@@ -566,6 +630,8 @@ int mcp_relay_run(const struct mcp_relay_opts *oin, const struct mcp_session_opt
     po.out = PROC_PIPE;
     po.err = PROC_INHERIT;
     po.die_with_parent = 1;
+    po.supervise = 1;
+    po.grace_ms = o.grace_ms;
     rc = proc_spawn(&r.child, &po, e);
     if (rc < 0)
         goto fail;
@@ -584,8 +650,10 @@ int mcp_relay_run(const struct mcp_relay_opts *oin, const struct mcp_session_opt
     r.ev_grace = evtimer_new(r.base, on_grace, &r);
     r.ev_drain = evtimer_new(r.base, on_drain_timeout, &r);
     r.ev_eofwait = evtimer_new(r.base, on_eof_wait, &r);
+    r.ev_pending = evtimer_new(r.base, on_pending_timeout, &r);
     if (!r.ev_cin || !r.ev_cout || !r.ev_sout || !r.ev_sin || !r.ev_grace || !r.ev_drain ||
-        !r.ev_eofwait || event_add(r.ev_cin, NULL) < 0 || event_add(r.ev_sout, NULL) < 0) {
+        !r.ev_eofwait || !r.ev_pending || event_add(r.ev_cin, NULL) < 0 ||
+        event_add(r.ev_sout, NULL) < 0) {
         rc = err_set(e, ERR_SYS, "cannot watch the client and server descriptors");
         proc_terminate(&r.child, 0);
         proc_release(&r.child);

@@ -7,14 +7,19 @@
  * while its own output backlog is over a high-water mark.
  *
  * Lifecycle:
- *   client EOF   -> the child's stdin is closed once drained; after grace_ms the child's
- *                   group gets SIGTERM, after another grace_ms SIGKILL.
+ *   client EOF   -> the client may still read: with requests pending, up to eof_wait_ms for
+ *                   their answers; then the child's stdin is closed once drained; after
+ *                   grace_ms the child's group gets SIGTERM, after another grace_ms SIGKILL.
+ *   client output gone (EPIPE, or POLLERR on the pipe) -> nothing more is written; the session
+ *                   records later results as not delivered.
  *   child exits  -> its remaining stdout is read (for up to drain_ms), pending client requests
- *                   get JSON-RPC errors, stdout is flushed, stragglers in the child's group
- *                   are killed, and mcp_relay_run returns the child's status.
+ *                   get JSON-RPC errors, stdout is flushed, and mcp_relay_run returns the
+ *                   child's status.
  *   SIGTERM, SIGINT, SIGHUP to the shim -> the child's group gets SIGTERM (SIGKILL after
  *                   grace_ms) and the shim returns 128 + the signal.
- * The shim is a child subreaper, so the server's orphaned descendants are reaped too.
+ * The server runs under a proc supervisor (proc_opts.supervise): when it exits, or when the
+ * shim dies even of SIGKILL, its whole tree is killed and reaped, setsid escapees included.
+ * The shim is a child subreaper too, for anything a supervisor killed on its own leaves.
  */
 #ifndef FAULTLINE_MCP_RELAY_H
 #define FAULTLINE_MCP_RELAY_H
@@ -29,6 +34,7 @@ struct mcp_relay_opts {
     size_t max_line;         /* longest line taken from either side; 0: 32 MiB */
     int grace_ms;            /* shutdown steps; 0: 2000 */
     int drain_ms;            /* reading the server's stdout after it exited; 0: 500 */
+    int eof_wait_ms;         /* after client EOF, for pending requests' answers; 0: 5000 */
     int in_fd, out_fd;       /* the client side; both 0 means stdin and stdout */
     /* Called after each batch of work and at the end (e.g. to flush queued events); may be
      * NULL. Must not block for long. */

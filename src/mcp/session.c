@@ -21,7 +21,7 @@
  *   FORWARDED   reply under timeout_after_commit WAIT_TIMEOUT on_tool_reply
  *   WAIT_TIMEOUT timer                          (freed)      on_timer
  *   any         server exited                   (freed)      mcp_session_server_exited
- *   HELD/DELAYED/WAIT_TIMEOUT client EOF        (freed)      mcp_session_client_eof
+ *   HELD/DELAYED/WAIT_TIMEOUT client output gone (freed)     mcp_session_client_gone
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -481,6 +481,8 @@ static void emit_tool_result(struct mcp_session *s, struct call *c, const json_t
     }
     if (faulted)
         json_object_set_new(ev, "faulted", json_true());
+    if (s->client_gone && !c->dup)
+        json_object_set_new(ev, "delivered", json_false()); /* nothing reaches the client now */
     if (extra)
         json_object_update(ev, extra);
     json_decref(extra);
@@ -1742,12 +1744,18 @@ void mcp_session_server_too_long(struct mcp_session *s, uint64_t len, const stru
 
 void mcp_session_client_eof(struct mcp_session *s, uint64_t partial)
 {
-    struct call *c, *next;
-
     if (partial)
         warn(s, "jsonrpc_partial_line", 1,
              "the client closed its output in the middle of a line (%llu bytes dropped)",
              (unsigned long long)partial);
+}
+
+void mcp_session_client_gone(struct mcp_session *s)
+{
+    struct call *c, *next;
+
+    if (s->client_gone)
+        return;
     s->client_gone = 1;
     for (c = s->calls; c; c = next) {
         next = c->next;

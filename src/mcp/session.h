@@ -102,9 +102,13 @@ void mcp_session_client_too_long(struct mcp_session *s, uint64_t len,
 void mcp_session_server_too_long(struct mcp_session *s, uint64_t len,
                                  const struct jsonrpc_skim *sk);
 
-/* The client closed its side (stdin EOF), leaving partial bytes of an unterminated line
- * (0 for none). Held and delayed calls are dropped: they were never forwarded. */
+/* The client closed its input (stdin EOF), leaving partial bytes of an unterminated line
+ * (0 for none). Pending calls stay: the client may still read their answers. */
 void mcp_session_client_eof(struct mcp_session *s, uint64_t partial);
+/* The client's output is gone (EPIPE): nothing more is written to the client; held and delayed
+ * calls are dropped (they were never forwarded) and every tool_result from now on carries
+ * "delivered": false. */
+void mcp_session_client_gone(struct mcp_session *s);
 /* The server's stdout ended, leaving partial bytes (0: none). */
 void mcp_session_server_eof(struct mcp_session *s, uint64_t partial);
 /* The server stopped reading its stdin (EPIPE): requests still to come are answered with a

@@ -8,6 +8,20 @@
  * and _exits; the parent reads the status pipe until EOF (the exec closed it) and so knows
  * whether the exec happened before proc_spawn returns.
  *
+ * Supervised spawn: the forked child becomes the supervisor (supervisor_run) instead of
+ * exec'ing. It is a subreaper with PDEATHSIG SIGTERM, forks the real child (child_run, with the
+ * supervisor as its parent), writes {'g', child pid} to the status pipe and closes every
+ * descriptor it holds, so that only the real child keeps the pipes (and the status pipe until
+ * its exec). It then waits, signals blocked, in sigwaitinfo:
+ *
+ *   child reaped            -> sweep, exit with the child's status
+ *   SIGTERM (caller died)   -> SIGTERM to the child's group and the child; grace_ms later sweep
+ *   orphan reaped           -> keep waiting
+ *
+ * The sweep repeats {SIGKILL the child's group, SIGKILL every process whose parent is the
+ * supervisor (found in /proc), reap one} until no child is left: killing an orphan re-parents
+ * its own children to the supervisor, so the whole subtree goes, setsid or not.
+ *
  * Reaping: struct procs are linked in a process-wide list while live, so whichever function
  * reaps a pid (proc_poll, proc_wait, proc_reap_all) records the status in the right struct.
  */
@@ -17,11 +31,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "util/buf.h"
+#include "util/num.h"
 #include "util/proc.h"
 #include "util/timeutil.h"
 #include "util/banned.h"
@@ -31,7 +48,8 @@ extern char **environ;
 static struct proc *live_procs;
 
 struct child_status {
-    char stage; /* 'c' chdir, 'e' exec, 'd' dup2/setup, 'p' pdeathsig */
+    char stage; /* 'c' chdir, 'e' exec, 'd' dup2/setup, 'p' prctl, 's' supervisor's fork;
+                 * 'g' (not a failure): err is the supervised child's pid */
     int err;
 };
 
@@ -187,6 +205,183 @@ static void child_run(const struct proc_opts *o, char **env, int pin, int pout, 
     child_fail(status_fd, 'e', errno);
 }
 
+#define SUPERVISOR_SWEEP_MAX 100000
+
+/* The parent pid in /proc/<pid>/stat ("pid (comm) state ppid ..."; comm may hold anything, so
+ * the fields are taken after the last ')'), or -1. */
+static pid_t stat_ppid(const char *pid)
+{
+    char path[300], text[512], num[24];
+    const char *p;
+    long long v;
+    ssize_t n;
+    size_t k = 0;
+    int fd;
+
+    snprintf(path, sizeof(path), "/proc/%s/stat", pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    n = read(fd, text, sizeof(text) - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    text[n] = '\0';
+    p = strrchr(text, ')');
+    if (p == NULL || p[1] != ' ' || p[2] == '\0' || p[3] != ' ')
+        return -1;
+    for (p += 4; *p >= '0' && *p <= '9' && k < sizeof(num) - 1; p++)
+        num[k++] = *p;
+    num[k] = '\0';
+    if (num_parse_ll(num, 0, 1LL << 30, &v) < 0)
+        return -1;
+    return (pid_t)v;
+}
+
+/* SIGKILL to every process whose parent is self. */
+static void kill_children(pid_t self)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *de;
+
+    if (d == NULL)
+        return;
+    while ((de = readdir(d)) != NULL) {
+        long long v;
+        if (num_parse_ll(de->d_name, 1, 1LL << 30, &v) < 0)
+            continue;
+        if (stat_ppid(de->d_name) == self)
+            kill((pid_t)v, SIGKILL);
+    }
+    closedir(d);
+}
+
+/* Kills the child's group and every descendant re-parented here, reaping them, until this
+ * process has no child left. The child's status goes into *status when it is reaped here. */
+static void supervisor_sweep(pid_t child, pid_t self, int *status, int *have)
+{
+    for (int round = 0; round < SUPERVISOR_SWEEP_MAX; round++) {
+        pid_t r;
+        int ws;
+        kill(-child, SIGKILL);
+        kill_children(self);
+        do {
+            r = waitpid(-1, &ws, 0);
+        } while (r < 0 && errno == EINTR);
+        if (r < 0)
+            return; /* ECHILD: nothing left */
+        if (r == child && !*have) {
+            *status = ws;
+            *have = 1;
+        }
+    }
+}
+
+/* Ends the supervisor the way the child ended: its exit code, or its signal re-raised. */
+static void supervisor_exit(int status, int have)
+{
+    sigset_t none;
+
+    if (have && WIFEXITED(status))
+        _exit(WEXITSTATUS(status));
+    if (have && WIFSIGNALED(status)) {
+        struct rlimit nocore = {0, 0};
+        int sig = WTERMSIG(status);
+        setrlimit(RLIMIT_CORE, &nocore);
+        signal(sig, SIG_DFL);
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        raise(sig);
+        _exit(128 + sig);
+    }
+    _exit(have ? 1 : 128 + SIGKILL);
+}
+
+static void supervisor_run(const struct proc_opts *o, char **env, int pin, int pout, int perr,
+                           int status_fd, pid_t parent)
+{
+    struct proc_opts co = *o;
+    struct child_status rec;
+    sigset_t set;
+    pid_t self = getpid(), child;
+    int64_t deadline = 0;
+    int grace_ms = o->grace_ms > 0 ? o->grace_ms : 1000;
+    int status = 0, have = 0, term = 0, fd;
+    ssize_t w;
+
+    for (int sig = 1; sig < NSIG; sig++)
+        if (sig != SIGKILL && sig != SIGSTOP)
+            signal(sig, SIG_DFL);
+    /* The caller forwards what it means to the child; a terminal's ^C is not for us. */
+    signal(SIGINT, SIG_IGN);
+    signal(SIGHUP, SIG_IGN);
+    signal(SIGQUIT, SIG_IGN);
+    signal(SIGPIPE, SIG_IGN);
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    sigaddset(&set, SIGTERM);
+    sigprocmask(SIG_SETMASK, &set, NULL);
+    setpgid(0, 0);
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 || prctl(PR_SET_PDEATHSIG, SIGTERM) < 0)
+        child_fail(status_fd, 'p', errno);
+    if (getppid() != parent)
+        _exit(127);
+    child = fork();
+    if (child < 0)
+        child_fail(status_fd, 's', errno);
+    if (child == 0) {
+        co.supervise = 0;
+        co.same_pgroup = 0;
+        child_run(&co, env, pin, pout, perr, status_fd, self);
+    }
+    setpgid(child, child);
+    rec.stage = 'g';
+    rec.err = (int)child;
+    w = write(status_fd, &rec, sizeof(rec));
+    (void)w;
+    /* Hold nothing of the caller's: not the pipes (their EOF is the child's), not the status
+     * pipe (its EOF is the exec), not the caller's stdin/stdout/stderr or other files. */
+    fd = open("/dev/null", O_RDWR);
+    if (fd >= 0) {
+        dup2(fd, 0);
+        dup2(fd, 1);
+        dup2(fd, 2);
+    }
+    if (close_range(3, ~0U, 0) < 0)
+        for (int i = 3; i < 4096; i++)
+            close(i);
+
+    for (;;) {
+        pid_t r;
+        int ws, sig;
+        if (term) {
+            int64_t left = deadline - time_mono_ns();
+            struct timespec ts = {(time_t)(left / 1000000000), (long)(left % 1000000000)};
+            if (left <= 0)
+                break; /* the child ignored SIGTERM */
+            sig = sigtimedwait(&set, NULL, &ts);
+        } else {
+            sig = sigwaitinfo(&set, NULL);
+        }
+        while ((r = waitpid(-1, &ws, WNOHANG)) > 0) {
+            if (r == child) {
+                status = ws;
+                have = 1;
+            }
+        }
+        if (have)
+            break;
+        if (sig == SIGTERM && !term) {
+            term = 1;
+            kill(-child, SIGTERM);
+            kill(child, SIGTERM);
+            deadline = time_mono_ns() + (int64_t)grace_ms * 1000000;
+        }
+    }
+    supervisor_sweep(child, self, &status, &have);
+    supervisor_exit(status, have);
+}
+
 static int make_pipe(int fds[2], struct err *e)
 {
     if (pipe2(fds, O_CLOEXEC) < 0)
@@ -204,8 +399,10 @@ static void set_nonblock(int fd)
 int proc_spawn(struct proc *p, const struct proc_opts *o, struct err *e)
 {
     int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1}, st[2] = {-1, -1};
-    struct child_status cs;
+    struct child_status cs, rec;
     char **env = NULL;
+    pid_t gpid = 0;
+    int failed = 0;
     pid_t pid, parent = getpid();
     ssize_t r;
     int rc = 0;
@@ -234,20 +431,36 @@ int proc_spawn(struct proc *p, const struct proc_opts *o, struct err *e)
             close(out[0]);
         if (errp[0] >= 0)
             close(errp[0]);
+        if (o->supervise)
+            supervisor_run(o, env, in[0], out[1], errp[1], st[1], parent);
         child_run(o, env, in[0], out[1], errp[1], st[1], parent);
     }
-    if (!o->same_pgroup)
+    if (!o->same_pgroup || o->supervise)
         setpgid(pid, pid); /* also in the child: whichever runs first wins the race */
     free(env);
     env = NULL;
     close(st[1]);
     st[1] = -1;
-    do {
-        r = read(st[0], &cs, sizeof(cs));
-    } while (r < 0 && errno == EINTR);
+    /* Records until EOF: a supervisor's {'g', pid} and at most one failure (the first wins). */
+    for (;;) {
+        do {
+            r = read(st[0], &rec, sizeof(rec));
+        } while (r < 0 && errno == EINTR);
+        if (r != (ssize_t)sizeof(rec))
+            break;
+        if (rec.stage == 'g')
+            gpid = (pid_t)rec.err;
+        else if (!failed++)
+            cs = rec;
+    }
     close(st[0]);
     st[0] = -1;
-    if (r == (ssize_t)sizeof(cs)) {
+    if (!failed && o->supervise && gpid <= 0) {
+        failed = 1;
+        cs.stage = 's';
+        cs.err = ECHILD;
+    }
+    if (failed) {
         int status;
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
             ;
@@ -263,7 +476,8 @@ int proc_spawn(struct proc *p, const struct proc_opts *o, struct err *e)
         goto fail;
     }
     p->pid = pid;
-    p->pgid = o->same_pgroup ? 0 : pid;
+    p->pgid = o->supervise ? gpid : o->same_pgroup ? 0 : pid;
+    p->supervised = o->supervise;
     if (in[0] >= 0)
         close(in[0]);
     if (out[1] >= 0)
@@ -342,7 +556,8 @@ int proc_signal(struct proc *p, int sig)
         return ERR_SYS;
     if (p->pgid > 0 && kill(-p->pgid, sig) == 0)
         return 0;
-    if (!p->exited && kill(p->pid, sig) == 0)
+    /* A supervisor told SIGTERM ends the whole tree; SIGKILL would leave the tree behind. */
+    if (!p->exited && kill(p->pid, p->supervised ? SIGTERM : sig) == 0)
         return 0;
     return ERR_SYS;
 }

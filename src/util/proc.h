@@ -9,6 +9,15 @@
  * that ignores SIGPIPE does not pass that on), and by default its own process group, so that
  * proc_terminate reaches the grandchildren a wrapper like npx or sh starts.
  *
+ * Supervised spawning (proc_opts.supervise) puts a small supervisor between the caller and the
+ * child: a fork of the caller (no exec) that is a child subreaper, gets SIGTERM when the caller
+ * dies (PR_SET_PDEATHSIG, so even after SIGKILL of the caller), runs the child in its own
+ * process group and, once the child has exited (or grace_ms after that SIGTERM), kills the
+ * child's group and every descendant re-parented to it, including those that left the group
+ * with setsid, reaps them all and exits with the child's status (re-raising its signal). The
+ * struct proc then names the supervisor (pid) and the child's group (pgid); its exit status is
+ * the child's.
+ *
  * Every live struct proc is kept in a process-wide list so that any reaping (proc_wait,
  * proc_reap_all) stores the status in the right struct. Not thread-safe: call from one thread.
  */
@@ -34,11 +43,15 @@ struct proc_opts {
     enum proc_stdio in, out, err;
     int same_pgroup;     /* 1: stay in the parent's process group (default: a new group) */
     int die_with_parent; /* 1: the child gets SIGKILL when the parent dies (PR_SET_PDEATHSIG) */
+    int supervise;       /* 1: run the child under a supervisor (see above); implies a new group */
+    int grace_ms;        /* supervise: SIGTERM to SIGKILL when the caller dies; 0: 1000 */
 };
 
 struct proc {
     pid_t pid;         /* 0 before spawn */
-    pid_t pgid;        /* the child's group (== pid) or 0 when it shares the parent's */
+    pid_t pgid;        /* the child's group (== pid, or the supervised child's pid), or 0 when it
+                        * shares the parent's */
+    int supervised;    /* 1: pid is the supervisor's */
     int in_fd;         /* parent's write end of the child's stdin, or -1 */
     int out_fd;        /* parent's read end of the child's stdout, or -1 */
     int err_fd;        /* parent's read end of the child's stderr, or -1 */
@@ -59,8 +72,10 @@ int proc_poll(struct proc *p);
 /* Waits up to timeout_ms (negative: forever) for p to exit. 0 when exited, ERR_TIMEOUT. */
 int proc_wait(struct proc *p, int timeout_ms);
 
-/* Sends sig to p's process group (or to p alone when it shares the parent's group). 0, or
- * ERR_SYS when nothing could be signalled (e.g. the group is gone). */
+/* Sends sig to p's process group (or to p alone when it shares the parent's group). A
+ * supervised child that left its group is reached through the supervisor, which is only ever
+ * sent SIGTERM (it then ends the whole tree). 0, or ERR_SYS when nothing could be signalled
+ * (e.g. the group is gone). */
 int proc_signal(struct proc *p, int sig);
 
 /* Ends p: SIGTERM to its group, up to grace_ms for it to exit, then SIGKILL to the group and a

@@ -194,6 +194,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     mcp_session_server_eof(s, jsonrpc_framer_finish(&f, &line, &held));
     if (data[0] & 1)
         mcp_session_client_eof(s, 0);
+    if (data[0] & 2)
+        mcp_session_client_gone(s);
     mcp_session_server_exited(s, "exited with status 0");
     check_client_output(mcp_session_to_client(s));
     mcp_session_finish(s);

@@ -1039,12 +1039,17 @@ static void test_server_exit_and_ends(void **state)
     assert_string_equal(TO_SERVER(s), "");
     end_session(s);
 
-    /* The client leaving drops held and delayed calls. */
+    /* The client's EOF keeps pending calls (it may still read their answers); its output
+     * going drops held and delayed calls, recorded as never delivered. */
     s = new_session();
     decide_next("tool.latency", "{\"delay_ms\":1000}");
     client(s, CALL("1", "a", "{}"));
     mcp_session_client_eof(s, 5);
     assert_non_null(warning("jsonrpc_partial_line"));
+    assert_int_equal(mcp_session_pending(s), 1);
+    mcp_session_client_gone(s);
+    assert_non_null(event("tool_result", 0));
+    assert_true(json_is_false(json_object_get(event("tool_result", 0), "delivered")));
     assert_int_equal(armed_timers(), 0);
     assert_int_equal(mcp_session_pending(s), 0);
     advance(s, 2000);

@@ -1,5 +1,6 @@
 /* Unit tests for src/util/proc: spawn with pipes, env and cwd; exec failures; wait with a
- * timeout; terminate with escalation; process-group kill; signal reset; reaping orphans. */
+ * timeout; terminate with escalation; process-group kill; signal reset; reaping orphans;
+ * supervised children (the whole tree ends with the child, or with a caller killed -9). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -10,6 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -279,6 +281,115 @@ static void test_stdin_closed_in_parent(void **state)
     buf_release(&out);
 }
 
+/* Reads one line of a decimal pid from fd (5 s at most). */
+static pid_t read_pid_line(int fd)
+{
+    struct buf line = BUF_INIT;
+    int64_t deadline = time_mono_ns() + 5000000000LL;
+    long long v;
+
+    while (strchr(line.data, '\n') == NULL) {
+        char c;
+        struct pollfd pfd = {fd, POLLIN, 0};
+        assert_true(time_mono_ns() < deadline);
+        poll(&pfd, 1, 100);
+        if (read(fd, &c, 1) == 1)
+            buf_addc(&line, c);
+    }
+    buf_truncate(&line, line.len - 1);
+    assert_int_equal(num_parse_ll(line.data, 1, 1 << 30, &v), 0);
+    buf_release(&line);
+    return (pid_t)v;
+}
+
+/* Waits (5 s at most) for pid to be gone, reaping what is ours meanwhile. */
+static void assert_gone(pid_t pid)
+{
+    int64_t deadline = time_mono_ns() + 5000000000LL;
+
+    while (kill(pid, 0) == 0) {
+        assert_true(time_mono_ns() < deadline);
+        proc_reap_all();
+        usleep(10000);
+    }
+    assert_int_equal(errno, ESRCH);
+}
+
+static void test_supervised_sweeps_the_tree(void **state)
+{
+    /* The descendant leaves the group (setsid) and holds stdout: the group kill misses it. */
+    const char *argv[] = {"sh", "-c", "setsid sleep 30 & echo $!; exit 4", NULL};
+    const char *sig[] = {"sh", "-c", "kill -9 $$", NULL};
+    const char *stay[] = {"sh", "-c", "exec sleep 30", NULL};
+    const char *missing[] = {"/nonexistent/faultline-test", NULL};
+    struct proc_opts o = {.argv = argv, .out = PROC_PIPE, .supervise = 1};
+    struct proc p;
+    struct err e = {0};
+    struct buf out = BUF_INIT;
+    pid_t orphan;
+
+    assert_int_equal(proc_spawn(&p, &o, &e), 0);
+    assert_true(p.supervised);
+    assert_true(p.pgid > 0 && p.pgid != p.pid);
+    orphan = read_pid_line(p.out_fd);
+    /* The child's exit ends its whole tree: stdout reaches EOF, the status is the child's. */
+    read_all(p.out_fd, &out);
+    assert_int_equal(proc_wait(&p, 5000), 0);
+    assert_int_equal(proc_exit_code(&p), 4);
+    assert_gone(orphan);
+    proc_release(&p);
+
+    o.argv = sig;
+    assert_int_equal(proc_spawn(&p, &o, &e), 0);
+    assert_int_equal(proc_wait(&p, 5000), 0);
+    assert_int_equal(proc_exit_code(&p), 128 + SIGKILL);
+    proc_release(&p);
+
+    o.argv = stay;
+    assert_int_equal(proc_spawn(&p, &o, &e), 0);
+    assert_int_equal(proc_terminate(&p, 2000), 0);
+    assert_int_equal(proc_exit_code(&p), 128 + SIGTERM);
+    proc_release(&p);
+
+    o.argv = missing;
+    assert_int_equal(proc_spawn(&p, &o, &e), ERR_NOTFOUND);
+    assert_non_null(strstr(e.msg, "command not found"));
+    assert_int_equal(p.pid, 0);
+    buf_release(&out);
+}
+
+static void test_supervised_outlives_its_caller(void **state)
+{
+    /* A caller killed with SIGKILL runs no cleanup: its supervisor still ends the tree. */
+    int fds[2];
+    pid_t caller, orphan;
+    int status;
+
+    assert_int_equal(pipe(fds), 0);
+    caller = fork();
+    assert_true(caller >= 0);
+    if (caller == 0) {
+        const char *argv[] = {"sh", "-c", "setsid sleep 30 & echo $!; wait", NULL};
+        struct proc_opts o = {.argv = argv, .supervise = 1, .grace_ms = 500};
+        struct proc p;
+        struct err e = {0};
+        close(fds[0]);
+        dup2(fds[1], 1);
+        if (proc_spawn(&p, &o, &e) < 0)
+            _exit(1);
+        pause();
+        _exit(0);
+    }
+    close(fds[1]);
+    orphan = read_pid_line(fds[0]);
+    assert_int_equal(kill(orphan, 0), 0);
+    kill(caller, SIGKILL);
+    while (waitpid(caller, &status, 0) < 0 && errno == EINTR)
+        ;
+    assert_gone(orphan);
+    close(fds[0]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -291,6 +402,8 @@ int main(void)
         cmocka_unit_test(test_signals_reset_in_child),
         cmocka_unit_test(test_exit_by_signal_and_reap_all),
         cmocka_unit_test(test_stdin_closed_in_parent),
+        cmocka_unit_test(test_supervised_sweeps_the_tree),
+        cmocka_unit_test(test_supervised_outlives_its_caller),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
