@@ -199,7 +199,8 @@ void opt_help(const struct opt_cmd *c, FILE *f)
     const struct opt *o;
     char left[64], def[128];
 
-    fprintf(f, "usage: faultline %s %s\n\n%s\noptions:\n", c->name, c->usage, c->about);
+    fprintf(f, "usage: faultline %s%s%s\n\n%s\noptions:\n", c->name, *c->usage ? " " : "",
+            c->usage, c->about);
     for (o = c->opts; o->type != OPT_T_END; o++) {
         if (o->alias)
             snprintf(left, sizeof(left), "-%c, --%s%s%s", o->alias, o->name, o->argh ? " " : "",
@@ -224,6 +225,6 @@ void opt_help(const struct opt_cmd *c, FILE *f)
 
 void opt_usage_error(const struct opt_cmd *c, const char *msg)
 {
-    fprintf(stderr, "faultline %s: %s\nusage: faultline %s %s\n(faultline %s --help for more)\n",
-            c->name, msg, c->name, c->usage, c->name);
+    fprintf(stderr, "faultline %s: %s\nusage: faultline %s%s%s\n(faultline %s --help for more)\n",
+            c->name, msg, c->name, *c->usage ? " " : "", c->usage, c->name);
 }
