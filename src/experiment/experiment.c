@@ -1526,8 +1526,12 @@ struct experiment *experiment_load(const char *path, struct experiment_diags *di
     struct buf b = BUF_INIT;
     struct err re = {0};
     struct experiment *x;
-    int rc = fs_read_file(path, EXPERIMENT_FILE_MAX, &b, &re);
+    int stdin_ = strcmp(path, "-") == 0;
+    int rc = stdin_ ? fs_read_fd(0, EXPERIMENT_STDIN_NAME, EXPERIMENT_FILE_MAX, &b, &re)
+                    : fs_read_file(path, EXPERIMENT_FILE_MAX, &b, &re);
 
+    if (stdin_)
+        path = EXPERIMENT_STDIN_NAME;
     if (rc == ERR_LIMIT) {
         diag_at(diags, 0, 1, 1, "the file is over the limit of %zu bytes for an experiment",
                 EXPERIMENT_FILE_MAX);
