@@ -175,19 +175,23 @@ static void default_text(const struct opt *o, char *out, size_t size)
         snprintf(out, size, "%s", o->def);
         return;
     }
+    /* an integer below its range is "not set" (a required flag, an optional fd): no default */
     switch (o->type) {
     case OPT_T_STRING:
         if (*(const char **)o->value)
             snprintf(out, size, "%s", *(const char **)o->value);
         break;
     case OPT_T_INT:
-        snprintf(out, size, "%d", *(int *)o->value);
+        if (*(int *)o->value >= o->min)
+            snprintf(out, size, "%d", *(int *)o->value);
         break;
     case OPT_T_SIZE:
-        snprintf(out, size, "%zu", *(size_t *)o->value);
+        if ((long long)*(size_t *)o->value >= o->min)
+            snprintf(out, size, "%zu", *(size_t *)o->value);
         break;
     case OPT_T_SECS:
-        snprintf(out, size, "%g", *(int *)o->value / 1000.0);
+        if (*(int *)o->value >= o->min)
+            snprintf(out, size, "%g", *(int *)o->value / 1000.0);
         break;
     default:
         break;
