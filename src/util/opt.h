@@ -63,6 +63,13 @@ struct opt {
 #define OPT_SIZE(n, ah, v, lo, hi, h)                                                              \
     {.type = OPT_T_SIZE, .name = (n), .argh = (ah), .help = (h), .value = (v), .min = (lo),       \
      .max = (hi)}
+/* With the default shown from .def: a module fills it in later (the value holds "unset"). */
+#define OPT_INT_D(n, ah, v, lo, hi, d, h)                                                          \
+    {.type = OPT_T_INT, .name = (n), .argh = (ah), .help = (h), .value = (v), .min = (lo),        \
+     .max = (hi), .def = (d)}
+#define OPT_SIZE_D(n, ah, v, lo, hi, d, h)                                                         \
+    {.type = OPT_T_SIZE, .name = (n), .argh = (ah), .help = (h), .value = (v), .min = (lo),       \
+     .max = (hi), .def = (d)}
 #define OPT_U64(n, ah, v, g, h)                                                                    \
     {.type = OPT_T_U64, .name = (n), .argh = (ah), .help = (h), .value = (v), .given = (g)}
 #define OPT_SECS(n, ah, v, lo, hi, h)                                                              \
