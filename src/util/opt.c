@@ -155,6 +155,10 @@ int opt_parse(const struct opt_cmd *c, int argc, char **argv, int *nargs, struct
         if (rc < 0)
             return rc;
     }
+    if (n < argc)
+        argv[n] = NULL;
+    if (n < c->min_args && (c->flags & OPT_ARGS_AFTER_DASHDASH))
+        return err_set(e, ERR_INVALID, "no command (give it after --)");
     if (n < c->min_args)
         return err_set(e, ERR_INVALID, "%s", c->min_args == 1 && n == 0 ? "missing argument"
                                                                        : "too few arguments");

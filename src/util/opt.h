@@ -101,7 +101,8 @@ struct opt_cmd {
 #define OPT_HELP 1
 
 /* Parses argv[1..argc) (argv[0] is the command name) against c->opts, setting the values. The
- * arguments that are not flags are moved, in order, to argv[0..*nargs). Returns 0, OPT_HELP, or
+ * arguments that are not flags are moved, in order, to argv[0..*nargs), argv[*nargs] = NULL
+ * (argv holds argc + 1 pointers, as main's does). Returns 0, OPT_HELP, or
  * ERR_INVALID with e->msg a usage message (unknown flag with its did-you-mean, a missing or
  * extra value, a number out of range, too few or too many arguments), or the error of an
  * OPT_T_CALL callback. On OPT_HELP nothing was set. */
