@@ -18,8 +18,8 @@ struct exit_row {
 
 #define USAGE_ROW(cmd)                                                                            \
     {cmd, "64", "usage",                                                                         \
-     "an unknown option, a missing or extra argument, a flag value that is not a number or is "   \
-     "out of range"}
+     "an unknown option, a missing or extra argument, a flag value that is not a number, out of "  \
+     "range or not one of the flag's words"}
 
 static const struct exit_row rows[] = {
     {"`faultline`", "0", "ok", "`--help`, `--version`, `help [COMMAND]`"},
@@ -68,7 +68,8 @@ static const struct exit_row rows[] = {
     {"`proxy`", "0", "ok", "stopped cleanly on SIGTERM/SIGINT (events flushed)"},
     {"`proxy`", "1", "failure", "cannot open the log file, read the plan or events file, bind or "
                                 "serve"},
-    {"`proxy`", "2", "invalid", "an invalid plan"},
+    {"`proxy`", "2", "invalid",
+     "an invalid plan or `--listen` address, a mutating fault without `--sandboxed`"},
     USAGE_ROW("`proxy`"),
     {"`score`", "0", "scored", "verdict `scored`"},
     {"`score`", "1", "aborted", "verdict `aborted`, or the run folder cannot be read (a required "
