@@ -40,8 +40,7 @@ int cmd_mcp(int argc, char **argv)
     const struct opt opts[] = {
         OPT_STRING("name", "SERVER", &name, NULL, "the server's name in events and tool matches"),
         OPT_STRING("plan", "PLAN", &bo.plan_path, "$FAULTLINE_PLAN", "the repetition's plan"),
-        OPT_STRING("events", "EVENTS", &bo.events_path, "$FAULTLINE_EVENTS",
-                   "append events here"),
+        OPT_STRING("events", "EVENTS", &bo.events_path, "$FAULTLINE_EVENTS", "append events here"),
         OPT_STRING("log", "FILE", &log_path, "stderr", "log here (never stdout)"),
         OPT_STRING("log-level", "LEVEL", &level, "warn", "error, warn, info or debug"),
         OPT_SIZE_D("max-line", "BYTES", &ro.max_line, 1024, 1LL << 30, "33554432",
@@ -53,14 +52,16 @@ int cmd_mcp(int argc, char **argv)
     const struct opt_cmd cmd = {
         .name = "mcp",
         .usage = "[options] -- COMMAND [ARGS...]",
-        .about = "Starts COMMAND (an MCP server speaking stdio) and relays JSON-RPC between it and\n"
-                 "this process's stdin/stdout, injecting the plan's tool.*, mcp.* and inject.*\n"
-                 "faults. With FAULTLINE_CONTROL_URL set, decisions and events go to the\n"
-                 "controller. Everything after -- is the server's, its flags too.\n",
+        .about =
+            "Starts COMMAND (an MCP server speaking stdio) and relays JSON-RPC between it and\n"
+            "this process's stdin/stdout, injecting the plan's tool.*, mcp.* and inject.*\n"
+            "faults. With FAULTLINE_CONTROL_URL set, decisions and events go to the\n"
+            "controller. Everything after -- is the server's, its flags too.\n",
         .opts = opts,
         .min_args = 1,
         .max_args = -1,
-        .example = "mcp --name fs --plan plan.json -- npx -y @modelcontextprotocol/server-filesystem .",
+        .example =
+            "mcp --name fs --plan plan.json -- npx -y @modelcontextprotocol/server-filesystem .",
         .doc = "docs/mcp-shim.md",
         .flags = OPT_ARGS_AFTER_DASHDASH,
     };

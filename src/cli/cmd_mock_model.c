@@ -40,7 +40,8 @@ int cmd_mock_model(int argc, char **argv)
         OPT_INT("listen-fd", "N", &o.listen_fd, 0, 1 << 20,
                 "serve on this inherited listening socket instead"),
         OPT_STRING("ready-file", "F", &o.ready_file, NULL, "write the bound address here"),
-        OPT_STRING("record", "F", &o.record, NULL, "append one JSON line per request here (no headers or bodies)"),
+        OPT_STRING("record", "F", &o.record, NULL,
+                   "append one JSON line per request here (no headers or bodies)"),
         OPT_SIZE("max-body", "BYTES", &o.max_body, 1, (long long)WIRE_BODY_MAX,
                  "request body limit"),
         OPT_STRING("log", "F", &log_file, "stderr", "log here"),
@@ -51,9 +52,10 @@ int cmd_mock_model(int argc, char **argv)
     const struct opt_cmd cmd = {
         .name = "mock-model",
         .usage = "--script FILE [--listen ADDR | --listen-fd N] [options]",
-        .about = "A deterministic model server (Anthropic, OpenAI chat and responses APIs) playing\n"
-                 "a script. Prints the bound address on stdout once serving; stops cleanly on\n"
-                 "SIGTERM or SIGINT.\n",
+        .about =
+            "A deterministic model server (Anthropic, OpenAI chat and responses APIs) playing\n"
+            "a script. Prints the bound address on stdout once serving; stops cleanly on\n"
+            "SIGTERM or SIGINT.\n",
         .opts = opts,
         .max_args = 0,
         .example = "mock-model --script script.yaml --listen 127.0.0.1:8089",

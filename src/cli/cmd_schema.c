@@ -17,9 +17,10 @@ int cmd_schema(int argc, char **argv)
     const struct opt_cmd cmd = {
         .name = "schema",
         .usage = "",
-        .about = "Prints the JSON Schema (draft 2020-12) of experiment files, for\n"
-                 "yaml-language-server: put '# yaml-language-server: $schema=experiment.schema.json'\n"
-                 "atop an experiment file.\n",
+        .about =
+            "Prints the JSON Schema (draft 2020-12) of experiment files, for\n"
+            "yaml-language-server: put '# yaml-language-server: $schema=experiment.schema.json'\n"
+            "atop an experiment file.\n",
         .opts = opts,
         .max_args = 0,
         .example = "schema > experiment.schema.json",

@@ -25,9 +25,10 @@ int cmd_score(int argc, char **argv)
     const struct opt_cmd cmd = {
         .name = "score",
         .usage = "RUN_DIR [--json]",
-        .about = "Scores a run folder: probes, invariants, outcome classes, verdict and resilience\n"
-                 "score. RUN_DIR is a folder (no stdin). Exit: the verdict's, 0 scored, 1 aborted,\n"
-                 "2 invalid; 1 when the folder cannot be read; 64 usage.\n",
+        .about =
+            "Scores a run folder: probes, invariants, outcome classes, verdict and resilience\n"
+            "score. RUN_DIR is a folder (no stdin). Exit: the verdict's, 0 scored, 1 aborted,\n"
+            "2 invalid; 1 when the folder cannot be read; 64 usage.\n",
         .opts = opts,
         .min_args = 1,
         .max_args = 1,

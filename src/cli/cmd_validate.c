@@ -136,8 +136,8 @@ int cmd_validate(int argc, char **argv)
             /* a file name is bytes: invalid UTF-8 becomes U+FFFD so the line stays JSON */
             struct buf uname = BUF_INIT;
             utf8_sanitize(name, strlen(name), &uname);
-            json_t *j = json_pack("{s:s%,s:s,s:o}", "file", uname.data, uname.len, "hash",
-                                  x->hash, "experiment", experiment_to_json(x));
+            json_t *j = json_pack("{s:s%,s:s,s:o}", "file", uname.data, uname.len, "hash", x->hash,
+                                  "experiment", experiment_to_json(x));
             char *s =
                 j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(15)) : NULL;
             if (s == NULL) {

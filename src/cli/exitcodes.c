@@ -16,10 +16,12 @@ struct exit_row {
     const char *meaning;
 };
 
-#define USAGE_ROW(cmd)                                                                            \
-    {cmd, "64", "usage",                                                                         \
-     "an unknown option, a missing or extra argument, a flag value that is not a number, out of "  \
-     "range or not one of the flag's words"}
+#define USAGE_ROW(cmd)                                                                                   \
+    {                                                                                                    \
+        cmd, "64", "usage",                                                                              \
+            "an unknown option, a missing or extra argument, a flag value that is not a number, out of " \
+            "range or not one of the flag's words"                                                       \
+    }
 
 static const struct exit_row rows[] = {
     {"`faultline`", "0", "ok", "`--help`, `--version`, `help [COMMAND]`"},
@@ -35,45 +37,52 @@ static const struct exit_row rows[] = {
     {"`validate`", "2", "invalid", "some file invalid (diagnostics as `FILE:LINE:COL`)"},
     USAGE_ROW("`validate`"),
     {"`schema`", "0", "ok", "printed"},
-    {"`schema`", "1", "failure", "the schema could not be rendered, or stdout could not be written"},
+    {"`schema`", "1", "failure",
+     "the schema could not be rendered, or stdout could not be written"},
     USAGE_ROW("`schema`"),
     {"`plan`", "0", "ok", "printed"},
     {"`plan`", "1", "failure", "the experiment cannot be read, or stdout could not be written"},
     {"`plan`", "2", "invalid",
      "an invalid experiment (`FILE:LINE:COL`), `--rep` past the experiment's repetitions"},
     USAGE_ROW("`plan`"),
-    {"`mock-model`", "0", "ok", "stopped cleanly on SIGTERM/SIGINT; with `--check`, the script "
-                                "is valid"},
+    {"`mock-model`", "0", "ok",
+     "stopped cleanly on SIGTERM/SIGINT; with `--check`, the script "
+     "is valid"},
     {"`mock-model`", "1", "failure", "cannot read the script, open the log file, bind or serve"},
-    {"`mock-model`", "2", "invalid", "an invalid script (`FILE:LINE:COL`), a non-loopback "
-                                     "`--listen`"},
+    {"`mock-model`", "2", "invalid",
+     "an invalid script (`FILE:LINE:COL`), a non-loopback "
+     "`--listen`"},
     USAGE_ROW("`mock-model`"),
     {"`agent`", "0", "ok", "the model ended its turn"},
     {"`agent`", "1", "failure",
      "the model API failed (after the allowed retries), an MCP server could not be started, a "
      "hook stopped the agent, interrupted (SIGINT/SIGTERM), cannot open the log file or read the "
      "working directory"},
-    {"`agent`", "2", "invalid", "an invalid `.claude/settings.json` or `--hook`, a prompt file "
-                                "that cannot be read, a `--cwd` that cannot be entered"},
+    {"`agent`", "2", "invalid",
+     "an invalid `.claude/settings.json` or `--hook`, a prompt file "
+     "that cannot be read, a `--cwd` that cannot be entered"},
     {"`agent`", "3", "max-turns", "`--max-turns` reached"},
     USAGE_ROW("`agent`"),
     {"`mcp`", "0", "ok", "the server exited 0"},
-    {"`mcp`", "1", "failure", "cannot open the log file, cannot start the server, or the relay "
-                              "failed"},
+    {"`mcp`", "1", "failure",
+     "cannot open the log file, cannot start the server, or the relay "
+     "failed"},
     {"`mcp`", "2", "invalid", "an invalid plan or backend setting"},
     USAGE_ROW("`mcp`"),
     {"`mcp`", "other", "server",
      "the server's own exit status; **128 + N** when the shim was stopped by signal N (SIGTERM, "
      "SIGINT, SIGHUP)"},
     {"`proxy`", "0", "ok", "stopped cleanly on SIGTERM/SIGINT (events flushed)"},
-    {"`proxy`", "1", "failure", "cannot open the log file, read the plan or events file, bind or "
-                                "serve"},
+    {"`proxy`", "1", "failure",
+     "cannot open the log file, read the plan or events file, bind or "
+     "serve"},
     {"`proxy`", "2", "invalid",
      "an invalid plan or `--listen` address, a mutating fault without `--sandboxed`"},
     USAGE_ROW("`proxy`"),
     {"`score`", "0", "scored", "verdict `scored`"},
-    {"`score`", "1", "aborted", "verdict `aborted`, or the run folder cannot be read (a required "
-                                "file missing or malformed)"},
+    {"`score`", "1", "aborted",
+     "verdict `aborted`, or the run folder cannot be read (a required "
+     "file missing or malformed)"},
     {"`score`", "2", "invalid", "verdict `invalid` (a baseline failed verify, or no fault fired)"},
     USAGE_ROW("`score`"),
 };

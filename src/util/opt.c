@@ -160,8 +160,8 @@ int opt_parse(const struct opt_cmd *c, int argc, char **argv, int *nargs, struct
     if (n < c->min_args && (c->flags & OPT_ARGS_AFTER_DASHDASH))
         return err_set(e, ERR_INVALID, "no command (give it after --)");
     if (n < c->min_args)
-        return err_set(e, ERR_INVALID, "%s", c->min_args == 1 && n == 0 ? "missing argument"
-                                                                       : "too few arguments");
+        return err_set(e, ERR_INVALID, "%s",
+                       c->min_args == 1 && n == 0 ? "missing argument" : "too few arguments");
     if (c->max_args >= 0 && n > c->max_args) {
         char shown[TEXT_SHOWN_SIZE];
         text_shown(argv[c->max_args], strlen(argv[c->max_args]), shown);
@@ -207,8 +207,8 @@ void opt_help(const struct opt_cmd *c, FILE *f)
     const struct opt *o;
     char left[64], def[128];
 
-    fprintf(f, "usage: faultline %s%s%s\n\n%s\noptions:\n", c->name, *c->usage ? " " : "",
-            c->usage, c->about);
+    fprintf(f, "usage: faultline %s%s%s\n\n%s\noptions:\n", c->name, *c->usage ? " " : "", c->usage,
+            c->about);
     for (o = c->opts; o->type != OPT_T_END; o++) {
         if (o->alias)
             snprintf(left, sizeof(left), "-%c, --%s%s%s", o->alias, o->name, o->argh ? " " : "",

@@ -11,8 +11,8 @@
  * defaults as the table's values held them before parsing.
  *
  * Defaults are stated once: the value a pointer holds before opt_parse (set by the command or a
- * module's init or defaults function), or, when that is not the value the program uses (a NULL string a
- * module fills in later), the table's .def text. opt_help prints both the same way.
+ * module's init or defaults function), or, when that is not the value the program uses (a NULL
+ * string a module fills in later), the table's .def text. opt_help prints both the same way.
  */
 #ifndef FAULTLINE_UTIL_OPT_H
 #define FAULTLINE_UTIL_OPT_H
@@ -54,42 +54,62 @@ struct opt {
 };
 
 /* Table entries (designated, so an added field needs no edit here). A NULL def shows *value. */
-#define OPT_BOOL(n, a, v, h) {.type = OPT_T_BOOL, .name = (n), .alias = (a), .help = (h), .value = (v)}
+#define OPT_BOOL(n, a, v, h)                                                                       \
+    {                                                                                              \
+        .type = OPT_T_BOOL, .name = (n), .alias = (a), .help = (h), .value = (v)                   \
+    }
 #define OPT_STRING(n, ah, v, d, h)                                                                 \
-    {.type = OPT_T_STRING, .name = (n), .argh = (ah), .help = (h), .value = (v), .def = (d)}
+    {                                                                                              \
+        .type = OPT_T_STRING, .name = (n), .argh = (ah), .help = (h), .value = (v), .def = (d)     \
+    }
 #define OPT_INT(n, ah, v, lo, hi, h)                                                               \
-    {.type = OPT_T_INT, .name = (n), .argh = (ah), .help = (h), .value = (v), .min = (lo),        \
-     .max = (hi)}
+    {                                                                                              \
+        .type = OPT_T_INT, .name = (n), .argh = (ah), .help = (h), .value = (v), .min = (lo),      \
+        .max = (hi)                                                                                \
+    }
 #define OPT_SIZE(n, ah, v, lo, hi, h)                                                              \
-    {.type = OPT_T_SIZE, .name = (n), .argh = (ah), .help = (h), .value = (v), .min = (lo),       \
-     .max = (hi)}
+    {                                                                                              \
+        .type = OPT_T_SIZE, .name = (n), .argh = (ah), .help = (h), .value = (v), .min = (lo),     \
+        .max = (hi)                                                                                \
+    }
 /* With the default shown from .def: a module fills it in later (the value holds "unset"). */
 #define OPT_INT_D(n, ah, v, lo, hi, d, h)                                                          \
-    {.type = OPT_T_INT, .name = (n), .argh = (ah), .help = (h), .value = (v), .min = (lo),        \
-     .max = (hi), .def = (d)}
+    {                                                                                              \
+        .type = OPT_T_INT, .name = (n), .argh = (ah), .help = (h), .value = (v), .min = (lo),      \
+        .max = (hi), .def = (d)                                                                    \
+    }
 #define OPT_SIZE_D(n, ah, v, lo, hi, d, h)                                                         \
-    {.type = OPT_T_SIZE, .name = (n), .argh = (ah), .help = (h), .value = (v), .min = (lo),       \
-     .max = (hi), .def = (d)}
+    {                                                                                              \
+        .type = OPT_T_SIZE, .name = (n), .argh = (ah), .help = (h), .value = (v), .min = (lo),     \
+        .max = (hi), .def = (d)                                                                    \
+    }
 #define OPT_U64(n, ah, v, g, h)                                                                    \
-    {.type = OPT_T_U64, .name = (n), .argh = (ah), .help = (h), .value = (v), .given = (g)}
+    {                                                                                              \
+        .type = OPT_T_U64, .name = (n), .argh = (ah), .help = (h), .value = (v), .given = (g)      \
+    }
 #define OPT_SECS(n, ah, v, lo, hi, h)                                                              \
-    {.type = OPT_T_SECS, .name = (n), .argh = (ah), .help = (h), .value = (v), .min = (lo),       \
-     .max = (hi)}
+    {                                                                                              \
+        .type = OPT_T_SECS, .name = (n), .argh = (ah), .help = (h), .value = (v), .min = (lo),     \
+        .max = (hi)                                                                                \
+    }
 #define OPT_CALL(n, ah, f, ctx, h)                                                                 \
-    {.type = OPT_T_CALL, .name = (n), .argh = (ah), .help = (h), .value = (ctx), .cb = (f)}
+    {                                                                                              \
+        .type = OPT_T_CALL, .name = (n), .argh = (ah), .help = (h), .value = (ctx), .cb = (f)      \
+    }
 #define OPT_END()                                                                                  \
     {                                                                                              \
         .type = OPT_T_END                                                                          \
     }
 
 /* opt_cmd.flags */
-#define OPT_ARGS_AFTER_DASHDASH 1 /* arguments only after `--`, which then ends parsing: the
-                                     rest (flags or not) belongs to the command (mcp's server) */
+#define OPT_ARGS_AFTER_DASHDASH                                                                    \
+    1 /* arguments only after `--`, which then ends parsing: the                                   \
+         rest (flags or not) belongs to the command (mcp's server) */
 
 struct opt_cmd {
-    const char *name;    /* "plan": messages read "faultline plan: ..." */
-    const char *usage;   /* after "usage: faultline NAME ": "EXPERIMENT --rep N [--seed S]" */
-    const char *about;   /* what the command does, a few lines ending in '\n' */
+    const char *name;  /* "plan": messages read "faultline plan: ..." */
+    const char *usage; /* after "usage: faultline NAME ": "EXPERIMENT --rep N [--seed S]" */
+    const char *about; /* what the command does, a few lines ending in '\n' */
     const struct opt *opts;
     int min_args, max_args; /* how many arguments; max_args -1: any number */
     const char *example;    /* one command line, without "faultline " */
