@@ -101,9 +101,19 @@ int opt_parse(const struct opt_cmd *c, int argc, char **argv, int *nargs, struct
 {
     int i, n = 0, after = !(c->flags & OPT_ARGS_AFTER_DASHDASH);
 
-    for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
-        if (is_help(argv[i]))
+    for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        const char *a = argv[i];
+        if (is_help(a))
             return OPT_HELP;
+        /* a flag's value is not a flag: `--prompt -h` is a prompt */
+        const struct opt *o = NULL;
+        if (a[0] == '-' && a[1] == '-' && strchr(a, '=') == NULL)
+            o = find_long(c->opts, a + 2, strlen(a + 2));
+        else if (a[0] == '-' && a[1] != '\0' && a[1] != '-' && a[2] == '\0')
+            o = find_alias(c->opts, a[1]);
+        if (o && o->type != OPT_T_BOOL)
+            i++;
+    }
     for (i = 1; i < argc; i++) {
         char *a = argv[i];
         const struct opt *o;

@@ -174,6 +174,9 @@ static void test_help_wins(void **state)
     assert_int_equal(parse(&e, &n, args, "--help", NULL), OPT_HELP);
     /* after --, it is an argument */
     assert_int_equal(parse(&e, &n, args, "--", "--help", NULL), 0);
+    /* a flag's value is not a flag */
+    assert_int_equal(parse(&e, &n, args, "--name", "-h", "f", NULL), 0);
+    assert_string_equal(name, "-h");
 }
 
 static void test_args_after_dashdash(void **state)
