@@ -1,9 +1,11 @@
 /*
  * cli: the subcommands. Each cmd_<name>(argc, argv) lives in cmd_<name>.c, parses its flags,
- * calls module APIs, prints, and returns the exit code (docs/cli.md lists them):
+ * calls module APIs, prints, and returns the exit code. Flags go through util/opt.h; the exit
+ * codes, per command, are the table in exitcodes.c (docs/cli.md is generated from it):
  *   0 success / valid / scored
- *   1 runtime failure, cannot read input, or aborted run
- *   2 invalid input (experiment, plan, usage) or invalid run verdict
+ *   1 runtime failure, cannot read input or write stdout, or aborted run
+ *   2 invalid input (experiment, plan, script) or invalid run verdict
+ *   64 usage error (EX_USAGE), in every command: never a verdict
  * argv[0] is the subcommand name.
  */
 #ifndef FAULTLINE_CLI_CLI_H
@@ -12,6 +14,35 @@
 #define EXIT_OK 0
 #define EXIT_FAIL 1
 #define EXIT_INVALID 2
+#define EXIT_USAGE 64
+
+#include <stdio.h>
+
+#include "util/opt.h"
+
+/* exitcodes.c: the exit-code table as docs/cli.md's markdown. */
+void cli_exit_codes_markdown(FILE *f);
+/* After printing: EXIT_OK, or EXIT_FAIL with a message when stdout could not be written (a
+ * full disk: an earlier write may have failed, so the error flag is checked, not only fflush). */
+int cli_stdout_status(const char *cmd);
+
+/* opt_parse with every command's outcome: -1 parsed (go on), else the exit code to return at
+ * once: EXIT_OK after the help on stdout (EXIT_FAIL when stdout cannot be written), EXIT_USAGE
+ * after the usage error on stderr. */
+static inline int cli_parse(const struct opt_cmd *c, int argc, char **argv, int *nargs)
+{
+    struct err e = {0};
+    int rc = opt_parse(c, argc, argv, nargs, &e);
+    if (rc == OPT_HELP) {
+        opt_help(c, stdout);
+        return cli_stdout_status(c->name);
+    }
+    if (rc < 0) {
+        opt_usage_error(c, e.msg);
+        return EXIT_USAGE;
+    }
+    return -1;
+}
 
 typedef int (*cmd_fn)(int argc, char **argv);
 

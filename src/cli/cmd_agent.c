@@ -5,7 +5,7 @@
  * ANTHROPIC_AUTH_TOKEN, ANTHROPIC_MODEL, OPENAI_BASE_URL, OPENAI_API_KEY, OPENAI_MODEL), loads
  * the project's Claude Code hook settings, runs the loop with SIGINT/SIGTERM turned into a
  * clean stop, prints a one-line summary on stderr, and maps the outcome to the exit code:
- * 0 the model ended its turn, 1 error, 2 usage or bad settings, 3 max turns reached.
+ * 0 the model ended its turn, 1 error, 2 bad settings, 3 max turns reached, 64 usage.
  */
 #include <errno.h>
 #include <limits.h>
@@ -21,7 +21,7 @@
 #include "cli/cli.h"
 #include "util/fs.h"
 #include "util/log.h"
-#include "util/num.h"
+#include "util/text.h"
 #include "util/banned.h"
 
 #define EXIT_MAX_TURNS 3
@@ -32,44 +32,6 @@ static volatile sig_atomic_t stop_flag;
 static void on_signal(int sig)
 {
     stop_flag = 1;
-}
-
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: faultline agent --prompt TEXT | --prompt-file F\n"
-            "         [--api anthropic|openai|responses] [--model M] [--base-url URL]\n"
-            "         [--shell] [--mcp NAME=COMMAND]... [--hook COMMAND]... [--no-settings]\n"
-            "         [--max-turns N] [--max-tokens N] [--no-stream] [--system TEXT] [--cwd DIR]\n"
-            "         [--retries N] [--retry-max-wait S] [--connect-timeout S] [--read-timeout S]\n"
-            "         [--request-timeout S] [--shell-timeout S] [--mcp-timeout S]\n"
-            "         [--mcp-start-timeout S] [--max-response BYTES] [--quiet]\n"
-            "         [--log F] [--log-level error|warn|info|debug]\n"
-            "exit: 0 the model ended its turn, 1 error, 2 usage, 3 max turns reached\n");
-}
-
-static int parse_secs(const char *flag, const char *v, int *out_ms)
-{
-    double s;
-    if (num_parse_double(v, 0.001, 86400, &s) < 0) {
-        fprintf(stderr, "faultline agent: bad %s '%s' (seconds, 0.001..86400)\n", flag, v);
-        return -1;
-    }
-    *out_ms = (int)(s * 1000.0 + 0.5);
-    if (*out_ms < 1)
-        *out_ms = 1;
-    return 0;
-}
-
-static int parse_int(const char *flag, const char *v, long long min, long long max, int *out)
-{
-    long long n;
-    if (num_parse_ll(v, min, max, &n) < 0) {
-        fprintf(stderr, "faultline agent: bad %s '%s' (%lld..%lld)\n", flag, v, min, max);
-        return -1;
-    }
-    *out = (int)n;
-    return 0;
 }
 
 static int valid_server_name(const char *s, size_t n)
@@ -91,6 +53,65 @@ static const char *env(const char *name)
     return v && *v ? v : NULL;
 }
 
+/* What the repeatable and compound flags fill in (OPT_CALL contexts). */
+struct agent_flags {
+    struct agent_opts *o;
+    char **names;
+    const char **hook_cmds;
+    size_t nhooks;
+    const char *prompt, *prompt_file; /* the last of --prompt / --prompt-file wins */
+};
+
+static int on_prompt(const struct opt *op, const char *v, struct err *e)
+{
+    struct agent_flags *f = op->value;
+    f->prompt = v;
+    f->prompt_file = NULL;
+    return 0;
+}
+
+static int on_prompt_file(const struct opt *op, const char *v, struct err *e)
+{
+    struct agent_flags *f = op->value;
+    f->prompt_file = v;
+    f->prompt = NULL;
+    return 0;
+}
+
+static int on_mcp(const struct opt *op, const char *v, struct err *e)
+{
+    struct agent_flags *f = op->value;
+    struct agent_opts *o = f->o;
+    const char *eq = strchr(v, '=');
+    char shown[TEXT_SHOWN_SIZE];
+
+    text_shown(v, strlen(v), shown);
+    if (eq == NULL || !valid_server_name(v, (size_t)(eq - v)) || eq[1] == '\0')
+        return err_set(e, ERR_INVALID,
+                       "--mcp: expected NAME=COMMAND (NAME of 1..32 [A-Za-z0-9_-]), got '%s'",
+                       shown);
+    if (o->nmcp >= AGENT_MCP_MAX)
+        return err_set(e, ERR_INVALID, "--mcp: at most %d servers", AGENT_MCP_MAX);
+    for (size_t k = 0; k < o->nmcp; k++)
+        if (strlen(f->names[k]) == (size_t)(eq - v) &&
+            strncmp(f->names[k], v, (size_t)(eq - v)) == 0)
+            return err_set(e, ERR_INVALID, "--mcp: two servers named '%s'", f->names[k]);
+    f->names[o->nmcp] = xstrndup(v, (size_t)(eq - v));
+    o->mcp[o->nmcp].name = f->names[o->nmcp];
+    o->mcp[o->nmcp].command = eq + 1;
+    o->nmcp++;
+    return 0;
+}
+
+static int on_hook(const struct opt *op, const char *v, struct err *e)
+{
+    struct agent_flags *f = op->value;
+    if (f->nhooks >= HOOKS_MAX)
+        return err_set(e, ERR_INVALID, "--hook: at most %d commands", HOOKS_MAX);
+    f->hook_cmds[f->nhooks++] = v;
+    return 0;
+}
+
 int cmd_agent(int argc, char **argv)
 {
     struct agent_opts o;
@@ -102,140 +123,78 @@ int cmd_agent(int argc, char **argv)
     char *names[AGENT_MCP_MAX] = {0};
     const char *api_s = NULL, *dir = NULL, *log_file = NULL, *level = NULL;
     const char *hook_cmds[HOOKS_MAX];
-    size_t nhooks = 0;
-    int no_settings = 0, have_prompt = 0, rc = EXIT_INVALID, max_resp = 0;
+    int no_settings = 0, no_stream = 0, rc, max_resp, nargs;
+    struct agent_flags fl = {.o = &o, .names = names, .hook_cmds = hook_cmds};
 
     agent_opts_defaults(&o);
     hook_set_init(&hooks);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout);
-            rc = EXIT_OK;
+    max_resp = (int)LLM_RESPONSE_MAX;
+    const struct opt opts[] = {
+        OPT_CALL("prompt", "TEXT", on_prompt, &fl, "the task (this or --prompt-file is required)"),
+        OPT_CALL("prompt-file", "F", on_prompt_file, &fl, "read the task from F"),
+        OPT_STRING("api", "API", &api_s, "anthropic, or openai if only OPENAI_BASE_URL is set",
+                   "anthropic, openai (chat completions) or responses"),
+        OPT_STRING("model", "M", &o.model, "$ANTHROPIC_MODEL or $OPENAI_MODEL, else per API",
+                   "the model"),
+        OPT_STRING("base-url", "URL", &o.base_url, "$ANTHROPIC_BASE_URL or $OPENAI_BASE_URL",
+                   "the API's base URL"),
+        OPT_BOOL("shell", 0, &o.shell, "offer the shell tool"),
+        OPT_CALL("mcp", "NAME=COMMAND", on_mcp, &fl, "an MCP stdio server (repeatable)"),
+        OPT_CALL("hook", "COMMAND", on_hook, &fl, "a PreToolUse hook command (repeatable)"),
+        OPT_BOOL("no-settings", 0, &no_settings, "ignore .claude/settings*.json hooks"),
+        OPT_INT("max-turns", "N", &o.max_turns, 1, 10000, "model turns before giving up"),
+        OPT_INT("max-tokens", "N", &o.max_tokens, 1, 1000000, "output tokens per response"),
+        OPT_BOOL("no-stream", 0, &no_stream, "ask for whole responses, not SSE"),
+        OPT_STRING("system", "TEXT", &o.system, NULL, "the system prompt"),
+        OPT_STRING("cwd", "DIR", &dir, "the current directory", "work in DIR"),
+        OPT_INT("retries", "N", &o.retries, 0, 10, "model API retries on 429/5xx"),
+        OPT_SECS("retry-max-wait", "S", &o.retry_max_wait_ms, 1, 86400000,
+                 "longest backoff or retry-after honoured"),
+        OPT_SECS("connect-timeout", "S", &o.connect_timeout_ms, 1, 86400000, "connect and TLS"),
+        OPT_SECS("read-timeout", "S", &o.read_timeout_ms, 1, 86400000, "silence in a response"),
+        OPT_SECS("request-timeout", "S", &o.total_timeout_ms, 1, 86400000, "a whole request"),
+        OPT_SECS("shell-timeout", "S", &o.shell_timeout_ms, 1, 86400000, "a shell command"),
+        OPT_SECS("mcp-timeout", "S", &o.mcp_call_timeout_ms, 1, 86400000, "an MCP tool call"),
+        OPT_SECS("mcp-start-timeout", "S", &o.mcp_start_timeout_ms, 1, 86400000,
+                 "an MCP server's start and initialize"),
+        OPT_INT("max-response", "BYTES", &max_resp, 1024, 1 << 30, "model response body limit"),
+        OPT_BOOL("quiet", 0, &o.quiet, "print no transcript"),
+        OPT_STRING("log", "F", &log_file, "stderr", "log here"),
+        OPT_STRING("log-level", "LEVEL", &level, "warn", "error, warn, info or debug"),
+        OPT_END(),
+    };
+    const struct opt_cmd cmd = {
+        .name = "agent",
+        .usage = "--prompt TEXT | --prompt-file F [options]",
+        .about = "The reference agent: a model loop with a shell tool, MCP stdio servers and\n"
+                 "Claude Code PreToolUse hooks. Reads ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY,\n"
+                 "ANTHROPIC_AUTH_TOKEN, ANTHROPIC_MODEL, OPENAI_BASE_URL, OPENAI_API_KEY and\n"
+                 "OPENAI_MODEL. Exit: 0 the model ended its turn, 1 error, 2 bad settings,\n"
+                 "3 max turns reached, 64 usage.\n",
+        .opts = opts,
+        .max_args = 0,
+        .example = "agent --shell --prompt 'run the tests and fix what fails'",
+        .doc = "docs/agent.md",
+    };
+
+    rc = cli_parse(&cmd, argc, argv, &nargs);
+    if (rc >= 0)
+        goto out;
+    rc = EXIT_INVALID;
+    if (no_stream)
+        o.stream = 0;
+    o.max_response = (uint64_t)max_resp;
+    if (fl.prompt_file) {
+        if (fs_read_file(fl.prompt_file, PROMPT_MAX, &prompt, &e) < 0) {
+            fprintf(stderr, "faultline agent: %s\n", e.msg);
             goto out;
         }
-        if (strcmp(a, "--shell") == 0) {
-            o.shell = 1;
-            continue;
-        }
-        if (strcmp(a, "--no-settings") == 0) {
-            no_settings = 1;
-            continue;
-        }
-        if (strcmp(a, "--no-stream") == 0) {
-            o.stream = 0;
-            continue;
-        }
-        if (strcmp(a, "--quiet") == 0) {
-            o.quiet = 1;
-            continue;
-        }
-        if (v == NULL || strncmp(a, "--", 2) != 0) {
-            fprintf(stderr, "faultline agent: '%s' needs a value or is unknown\n", a);
-            usage(stderr);
-            goto out;
-        }
-        i++;
-        if (strcmp(a, "--prompt") == 0) {
-            buf_reset(&prompt);
-            buf_adds(&prompt, v);
-            have_prompt = 1;
-        } else if (strcmp(a, "--prompt-file") == 0) {
-            buf_reset(&prompt);
-            if (fs_read_file(v, PROMPT_MAX, &prompt, &e) < 0) {
-                fprintf(stderr, "faultline agent: %s\n", e.msg);
-                goto out;
-            }
-            have_prompt = 1;
-        } else if (strcmp(a, "--api") == 0) {
-            api_s = v;
-        } else if (strcmp(a, "--model") == 0) {
-            o.model = v;
-        } else if (strcmp(a, "--base-url") == 0) {
-            o.base_url = v;
-        } else if (strcmp(a, "--system") == 0) {
-            o.system = v;
-        } else if (strcmp(a, "--cwd") == 0) {
-            dir = v;
-        } else if (strcmp(a, "--mcp") == 0) {
-            const char *eq = strchr(v, '=');
-            if (eq == NULL || !valid_server_name(v, (size_t)(eq - v)) || eq[1] == '\0') {
-                fprintf(stderr,
-                        "faultline agent: bad --mcp '%s' (NAME=COMMAND, NAME of 1..32 "
-                        "[A-Za-z0-9_-])\n",
-                        v);
-                goto out;
-            }
-            if (o.nmcp >= AGENT_MCP_MAX) {
-                fprintf(stderr, "faultline agent: at most %d --mcp servers\n", AGENT_MCP_MAX);
-                goto out;
-            }
-            names[o.nmcp] = xstrndup(v, (size_t)(eq - v));
-            for (size_t k = 0; k < o.nmcp; k++) {
-                if (strcmp(names[k], names[o.nmcp]) == 0) {
-                    fprintf(stderr, "faultline agent: two --mcp servers named '%s'\n", names[k]);
-                    free(names[o.nmcp]);
-                    names[o.nmcp] = NULL;
-                    goto out;
-                }
-            }
-            o.mcp[o.nmcp].name = names[o.nmcp];
-            o.mcp[o.nmcp].command = eq + 1;
-            o.nmcp++;
-        } else if (strcmp(a, "--hook") == 0) {
-            if (nhooks >= HOOKS_MAX) {
-                fprintf(stderr, "faultline agent: at most %d --hook commands\n", HOOKS_MAX);
-                goto out;
-            }
-            hook_cmds[nhooks++] = v;
-        } else if (strcmp(a, "--max-turns") == 0) {
-            if (parse_int(a, v, 1, 10000, &o.max_turns) < 0)
-                goto out;
-        } else if (strcmp(a, "--max-tokens") == 0) {
-            if (parse_int(a, v, 1, 1000000, &o.max_tokens) < 0)
-                goto out;
-        } else if (strcmp(a, "--retries") == 0) {
-            if (parse_int(a, v, 0, 10, &o.retries) < 0)
-                goto out;
-        } else if (strcmp(a, "--max-response") == 0) {
-            if (parse_int(a, v, 1024, 1 << 30, &max_resp) < 0)
-                goto out;
-            o.max_response = (uint64_t)max_resp;
-        } else if (strcmp(a, "--retry-max-wait") == 0) {
-            if (parse_secs(a, v, &o.retry_max_wait_ms) < 0)
-                goto out;
-        } else if (strcmp(a, "--connect-timeout") == 0) {
-            if (parse_secs(a, v, &o.connect_timeout_ms) < 0)
-                goto out;
-        } else if (strcmp(a, "--read-timeout") == 0) {
-            if (parse_secs(a, v, &o.read_timeout_ms) < 0)
-                goto out;
-        } else if (strcmp(a, "--request-timeout") == 0) {
-            if (parse_secs(a, v, &o.total_timeout_ms) < 0)
-                goto out;
-        } else if (strcmp(a, "--shell-timeout") == 0) {
-            if (parse_secs(a, v, &o.shell_timeout_ms) < 0)
-                goto out;
-        } else if (strcmp(a, "--mcp-timeout") == 0) {
-            if (parse_secs(a, v, &o.mcp_call_timeout_ms) < 0)
-                goto out;
-        } else if (strcmp(a, "--mcp-start-timeout") == 0) {
-            if (parse_secs(a, v, &o.mcp_start_timeout_ms) < 0)
-                goto out;
-        } else if (strcmp(a, "--log") == 0) {
-            log_file = v;
-        } else if (strcmp(a, "--log-level") == 0) {
-            level = v;
-        } else {
-            fprintf(stderr, "faultline agent: unknown option '%s'\n", a);
-            usage(stderr);
-            goto out;
-        }
+    } else if (fl.prompt) {
+        buf_adds(&prompt, fl.prompt);
     }
-    if (!have_prompt || prompt.len == 0) {
-        fprintf(stderr, "faultline agent: --prompt TEXT (or --prompt-file F) is required\n");
-        usage(stderr);
+    if (prompt.len == 0) {
+        opt_usage_error(&cmd, "--prompt TEXT (or --prompt-file F) is required");
+        rc = EXIT_USAGE;
         goto out;
     }
     if (memchr(prompt.data, '\0', prompt.len)) {
@@ -243,7 +202,8 @@ int cmd_agent(int argc, char **argv)
         goto out;
     }
     if (level && log_set_level_name(level) < 0) {
-        fprintf(stderr, "faultline agent: bad --log-level '%s'\n", level);
+        opt_usage_error(&cmd, "--log-level: expected error, warn, info or debug");
+        rc = EXIT_USAGE;
         goto out;
     }
     if (log_file && log_open_file(log_file) < 0) {
@@ -255,8 +215,8 @@ int cmd_agent(int argc, char **argv)
     /* the API: the flag, else the one whose base URL is set, else Anthropic */
     if (api_s) {
         if (llm_api_parse(api_s, &o.api) < 0) {
-            fprintf(stderr, "faultline agent: bad --api '%s' (anthropic, openai, responses)\n",
-                    api_s);
+            opt_usage_error(&cmd, "--api: expected anthropic, openai or responses");
+            rc = EXIT_USAGE;
             goto out;
         }
     } else if (!env("ANTHROPIC_BASE_URL") && env("OPENAI_BASE_URL")) {
@@ -291,7 +251,7 @@ int cmd_agent(int argc, char **argv)
     o.cwd = cwd;
     o.prompt = prompt.data;
 
-    for (size_t k = 0; k < nhooks; k++) {
+    for (size_t k = 0; k < fl.nhooks; k++) {
         if (hook_set_add(&hooks, NULL, hook_cmds[k], 0, "--hook", &e) < 0) {
             fprintf(stderr, "faultline agent: %s\n", e.msg);
             goto out;

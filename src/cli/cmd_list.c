@@ -66,41 +66,45 @@ static int list_markdown_events(const char *page)
         fputs(out.data, stdout);
     buf_release(&in);
     buf_release(&out);
-    return rc ? EXIT_INVALID : fflush(stdout) == 0 ? EXIT_OK : EXIT_FAIL;
+    return rc ? EXIT_INVALID : cli_stdout_status("list");
 }
 
 int cmd_list(int argc, char **argv)
 {
-    int json = 0, markdown = 0;
+    int json = 0, markdown = 0, nargs, rc;
+    const char *events_page = NULL;
     struct buf out = BUF_INIT, ex = BUF_INIT;
+    const struct opt opts[] = {
+        OPT_BOOL("json", 0, &json, "print the catalog as JSON"),
+        OPT_BOOL("markdown", 0, &markdown, "print docs/faults.md"),
+        OPT_STRING("markdown-events", "PAGE", &events_page, NULL,
+                   "print PAGE (docs/events.md) with its generated regions refilled"),
+        OPT_END(),
+    };
+    const struct opt_cmd cmd = {
+        .name = "list",
+        .usage = "[--json | --markdown]",
+        .about = "Prints the fault catalog (faults with their injectors, safety and options),\n"
+                 "probes, invariants, abort conditions and where the example experiments are.\n",
+        .opts = opts,
+        .max_args = 0,
+        .example = "list --json | jq -r '.faults[].id'",
+        .doc = "docs/faults.md",
+    };
 
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0)
-            json = 1;
-        else if (strcmp(argv[i], "--markdown") == 0)
-            markdown = 1;
-        else if (strcmp(argv[i], "--markdown-events") == 0 && i + 1 < argc)
-            return list_markdown_events(argv[i + 1]);
-        else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            printf("usage: faultline list [--json]\n"
-                   "  prints the fault catalog, probes, invariants, abort conditions and where\n"
-                   "  the example experiments are\n");
-            return EXIT_OK;
-        } else {
-            fprintf(stderr, "faultline list: unknown option '%s'\nusage: faultline list [--json]\n",
-                    argv[i]);
-            return EXIT_INVALID;
-        }
-    }
+    if ((rc = cli_parse(&cmd, argc, argv, &nargs)) >= 0)
+        return rc;
+    if (events_page)
+        return list_markdown_events(events_page);
     if (json && markdown) {
-        fprintf(stderr, "faultline list: --json and --markdown exclude each other\n");
-        return EXIT_INVALID;
+        opt_usage_error(&cmd, "--json and --markdown exclude each other");
+        return EXIT_USAGE;
     }
     if (markdown) {
         docgen_faults_markdown(&out);
         fputs(out.data, stdout);
         buf_release(&out);
-        return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAIL;
+        return cli_stdout_status(cmd.name);
     }
     int found = find_examples(&ex) == 0;
     if (json) {
@@ -129,5 +133,5 @@ int cmd_list(int argc, char **argv)
     }
     buf_release(&out);
     buf_release(&ex);
-    return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAIL;
+    return cli_stdout_status(cmd.name);
 }

@@ -19,29 +19,8 @@
 #include "mcp/backend.h"
 #include "mcp/relay.h"
 #include "util/log.h"
-#include "util/num.h"
+#include "util/opt.h"
 #include "util/banned.h"
-
-static void mcp_usage(FILE *f)
-{
-    fprintf(f,
-            "usage: faultline mcp [--name SERVER] [--plan PLAN] [--events EVENTS] [--log FILE]\n"
-            "                     [--log-level error|warn|info|debug] [--max-line BYTES]\n"
-            "                     [--grace-ms MS] [--eof-wait-ms MS] -- COMMAND [ARGS...]\n"
-            "\n"
-            "Starts COMMAND (an MCP server speaking stdio) and relays JSON-RPC between it and\n"
-            "this process's stdin/stdout, injecting the plan's tool.*, mcp.* and inject.* faults.\n"
-            "With FAULTLINE_CONTROL_URL set, decisions and events go to the controller.\n");
-}
-
-static int need_arg(int argc, char **argv, int i)
-{
-    if (i + 1 >= argc) {
-        fprintf(stderr, "faultline mcp: %s needs a value\n", argv[i]);
-        return 0;
-    }
-    return 1;
-}
 
 int cmd_mcp(int argc, char **argv)
 {
@@ -52,79 +31,53 @@ int cmd_mcp(int argc, char **argv)
     struct mcp_backend_ctx *bx;
     struct err e = {0};
     const char *name = NULL, *log_path = NULL, *level = NULL;
-    long long v;
-    int i, rc;
+    int nargs, rc;
 
     memset(&bo, 0, sizeof(bo));
     memset(&ro, 0, sizeof(ro));
     memset(&so, 0, sizeof(so));
     bo.plan_path = getenv("FAULTLINE_PLAN");
     bo.events_path = getenv("FAULTLINE_EVENTS");
-    for (i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--") == 0) {
-            i++;
-            break;
-        }
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            mcp_usage(stdout);
-            return EXIT_OK;
-        }
-        if (strcmp(a, "--name") == 0 || strcmp(a, "--plan") == 0 || strcmp(a, "--events") == 0 ||
-            strcmp(a, "--log") == 0 || strcmp(a, "--log-level") == 0 ||
-            strcmp(a, "--max-line") == 0 || strcmp(a, "--grace-ms") == 0 ||
-            strcmp(a, "--eof-wait-ms") == 0) {
-            if (!need_arg(argc, argv, i))
-                return EXIT_INVALID;
-            const char *val = argv[++i];
-            if (strcmp(a, "--name") == 0)
-                name = val;
-            else if (strcmp(a, "--plan") == 0)
-                bo.plan_path = val;
-            else if (strcmp(a, "--events") == 0)
-                bo.events_path = val;
-            else if (strcmp(a, "--log") == 0)
-                log_path = val;
-            else if (strcmp(a, "--log-level") == 0)
-                level = val;
-            else if (strcmp(a, "--max-line") == 0) {
-                if (num_parse_ll(val, 1024, 1LL << 30, &v) < 0) {
-                    fprintf(stderr,
-                            "faultline mcp: --max-line '%s': a number of bytes from 1024 "
-                            "to 1073741824\n",
-                            val);
-                    return EXIT_INVALID;
-                }
-                ro.max_line = (size_t)v;
-            } else {
-                if (num_parse_ll(val, 1, 600000, &v) < 0) {
-                    fprintf(stderr, "faultline mcp: %s '%s': 1 to 600000\n", a, val);
-                    return EXIT_INVALID;
-                }
-                if (strcmp(a, "--grace-ms") == 0)
-                    ro.grace_ms = (int)v;
-                else
-                    ro.eof_wait_ms = (int)v;
-            }
-            continue;
-        }
-        fprintf(stderr, "faultline mcp: unknown option '%s' (the server command goes after --)\n",
-                a);
-        mcp_usage(stderr);
-        return EXIT_INVALID;
-    }
-    if (i >= argc) {
-        fprintf(stderr, "faultline mcp: no server command (give it after --)\n");
-        mcp_usage(stderr);
-        return EXIT_INVALID;
-    }
+    const struct opt opts[] = {
+        OPT_STRING("name", "SERVER", &name, NULL, "the server's name in events and tool matches"),
+        OPT_STRING("plan", "PLAN", &bo.plan_path, "$FAULTLINE_PLAN", "the repetition's plan"),
+        OPT_STRING("events", "EVENTS", &bo.events_path, "$FAULTLINE_EVENTS", "append events here"),
+        OPT_STRING("log", "FILE", &log_path, "stderr", "log here (never stdout)"),
+        OPT_STRING("log-level", "LEVEL", &level, "warn", "error, warn, info or debug"),
+        OPT_SIZE_D("max-line", "BYTES", &ro.max_line, 1024, 1LL << 30, "33554432",
+                   "longest JSON-RPC line taken from either side"),
+        OPT_INT_D("grace-ms", "MS", &ro.grace_ms, 1, 600000, "2000",
+                  "shutdown steps: stdin closed, then SIGTERM, then SIGKILL"),
+        OPT_INT_D("eof-wait-ms", "MS", &ro.eof_wait_ms, 1, 600000, "5000",
+                  "after the client's EOF, how long pending requests may wait for answers"),
+        OPT_END(),
+    };
+    const struct opt_cmd cmd = {
+        .name = "mcp",
+        .usage = "[options] -- COMMAND [ARGS...]",
+        .about =
+            "Starts COMMAND (an MCP server speaking stdio) and relays JSON-RPC between it and\n"
+            "this process's stdin/stdout, injecting the plan's tool.*, mcp.* and inject.*\n"
+            "faults. With FAULTLINE_CONTROL_URL set, decisions and events go to the\n"
+            "controller. Everything after -- is the server's, its flags too.\n",
+        .opts = opts,
+        .min_args = 1,
+        .max_args = -1,
+        .example =
+            "mcp --name fs --plan plan.json -- npx -y @modelcontextprotocol/server-filesystem .",
+        .doc = "docs/mcp-shim.md",
+        .flags = OPT_ARGS_AFTER_DASHDASH,
+    };
+
+    if ((rc = cli_parse(&cmd, argc, argv, &nargs)) >= 0)
+        return rc;
     if (log_path && log_open_file(log_path) < 0) {
         fprintf(stderr, "faultline mcp: cannot open log file '%s'\n", log_path);
         return EXIT_FAIL;
     }
     if (level && log_set_level_name(level) < 0) {
-        fprintf(stderr, "faultline mcp: --log-level '%s': error, warn, info or debug\n", level);
-        return EXIT_INVALID;
+        opt_usage_error(&cmd, "--log-level: expected error, warn, info or debug");
+        return EXIT_USAGE;
     }
     bo.control_url = getenv("FAULTLINE_CONTROL_URL");
     if (bo.control_url && *bo.control_url == '\0')
@@ -146,7 +99,7 @@ int cmd_mcp(int argc, char **argv)
     /* The controller runs only in sandboxed runs; standalone, only FAULTLINE_SANDBOX says so. */
     so.refuse_mutating = bo.control_url == NULL && (getenv("FAULTLINE_SANDBOX") == NULL ||
                                                     *getenv("FAULTLINE_SANDBOX") == '\0');
-    ro.argv = (const char *const *)(argv + i);
+    ro.argv = (const char *const *)argv; /* opt_parse moved COMMAND [ARGS...] to argv[0..) */
     ro.idle = mcp_backend_flush;
     ro.idle_ctx = bx;
     rc = mcp_relay_run(&ro, &so, &b, &e);

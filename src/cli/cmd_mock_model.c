@@ -7,7 +7,7 @@
  *
  * Prints the bound address ("127.0.0.1:PORT") on stdout once serving, and stops cleanly on
  * SIGTERM or SIGINT. --check only loads the script. Exit: 0 stopped cleanly (or the script is
- * valid), 1 runtime failure (cannot bind, cannot write), 2 usage or invalid script.
+ * valid), 1 runtime failure (cannot bind, cannot write), 2 invalid script, 64 usage.
  */
 #include <stdio.h>
 #include <string.h>
@@ -15,16 +15,7 @@
 #include "cli/cli.h"
 #include "model/mock.h"
 #include "util/log.h"
-#include "util/num.h"
 #include "util/banned.h"
-
-static void usage(FILE *f)
-{
-    fprintf(
-        f, "usage: faultline mock-model --script FILE [--listen 127.0.0.1:PORT | --listen-fd N]\n"
-           "                            [--ready-file F] [--record F] [--max-body BYTES]\n"
-           "                            [--log F] [--log-level error|warn|info|debug] [--check]\n");
-}
 
 static void print_ready(const char *addr, void *arg)
 {
@@ -36,72 +27,54 @@ int cmd_mock_model(int argc, char **argv)
 {
     const char *script = NULL, *log_file = NULL, *level = NULL;
     struct mock_server_opts o;
-    int check = 0;
+    int check = 0, nargs, rc;
     struct err e = {0};
 
     memset(&o, 0, sizeof(o));
     o.listen_fd = -1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        long long n;
-        if (strcmp(a, "--check") == 0) {
-            check = 1;
-            continue;
-        }
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout);
-            return EXIT_OK;
-        }
-        if (v == NULL) {
-            fprintf(stderr, "faultline mock-model: '%s' needs a value or is unknown\n", a);
-            usage(stderr);
-            return EXIT_INVALID;
-        }
-        i++;
-        if (strcmp(a, "--script") == 0) {
-            script = v;
-        } else if (strcmp(a, "--listen") == 0) {
-            o.listen = v;
-        } else if (strcmp(a, "--listen-fd") == 0) {
-            if (num_parse_ll(v, 0, 1 << 20, &n) < 0) {
-                fprintf(stderr, "faultline mock-model: bad --listen-fd '%s'\n", v);
-                return EXIT_INVALID;
-            }
-            o.listen_fd = (int)n;
-        } else if (strcmp(a, "--ready-file") == 0) {
-            o.ready_file = v;
-        } else if (strcmp(a, "--record") == 0) {
-            o.record = v;
-        } else if (strcmp(a, "--max-body") == 0) {
-            if (num_parse_ll(v, 1, (long long)WIRE_BODY_MAX, &n) < 0) {
-                fprintf(stderr, "faultline mock-model: bad --max-body '%s' (1..%zu)\n", v,
-                        WIRE_BODY_MAX);
-                return EXIT_INVALID;
-            }
-            o.max_body = (size_t)n;
-        } else if (strcmp(a, "--log") == 0) {
-            log_file = v;
-        } else if (strcmp(a, "--log-level") == 0) {
-            level = v;
-        } else {
-            fprintf(stderr, "faultline mock-model: unknown option '%s'\n", a);
-            usage(stderr);
-            return EXIT_INVALID;
-        }
-    }
+    o.max_body = WIRE_BODY_MAX;
+    const struct opt opts[] = {
+        OPT_STRING("script", "FILE", &script, NULL, "the script to serve (required)"),
+        OPT_STRING("listen", "ADDR", &o.listen, "127.0.0.1:0",
+                   "127.0.0.1:PORT, localhost:PORT or [::1]:PORT (PORT 0 picks one)"),
+        OPT_INT("listen-fd", "N", &o.listen_fd, 0, 1 << 20,
+                "serve on this inherited listening socket instead"),
+        OPT_STRING("ready-file", "F", &o.ready_file, NULL, "write the bound address here"),
+        OPT_STRING("record", "F", &o.record, NULL,
+                   "append one JSON line per request here (no headers or bodies)"),
+        OPT_SIZE("max-body", "BYTES", &o.max_body, 1, (long long)WIRE_BODY_MAX,
+                 "request body limit"),
+        OPT_STRING("log", "F", &log_file, "stderr", "log here"),
+        OPT_STRING("log-level", "LEVEL", &level, "warn", "error, warn, info or debug"),
+        OPT_BOOL("check", 0, &check, "only load and check the script"),
+        OPT_END(),
+    };
+    const struct opt_cmd cmd = {
+        .name = "mock-model",
+        .usage = "--script FILE [--listen ADDR | --listen-fd N] [options]",
+        .about =
+            "A deterministic model server (Anthropic, OpenAI chat and responses APIs) playing\n"
+            "a script. Prints the bound address on stdout once serving; stops cleanly on\n"
+            "SIGTERM or SIGINT.\n",
+        .opts = opts,
+        .max_args = 0,
+        .example = "mock-model --script script.yaml --listen 127.0.0.1:8089",
+        .doc = "docs/mock-model.md",
+    };
+
+    if ((rc = cli_parse(&cmd, argc, argv, &nargs)) >= 0)
+        return rc;
     if (script == NULL) {
-        fprintf(stderr, "faultline mock-model: --script FILE is required\n");
-        usage(stderr);
-        return EXIT_INVALID;
+        opt_usage_error(&cmd, "--script FILE is required");
+        return EXIT_USAGE;
     }
     if (o.listen && o.listen_fd >= 0) {
-        fprintf(stderr, "faultline mock-model: give --listen or --listen-fd, not both\n");
-        return EXIT_INVALID;
+        opt_usage_error(&cmd, "give --listen or --listen-fd, not both");
+        return EXIT_USAGE;
     }
     if (level && log_set_level_name(level) < 0) {
-        fprintf(stderr, "faultline mock-model: bad --log-level '%s'\n", level);
-        return EXIT_INVALID;
+        opt_usage_error(&cmd, "--log-level: expected error, warn, info or debug");
+        return EXIT_USAGE;
     }
     if (log_file && log_open_file(log_file) < 0) {
         fprintf(stderr, "faultline mock-model: cannot open log file '%s'\n", log_file);
@@ -118,7 +91,7 @@ int cmd_mock_model(int argc, char **argv)
         return EXIT_OK;
     }
     o.on_ready = print_ready;
-    int rc = mock_serve(s, &o, &e);
+    rc = mock_serve(s, &o, &e);
     mockscript_free(s);
     if (rc < 0) {
         fprintf(stderr, "faultline mock-model: %s\n", e.msg);

@@ -4,9 +4,9 @@
  * plan_build, plan_dump to stdout. The output is deterministic: the same file,
  * --rep and --seed give the same bytes.
  *
- * Exit codes (cli.h): 0 printed; 1 the file cannot be read; 2 usage, an invalid
- * experiment (its diagnostics on stderr, FILE:LINE:COL) or a repetition out of
- * range.
+ * EXPERIMENT "-" reads standard input. Exit codes (exitcodes.c): 0 printed; 1 the
+ * file cannot be read or stdout written; 2 an invalid experiment (its diagnostics on
+ * stderr, FILE:LINE:COL) or a repetition past the experiment's; 64 usage.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -19,87 +19,68 @@
 #include "util/num.h"
 #include "util/banned.h"
 
-static int usage(FILE *f, int code)
-{
-    fprintf(f, "usage: faultline plan EXPERIMENT --rep N [--seed S]\n"
-               "  --rep N    repetition index: 0..repeat-1 are baselines (no faults),\n"
-               "             repeat..2*repeat-1 faulted\n"
-               "  --seed S   base seed (decimal or 0x-hex), overrides the experiment's "
-               "seed\n");
-    return code;
-}
-
 int cmd_plan(int argc, char **argv)
 {
-    const char *path = NULL, *rep_arg = NULL, *seed_arg = NULL;
+    const char *path, *name;
     struct experiment_diags diags = {0};
     struct buf msgs = BUF_INIT;
     struct experiment *x = NULL;
     struct plan *p = NULL;
     struct err e = {0};
     uint64_t seed = 0;
-    long long rep;
-    int rc = EXIT_INVALID;
+    int rep = -1, seed_given = 0, nargs, rc;
     char *text;
+    const struct opt opts[] = {
+        OPT_INT("rep", "N", &rep, 0, INT_MAX,
+                "repetition index (required): 0..repeat-1 are baselines, repeat..2*repeat-1 "
+                "faulted"),
+        OPT_U64("seed", "S", &seed, &seed_given,
+                "base seed (decimal or 0x-hex), overrides the experiment's seed"),
+        OPT_END(),
+    };
+    const struct opt_cmd cmd = {
+        .name = "plan",
+        .usage = "EXPERIMENT --rep N [--seed S]",
+        .about = "Prints the plan repetition N of EXPERIMENT would get (- reads the experiment\n"
+                 "from stdin). The output is deterministic: the same file, --rep and --seed give\n"
+                 "the same bytes.\n",
+        .opts = opts,
+        .min_args = 1,
+        .max_args = 1,
+        .example = "plan examples/registry-down.yaml --rep 3 --seed 0x5eed",
+        .doc = "docs/plan.md",
+    };
 
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
-            return usage(stdout, EXIT_OK);
-        if (strcmp(argv[i], "--rep") == 0 || strcmp(argv[i], "--seed") == 0) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "faultline plan: %s needs a value\n", argv[i]);
-                return usage(stderr, EXIT_INVALID);
-            }
-            if (argv[i][2] == 'r')
-                rep_arg = argv[++i];
-            else
-                seed_arg = argv[++i];
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "faultline plan: unknown option '%s'\n", argv[i]);
-            return usage(stderr, EXIT_INVALID);
-        } else if (path == NULL) {
-            path = argv[i];
-        } else {
-            fprintf(stderr, "faultline plan: one experiment at a time ('%s')\n", argv[i]);
-            return usage(stderr, EXIT_INVALID);
-        }
+    if ((rc = cli_parse(&cmd, argc, argv, &nargs)) >= 0)
+        return rc;
+    if (rep < 0) {
+        opt_usage_error(&cmd, "--rep N is required");
+        return EXIT_USAGE;
     }
-    if (path == NULL || rep_arg == NULL)
-        return usage(stderr, EXIT_INVALID);
-    if (num_parse_ll(rep_arg, 0, INT_MAX, &rep) < 0) {
-        fprintf(stderr, "faultline plan: --rep: expected a repetition index >= 0, got '%s'\n",
-                rep_arg);
-        return EXIT_INVALID;
-    }
-    if (seed_arg && num_parse_u64(seed_arg, &seed) < 0) {
-        fprintf(stderr,
-                "faultline plan: --seed: expected a decimal or 0x-hex 64-bit integer, "
-                "got '%s'\n",
-                seed_arg);
-        return EXIT_INVALID;
-    }
-
+    path = argv[0];
+    name = strcmp(path, "-") == 0 ? EXPERIMENT_STDIN_NAME : path;
+    rc = EXIT_INVALID;
     x = experiment_load(path, &diags, &e);
-    experiment_diags_format(&diags, path, &msgs);
+    experiment_diags_format(&diags, name, &msgs);
     fputs(msgs.data, stderr);
     if (x == NULL) {
         if (e.code == ERR_IO) {
             fprintf(stderr, "faultline plan: %s\n", e.msg);
             rc = EXIT_FAIL;
         } else if (diags.nerrors == 0) {
-            fprintf(stderr, "faultline plan: %s: %s\n", path, e.msg[0] ? e.msg : "invalid");
+            fprintf(stderr, "faultline plan: %s: %s\n", name, e.msg[0] ? e.msg : "invalid");
         }
         goto out;
     }
-    p = plan_build(x, (int)rep, seed_arg != NULL, seed, NULL, NULL, &e);
+    p = plan_build(x, rep, seed_given, seed, NULL, NULL, &e);
     if (p == NULL) {
-        fprintf(stderr, "faultline plan: %s: %s\n", path, e.msg);
+        fprintf(stderr, "faultline plan: %s: %s\n", name, e.msg);
         goto out;
     }
     text = plan_dump(p);
     fputs(text, stdout);
     free(text);
-    rc = fflush(stdout) == 0 ? EXIT_OK : EXIT_FAIL;
+    rc = cli_stdout_status(cmd.name);
 out:
     plan_free(p);
     experiment_free(x);

@@ -12,17 +12,23 @@
 
 int cmd_schema(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            printf("usage: faultline schema\n"
-                   "  prints the JSON Schema of experiment files (for yaml-language-server:\n"
-                   "  faultline schema > experiment.schema.json, then put\n"
-                   "  '# yaml-language-server: $schema=experiment.schema.json' atop a file)\n");
-            return EXIT_OK;
-        }
-        fprintf(stderr, "faultline schema: unexpected argument '%s'\n", argv[i]);
-        return EXIT_INVALID;
-    }
+    int nargs, rc;
+    const struct opt opts[] = {OPT_END()};
+    const struct opt_cmd cmd = {
+        .name = "schema",
+        .usage = "",
+        .about =
+            "Prints the JSON Schema (draft 2020-12) of experiment files, for\n"
+            "yaml-language-server: put '# yaml-language-server: $schema=experiment.schema.json'\n"
+            "atop an experiment file.\n",
+        .opts = opts,
+        .max_args = 0,
+        .example = "schema > experiment.schema.json",
+        .doc = "docs/experiment-format.md",
+    };
+
+    if ((rc = cli_parse(&cmd, argc, argv, &nargs)) >= 0)
+        return rc;
     json_t *s = schema_experiment();
     char *text = json_dumps(s, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(s);
@@ -32,5 +38,5 @@ int cmd_schema(int argc, char **argv)
     }
     printf("%s\n", text);
     free(text);
-    return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAIL;
+    return cli_stdout_status(cmd.name);
 }

@@ -1,8 +1,8 @@
 /*
  * cmd_score: `faultline score RUN_DIR [--json]`. Scores a run folder (docs/run-folder.md,
  * docs/scoring.md) and prints the result: canonical JSON with --json, a summary otherwise.
- * Exit code: the verdict's (0 scored, 1 aborted, 2 invalid); 1 when the folder cannot be read;
- * 2 on a usage error.
+ * Exit code: the verdict's (0 scored, 1 aborted, 2 invalid: score_run picks it); 1 when the
+ * folder cannot be read or stdout written; 64 on a usage error, never a verdict's code.
  */
 #include <stdio.h>
 #include <string.h>
@@ -12,42 +12,33 @@
 #include "util/buf.h"
 #include "util/banned.h"
 
-static int usage(void)
-{
-    fprintf(stderr, "usage: faultline score RUN_DIR [--json]\n");
-    return EXIT_INVALID;
-}
-
 int cmd_score(int argc, char **argv)
 {
-    const char *dir = NULL;
-    int json = 0, code = EXIT_FAIL;
+    int json = 0, code = EXIT_FAIL, nargs, rc;
     struct err e = {0};
     struct buf out = BUF_INIT;
     json_t *res;
+    const struct opt opts[] = {
+        OPT_BOOL("json", 0, &json, "print the canonical JSON result"),
+        OPT_END(),
+    };
+    const struct opt_cmd cmd = {
+        .name = "score",
+        .usage = "RUN_DIR [--json]",
+        .about =
+            "Scores a run folder: probes, invariants, outcome classes, verdict and resilience\n"
+            "score. RUN_DIR is a folder (no stdin). Exit: the verdict's, 0 scored, 1 aborted,\n"
+            "2 invalid; 1 when the folder cannot be read; 64 usage.\n",
+        .opts = opts,
+        .min_args = 1,
+        .max_args = 1,
+        .example = "score runs/registry-down-1 --json | jq .verdict",
+        .doc = "docs/scoring.md",
+    };
 
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0) {
-            json = 1;
-        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            printf("usage: faultline score RUN_DIR [--json]\n\n"
-                   "Scores a run folder: probes, invariants, outcome classes, verdict and\n"
-                   "resilience score. Exit code: 0 scored, 1 aborted, 2 invalid; 1 when the\n"
-                   "folder cannot be read.\n");
-            return EXIT_OK;
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "faultline score: unknown option '%s'\n", argv[i]);
-            return usage();
-        } else if (dir == NULL) {
-            dir = argv[i];
-        } else {
-            fprintf(stderr, "faultline score: one run folder at a time ('%s' is extra)\n", argv[i]);
-            return usage();
-        }
-    }
-    if (dir == NULL)
-        return usage();
-    res = score_run(dir, &code, &e);
+    if ((rc = cli_parse(&cmd, argc, argv, &nargs)) >= 0)
+        return rc;
+    res = score_run(argv[0], &code, &e);
     if (res == NULL) {
         fprintf(stderr, "faultline score: %s\n", e.msg);
         return EXIT_FAIL;
@@ -59,5 +50,7 @@ int cmd_score(int argc, char **argv)
     fwrite(out.data, 1, out.len, stdout);
     buf_release(&out);
     json_decref(res);
+    if (cli_stdout_status(cmd.name) != EXIT_OK)
+        return EXIT_FAIL;
     return code;
 }

@@ -6,8 +6,9 @@
  * instead of the ok line, one JSON object a line: {"file", "hash", "experiment": normal form}
  * ("file" with bytes that are not UTF-8 replaced by U+FFFD).
  * --as-json prints the YAML document as JSON as written, without validating it (a debugging
- * aid: it shows what the parser read). Exit: 0 every file valid, 2 some file invalid (or a
- * usage error), 1 some file could not be read (this wins over 2).
+ * aid: it shows what the parser read). FILE "-" reads standard input. Exit: 0 every file valid,
+ * 2 some file invalid, 1 some file could not be read or stdout could not be written (this wins
+ * over 2), 64 a usage error.
  */
 #include <stdio.h>
 #include <string.h>
@@ -20,14 +21,6 @@
 #include "util/yaml.h"
 #include "util/banned.h"
 
-static void usage(FILE *f)
-{
-    fprintf(f, "usage: faultline validate [--json | --as-json] [--quiet] FILE...\n"
-               "  --json     print each valid file's normal form and hash as one JSON line\n"
-               "  --as-json  print each file's YAML as JSON, as written (no validation)\n"
-               "  --quiet    print problems only\n");
-}
-
 static int print_as_json(const char *path)
 {
     static const struct ydoc_limits yaml_limits = {.kind = "an experiment file"};
@@ -37,7 +30,12 @@ static int print_as_json(const char *path)
     struct ydoc_problem fatal;
     int rc;
 
-    rc = fs_read_file(path, EXPERIMENT_FILE_MAX, &b, &e);
+    if (strcmp(path, "-") == 0) {
+        path = EXPERIMENT_STDIN_NAME;
+        rc = fs_read_fd(0, path, EXPERIMENT_FILE_MAX, &b, &e);
+    } else {
+        rc = fs_read_file(path, EXPERIMENT_FILE_MAX, &b, &e);
+    }
     if (rc == ERR_LIMIT) {
         fprintf(stderr, "%s:1:1: error: the file is over the limit of %zu bytes\n", path,
                 EXPERIMENT_FILE_MAX);
@@ -84,36 +82,37 @@ static int print_as_json(const char *path)
 
 int cmd_validate(int argc, char **argv)
 {
-    int json = 0, as_json = 0, quiet = 0, files = 0, any_invalid = 0, any_unreadable = 0;
-    int i;
+    int json = 0, as_json = 0, quiet = 0, any_invalid = 0, any_unreadable = 0, nargs, rc, i;
+    const struct opt opts[] = {
+        OPT_BOOL("json", 0, &json, "print each valid file's normal form and hash as one JSON line"),
+        OPT_BOOL("as-json", 0, &as_json, "print each file's YAML as JSON, as written (no checks)"),
+        OPT_BOOL("quiet", 'q', &quiet, "print problems only"),
+        OPT_END(),
+    };
+    const struct opt_cmd cmd = {
+        .name = "validate",
+        .usage = "[--json | --as-json] [--quiet] FILE...",
+        .about = "Checks experiment files (- reads one from stdin): every problem as\n"
+                 "FILE:LINE:COL: error|warning: message on stderr, \"FILE: ok (sha256 HASH)\" on\n"
+                 "stdout for a valid file. Exit: 0 all valid, 1 some file unreadable (wins),\n"
+                 "2 some file invalid, 64 usage.\n",
+        .opts = opts,
+        .min_args = 1,
+        .max_args = -1,
+        .example = "validate examples/*.yaml",
+        .doc = "docs/experiment-format.md",
+    };
 
-    for (i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0)
-            json = 1;
-        else if (strcmp(argv[i], "--as-json") == 0)
-            as_json = 1;
-        else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0)
-            quiet = 1;
-        else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            usage(stdout);
-            return EXIT_OK;
-        } else if (strcmp(argv[i], "--") == 0) {
-            i++;
-            break;
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "faultline validate: unknown option '%s'\n", argv[i]);
-            usage(stderr);
-            return EXIT_INVALID;
-        } else
-            break;
-    }
+    if ((rc = cli_parse(&cmd, argc, argv, &nargs)) >= 0)
+        return rc;
     if (json && as_json) {
-        fprintf(stderr, "faultline validate: --json and --as-json exclude each other\n");
-        return EXIT_INVALID;
+        opt_usage_error(&cmd, "--json and --as-json exclude each other");
+        return EXIT_USAGE;
     }
-    for (; i < argc; i++) {
+    argc = nargs;
+    for (i = 0; i < argc; i++) {
         const char *path = argv[i];
-        files++;
+        const char *name = strcmp(path, "-") == 0 ? EXPERIMENT_STDIN_NAME : path;
         if (as_json) {
             int rc = print_as_json(path);
             any_invalid |= rc == EXIT_INVALID;
@@ -125,7 +124,7 @@ int cmd_validate(int argc, char **argv)
         struct buf out = BUF_INIT;
         struct experiment *x = experiment_load(path, &d, &e);
 
-        experiment_diags_format(&d, path, &out);
+        experiment_diags_format(&d, name, &out);
         fputs(out.data, stderr);
         buf_release(&out);
         if (x == NULL && e.code == ERR_IO) {
@@ -135,9 +134,9 @@ int cmd_validate(int argc, char **argv)
             any_invalid = 1;
         } else if (json) {
             /* a file name is bytes: invalid UTF-8 becomes U+FFFD so the line stays JSON */
-            struct buf name = BUF_INIT;
-            utf8_sanitize(path, strlen(path), &name);
-            json_t *j = json_pack("{s:s%,s:s,s:o}", "file", name.data, name.len, "hash", x->hash,
+            struct buf uname = BUF_INIT;
+            utf8_sanitize(name, strlen(name), &uname);
+            json_t *j = json_pack("{s:s%,s:s,s:o}", "file", uname.data, uname.len, "hash", x->hash,
                                   "experiment", experiment_to_json(x));
             char *s =
                 j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(15)) : NULL;
@@ -149,19 +148,14 @@ int cmd_validate(int argc, char **argv)
             }
             free(s);
             json_decref(j);
-            buf_release(&name);
+            buf_release(&uname);
         } else if (!quiet) {
-            printf("%s: ok (sha256 %s)\n", path, x->hash);
+            printf("%s: ok (sha256 %s)\n", name, x->hash);
         }
         experiment_free(x);
         experiment_diags_release(&d);
     }
-    if (files == 0) {
-        usage(stderr);
-        return EXIT_INVALID;
-    }
-    fflush(stdout);
-    if (any_unreadable)
+    if (cli_stdout_status(cmd.name) != EXIT_OK || any_unreadable)
         return EXIT_FAIL;
     return any_invalid ? EXIT_INVALID : EXIT_OK;
 }

@@ -1,10 +1,13 @@
 /*
  * main: the dispatch table (git's commands[], tmux's cmd_table[]) and nothing else.
+ * `faultline help CMD` runs `faultline CMD --help` (one text for both); the hidden
+ * `faultline help --exit-codes` prints docs/cli.md's exit-code table (exitcodes.c).
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "util/text.h"
 #include "util/banned.h"
 
 #define FAULTLINE_VERSION "0.1.0"
@@ -35,14 +38,33 @@ static void usage(FILE *f)
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
         if (commands[i].fn)
             fprintf(f, "  %s\n", commands[i].usage);
-    fprintf(f, "\n  --version                          print the version\n");
+    fprintf(f, "\n  --version                          print the version\n"
+               "  help COMMAND                       that command's help (= COMMAND --help)\n"
+               "\nexit codes: docs/cli.md\n");
 }
 
 int main(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);
-        return EXIT_INVALID;
+        return EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "help") == 0 && argc == 3 && strcmp(argv[2], "--exit-codes") == 0) {
+        cli_exit_codes_markdown(stdout);
+        return cli_stdout_status("help");
+    }
+    if (strcmp(argv[1], "help") == 0 && argc >= 3) {
+        static char help_flag[] = "--help";
+        static char *hargv[4];
+        if (argc > 3) {
+            fprintf(stderr, "faultline help: one command at a time\n");
+            return EXIT_USAGE;
+        }
+        hargv[0] = argv[0];
+        hargv[1] = argv[2];
+        hargv[2] = help_flag;
+        argv = hargv;
+        argc = 3;
     }
     if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
         printf("faultline %s\n", FAULTLINE_VERSION);
@@ -62,7 +84,14 @@ int main(int argc, char **argv)
         }
         return commands[i].fn(argc - 1, argv + 1);
     }
-    fprintf(stderr, "faultline: unknown command '%s'\n", argv[1]);
+    const char *names[sizeof(commands) / sizeof(commands[0])];
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        names[i] = commands[i].name;
+    const char *s = text_suggest(argv[1], names, sizeof(names) / sizeof(names[0]));
+    if (s)
+        fprintf(stderr, "faultline: unknown command '%s' (did you mean '%s'?)\n", argv[1], s);
+    else
+        fprintf(stderr, "faultline: unknown command '%s'\n", argv[1]);
     usage(stderr);
-    return EXIT_INVALID;
+    return EXIT_USAGE;
 }

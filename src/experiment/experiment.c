@@ -161,50 +161,6 @@ static const char *num(double d, char out[32])
 }
 #define NUM(d) num((d), (char[32]){0})
 
-/* Optimal string alignment distance, capped: inputs over 64 bytes get a large distance. */
-static size_t edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    size_t d[66][66];
-    if (la > 64 || lb > 64)
-        return 1000;
-    for (size_t i = 0; i <= la; i++)
-        d[i][0] = i;
-    for (size_t j = 0; j <= lb; j++)
-        d[0][j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        for (size_t j = 1; j <= lb; j++) {
-            size_t cost = a[i - 1] != b[j - 1];
-            size_t m = d[i - 1][j] + 1;
-            if (d[i][j - 1] + 1 < m)
-                m = d[i][j - 1] + 1;
-            if (d[i - 1][j - 1] + cost < m)
-                m = d[i - 1][j - 1] + cost;
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-                d[i - 2][j - 2] + 1 < m)
-                m = d[i - 2][j - 2] + 1;
-            d[i][j] = m;
-        }
-    }
-    return d[la][lb];
-}
-
-/* The closest candidate to word within a distance that grows with its length, or NULL. */
-static const char *suggest(const char *word, const char *const *cands, size_t n)
-{
-    size_t len = strlen(word), best = 1000, limit;
-    const char *pick = NULL;
-    limit = len <= 3 ? 1 : len <= 6 ? 2 : 3;
-    for (size_t i = 0; i < n; i++) {
-        size_t dd = edit_distance(word, cands[i]);
-        if (dd < best) {
-            best = dd;
-            pick = cands[i];
-        }
-    }
-    return best <= limit ? pick : NULL;
-}
-
 static int re_full_match(const char *pattern, const char *s)
 {
     regex_t re;
@@ -267,7 +223,7 @@ static void check_keys(struct vctx *v, const struct ynode *map, const struct for
             known = strcmp(all.v[j], k->str) == 0;
         if (known)
             continue;
-        const char *s = suggest(k->str, all.v, all.n);
+        const char *s = text_suggest(k->str, all.v, all.n);
         if (s)
             err_at(v, k, "unknown key '%s'%s%s (did you mean '%s'?)", Q(k->str),
                    *where ? " in " : "", where, s);
@@ -361,7 +317,7 @@ static int check_value(struct vctx *v, const struct ynode *n, const struct forma
         char list[160];
         for (const char *const *p = k->values; *p; p++)
             names_add(&nm, *p);
-        const char *s = suggest(n->str, nm.v, nm.n);
+        const char *s = text_suggest(n->str, nm.v, nm.n);
         if (s)
             err_at(v, n, "%s: '%s' is not one of %s (did you mean '%s'?)", path, Q(n->str),
                    names_join(&nm, list, sizeof(list)), s);
@@ -681,9 +637,9 @@ static void unknown_fault(struct vctx *v, const struct ynode *id, const char *wh
         names_add(&ids, all[i].id);
         names_add(&tails, strchr(all[i].id, '.') + 1);
     }
-    s = suggest(id->str, ids.v, ids.n);
+    s = text_suggest(id->str, ids.v, ids.n);
     if (s == NULL && strchr(id->str, '.') == NULL) {
-        const char *t = suggest(id->str, tails.v, tails.n);
+        const char *t = text_suggest(id->str, tails.v, tails.n);
         for (size_t i = 0; t && i < n; i++)
             if (tails.v[i] == t)
                 s = all[i].id;
@@ -843,7 +799,7 @@ static void parse_probes(struct vctx *v, const struct ynode *list)
         p = catalog_probe_find(idn->str);
         if (p == NULL) {
             const struct catalog_invariant *inv = catalog_invariant_find(idn->str);
-            const char *s = suggest(idn->str, ids.v, ids.n);
+            const char *s = text_suggest(idn->str, ids.v, ids.n);
             char list_s[160];
             if (inv)
                 err_at(
@@ -930,7 +886,7 @@ static void parse_abort(struct vctx *v, const struct ynode *list)
             if (strcmp(all[ci].id, idn->str) == 0)
                 c = &all[ci];
         if (c == NULL) {
-            const char *s = suggest(idn->str, ids.v, ids.n);
+            const char *s = text_suggest(idn->str, ids.v, ids.n);
             char list_s[160];
             if (s)
                 err_at(v, idn, "%s: unknown abort condition '%s' (did you mean '%s'?)", where,
@@ -992,7 +948,7 @@ static void parse_model(struct vctx *v, const struct ynode *n)
             v->x->model = json_string(s);
             return;
         }
-        const char *g = suggest(s, kinds, 2);
+        const char *g = text_suggest(s, kinds, 2);
         if (g)
             err_at(v, n, "model: '%s' is not a known upstream (did you mean '%s'?)", Q(s), g);
         else
@@ -1085,7 +1041,7 @@ static json_t *parse_world_invariant(struct vctx *v, const struct ynode *it, con
     inv = catalog_invariant_find(idn->str);
     if (inv == NULL || !inv->world_declared) {
         static const char *const ids[] = {"unique", "approval", "count"};
-        const char *s = suggest(idn->str, ids, 3);
+        const char *s = text_suggest(idn->str, ids, 3);
         if (inv)
             err_at(
                 v, idn,
@@ -1570,8 +1526,12 @@ struct experiment *experiment_load(const char *path, struct experiment_diags *di
     struct buf b = BUF_INIT;
     struct err re = {0};
     struct experiment *x;
-    int rc = fs_read_file(path, EXPERIMENT_FILE_MAX, &b, &re);
+    int stdin_ = strcmp(path, "-") == 0;
+    int rc = stdin_ ? fs_read_fd(0, EXPERIMENT_STDIN_NAME, EXPERIMENT_FILE_MAX, &b, &re)
+                    : fs_read_file(path, EXPERIMENT_FILE_MAX, &b, &re);
 
+    if (stdin_)
+        path = EXPERIMENT_STDIN_NAME;
     if (rc == ERR_LIMIT) {
         diag_at(diags, 0, 1, 1, "the file is over the limit of %zu bytes for an experiment",
                 EXPERIMENT_FILE_MAX);

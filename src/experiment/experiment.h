@@ -98,6 +98,8 @@ struct experiment_diags {
  * file cannot be read at all (then diags may be empty).
  */
 struct experiment *experiment_load(const char *path, struct experiment_diags *diags, struct err *e);
+/* experiment_load's path "-" reads standard input (same limit); messages name it this. */
+#define EXPERIMENT_STDIN_NAME "<stdin>"
 /* Same, from a buffer; name is used in messages. */
 struct experiment *experiment_parse(const char *name, const char *text, size_t len,
                                     struct experiment_diags *diags, struct err *e);

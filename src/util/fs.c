@@ -13,9 +13,6 @@
 int fs_read_file(const char *path, size_t max, struct buf *out, struct err *e)
 {
     struct stat st;
-    size_t start = out->len;
-    char chunk[65536];
-    ssize_t n;
     int fd;
 
     /* O_NONBLOCK: opening a FIFO with no writer would block forever; the type is checked
@@ -43,25 +40,33 @@ int fs_read_file(const char *path, size_t max, struct buf *out, struct err *e)
         close(fd);
         return err_set(e, ERR_IO, "cannot read '%s': %s", path, strerror(saved));
     }
+    int rc = fs_read_fd(fd, path, max, out, e);
+    close(fd);
+    return rc;
+}
+
+int fs_read_fd(int fd, const char *name, size_t max, struct buf *out, struct err *e)
+{
+    size_t start = out->len;
+    char chunk[65536];
+    ssize_t n;
+
     for (;;) {
         n = read(fd, chunk, sizeof(chunk));
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
             int saved = errno;
-            close(fd);
             buf_truncate(out, start);
-            return err_set(e, ERR_IO, "cannot read '%s': %s", path, strerror(saved));
+            return err_set(e, ERR_IO, "cannot read '%s': %s", name, strerror(saved));
         }
         if (n == 0)
             break;
         if (out->len - start + (size_t)n > max || buf_add(out, chunk, (size_t)n) < 0) {
-            close(fd);
             buf_truncate(out, start);
-            return err_set(e, ERR_LIMIT, "'%s' is over the limit of %zu bytes", path, max);
+            return err_set(e, ERR_LIMIT, "'%s' is over the limit of %zu bytes", name, max);
         }
     }
-    close(fd);
     return 0;
 }
 

@@ -14,6 +14,9 @@
  * refused without blocking: the open is non-blocking) or ERR_LIMIT (file larger than max bytes;
  * nothing appended). */
 int fs_read_file(const char *path, size_t max, struct buf *out, struct err *e);
+/* Appends what fd holds up to its end (a pipe, stdin) to out; name is for messages. ERR_IO or
+ * ERR_LIMIT (more than max bytes; nothing appended). Does not close fd. */
+int fs_read_fd(int fd, const char *name, size_t max, struct buf *out, struct err *e);
 /* Writes p[0..n) to path through a temporary file and rename(2). 0 or ERR_IO. */
 int fs_write_file(const char *path, const void *p, size_t n, struct err *e);
 /* mkdir -p with mode 0755. 0 or ERR_IO. */

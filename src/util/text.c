@@ -2,6 +2,8 @@
  * text: quoting user strings for messages and spotting blank lines (see text.h). One definition
  * for the YAML reader, the experiment validator and the events reader and view.
  */
+#include <string.h>
+
 #include "util/text.h"
 #include "util/utf8.h"
 #include "util/banned.h"
@@ -28,4 +30,47 @@ int text_blank(const char *s, size_t n)
         if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
             return 0;
     return 1;
+}
+
+/* Optimal string alignment distance, capped: inputs over 64 bytes get a large distance. */
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    size_t d[66][66];
+    if (la > 64 || lb > 64)
+        return 1000;
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = i;
+    for (size_t j = 0; j <= lb; j++)
+        d[0][j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        for (size_t j = 1; j <= lb; j++) {
+            size_t cost = a[i - 1] != b[j - 1];
+            size_t m = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < m)
+                m = d[i][j - 1] + 1;
+            if (d[i - 1][j - 1] + cost < m)
+                m = d[i - 1][j - 1] + cost;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < m)
+                m = d[i - 2][j - 2] + 1;
+            d[i][j] = m;
+        }
+    }
+    return d[la][lb];
+}
+
+const char *text_suggest(const char *word, const char *const *cands, size_t n)
+{
+    size_t len = strlen(word), best = 1000, limit;
+    const char *pick = NULL;
+    limit = len <= 3 ? 1 : len <= 6 ? 2 : 3;
+    for (size_t i = 0; i < n; i++) {
+        size_t dd = edit_distance(word, cands[i]);
+        if (dd < best) {
+            best = dd;
+            pick = cands[i];
+        }
+    }
+    return best <= limit ? pick : NULL;
 }

@@ -16,4 +16,9 @@ const char *text_shown(const char *s, size_t len, char out[TEXT_SHOWN_SIZE]);
 /* 1 when s[0..n) holds only spaces, tabs and carriage returns (or nothing). */
 int text_blank(const char *s, size_t n);
 
+/* The candidate closest to word (optimal string alignment distance) within a distance that
+ * grows with word's length (1 up to 3 bytes, 2 up to 6, else 3), or NULL: the one
+ * "did you mean" of experiment keys and command-line options. Borrowed from cands. */
+const char *text_suggest(const char *word, const char *const *cands, size_t n);
+
 #endif

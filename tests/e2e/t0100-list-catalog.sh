@@ -53,9 +53,9 @@ test_expect "list says so when no examples are next to the binary" '
     test "$(jq -r .examples_dir <(lonely/bin/faultline list --json))" = null
 '
 
-test_expect "list rejects unknown options with exit 2" '
+test_expect "list rejects unknown options with exit 64 (usage)" '
     rc=0; "$FAULTLINE" list --bogus 2>err.txt || rc=$?
-    test "$rc" = 2
+    test "$rc" = 64
     grep -q "unknown option" err.txt
 '
 test_done

@@ -30,9 +30,9 @@ test_expect "exit 1 when a file cannot be read (over 2 for an invalid one)" '
     grep -q "is not a regular file" err.txt
 '
 
-test_expect "usage errors exit 2" '
-    rc=0; "$FAULTLINE" validate 2>/dev/null || rc=$?; test "$rc" = 2
-    rc=0; "$FAULTLINE" validate --nope x.yaml 2>/dev/null || rc=$?; test "$rc" = 2
+test_expect "usage errors exit 64" '
+    rc=0; "$FAULTLINE" validate 2>/dev/null || rc=$?; test "$rc" = 64
+    rc=0; "$FAULTLINE" validate --nope x.yaml 2>/dev/null || rc=$?; test "$rc" = 64
 '
 
 test_expect "warnings do not fail: exit 0" '

@@ -73,7 +73,7 @@ test_expect "the same inputs print the same bytes; rep and --seed change the der
   cmp f.json g.json
 '
 
-test_expect "repetition out of range, bad arguments: exit 2 with a message" '
+test_expect "repetition out of range: exit 2; bad arguments: exit 64 (usage), with a message" '
   set +e
   "$FAULTLINE" plan exp.yaml --rep 4 >out 2>err; rc=$?
   set -e
@@ -88,11 +88,11 @@ test_expect "repetition out of range, bad arguments: exit 2 with a message" '
   "$FAULTLINE" plan exp.yaml --rep 0 --seed nope 2>err; r4=$?
   "$FAULTLINE" plan exp.yaml --rep 0 --bogus 2>err; r5=$?
   set -e
-  [ $r1 -eq 2 ]
-  [ $r2 -eq 2 ]
-  [ $r3 -eq 2 ]
-  [ $r4 -eq 2 ]
-  [ $r5 -eq 2 ]
+  [ $r1 -eq 64 ]
+  [ $r2 -eq 64 ]
+  [ $r3 -eq 64 ]
+  [ $r4 -eq 64 ]
+  [ $r5 -eq 64 ]
 '
 
 test_expect "an unreadable file exits 1, an invalid experiment 2 with FILE:LINE:COL" '

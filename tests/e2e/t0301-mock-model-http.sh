@@ -158,7 +158,7 @@ test_expect "a non-loopback listen address is refused (exit 2)" '
         grep -Eq "loopback only|bad port" err
     done
 '
-test_expect "an invalid script is refused with FILE:LINE:COL (exit 2); --check accepts a good one" '
+test_expect "an invalid script is refused with FILE:LINE:COL (exit 2); --check accepts a good one; no --script is a usage error (64)" '
     printf "rules:\n  - when: {frist_turn: true}\n    reply: {text: x}\n" >bad.yaml
     rc=0; "$FAULTLINE" mock-model --script bad.yaml --check 2>err || rc=$?
     test $rc = 2
@@ -167,6 +167,6 @@ test_expect "an invalid script is refused with FILE:LINE:COL (exit 2); --check a
     rc=0; "$FAULTLINE" mock-model --script /nonexistent.yaml --check 2>err || rc=$?
     test $rc = 1
     rc=0; "$FAULTLINE" mock-model 2>err || rc=$?
-    test $rc = 2
+    test $rc = 64
 '
 test_done

@@ -74,16 +74,16 @@ test_expect "stderr of the server passes through; stdout carries only protocol" 
     test "$(cat out.txt)" = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}"
 '
 
-test_expect "usage errors exit 2; a command that does not exist exits 1 with a message" '
+test_expect "usage errors exit 64; a command that does not exist exits 1 with a message" '
     set +e
     "$FAULTLINE" mcp >/dev/null 2>err1.txt; r1=$?
     "$FAULTLINE" mcp --bogus -- true >/dev/null 2>err2.txt; r2=$?
     "$FAULTLINE" mcp -- /nonexistent/server </dev/null >out3.txt 2>err3.txt; r3=$?
     "$FAULTLINE" mcp --plan /nonexistent/plan.json -- true </dev/null >/dev/null 2>err4.txt; r4=$?
     set -e
-    test $r1 = 2
-    grep -q "no server command" err1.txt
-    test $r2 = 2
+    test $r1 = 64
+    grep -q "no command (give it after --)" err1.txt
+    test $r2 = 64
     grep -q "unknown option" err2.txt
     test $r3 = 1
     grep -q "/nonexistent/server" err3.txt

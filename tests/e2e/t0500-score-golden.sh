@@ -78,16 +78,16 @@ test_expect "the text summary names the verdict and the score" '
     echo "$out" | grep -q "resilience score: 100.00"
 '
 
-test_expect "usage errors exit 2, an unreadable folder exits 1" '
+test_expect "usage errors exit 64 (never a verdict code), an unreadable folder exits 1" '
     set +e
     "$FAULTLINE" score >/dev/null 2>&1; a=$?
     "$FAULTLINE" score a b >/dev/null 2>&1; b=$?
     "$FAULTLINE" score --bogus x >/dev/null 2>&1; c=$?
     "$FAULTLINE" score "$TMP/nonexistent" --json >/dev/null 2>"$TMP/err"; d=$?
     set -e
-    [ $a = 2 ]
-    [ $b = 2 ]
-    [ $c = 2 ]
+    [ $a = 64 ]
+    [ $b = 64 ]
+    [ $c = 64 ]
     [ $d = 1 ]
     grep -q "no run.json" "$TMP/err"
 '

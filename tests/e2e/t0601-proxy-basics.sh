@@ -160,9 +160,10 @@ finally:
 PY
 '
 
-test_expect "bad flags and a bad plan are refused with exit 2" '
+test_expect "missing flags exit 64 (usage); a bad plan or listen address exits 2" '
     set +e
-    "$FAULTLINE" proxy --events x.jsonl; test $? -eq 2 || exit 1
+    "$FAULTLINE" proxy --events x.jsonl; test $? -eq 64 || exit 1
+    "$FAULTLINE" proxy --plan p --events x.jsonl --retries=21; test $? -eq 64 || exit 1
     echo "{\"version\":1}" >bad.json
     "$FAULTLINE" proxy --plan bad.json --events x.jsonl 2>err.txt; test $? -eq 2 || exit 1
     "$FAULTLINE" proxy --plan "$TMP/plan.json" --events x.jsonl --listen nonsense 2>err.txt; test $? -eq 2 || exit 1

@@ -54,14 +54,14 @@ test_expect "without --shell no tool is offered and the model has nothing to do"
     test "$(tail -n 1 out)" = "I have nothing to do here."
 '
 
-test_expect "usage errors exit 2" '
+test_expect "usage errors exit 64" '
     set +e
     "$FAULTLINE" agent >/dev/null 2>&1; a=$?
     "$FAULTLINE" agent --prompt x --api nope >/dev/null 2>&1; b=$?
     "$FAULTLINE" agent --prompt x --mcp "bad name=cmd" >/dev/null 2>&1; c=$?
     "$FAULTLINE" agent --prompt x --max-turns 0 >/dev/null 2>&1; d=$?
     set -e
-    test "$a$b$c$d" = 2222
+    test "$a$b$c$d" = 64646464
 '
 
 test_expect "the API key is never printed" '

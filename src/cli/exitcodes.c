@@ -1,0 +1,104 @@
+/*
+ * exitcodes: the one table of exit codes, per command (code, name, meaning). docs/cli.md's
+ * exit-code table is generated from it by `faultline help --exit-codes` (hidden; an e2e test
+ * fails when the page is stale). A command picks its codes from cli.h; a row here says what each
+ * means for it.
+ */
+#include <stdio.h>
+
+#include "cli/cli.h"
+#include "util/banned.h"
+
+struct exit_row {
+    const char *cmd; /* as shown in the table's first column */
+    const char *code;
+    const char *name;
+    const char *meaning;
+};
+
+#define USAGE_ROW(cmd)                                                                                   \
+    {                                                                                                    \
+        cmd, "64", "usage",                                                                              \
+            "an unknown option, a missing or extra argument, a flag value that is not a number, out of " \
+            "range or not one of the flag's words"                                                       \
+    }
+
+static const struct exit_row rows[] = {
+    {"`faultline`", "0", "ok", "`--help`, `--version`, `help [COMMAND]`"},
+    {"`faultline`", "1", "failure", "a command not linked into this build"},
+    USAGE_ROW("`faultline`"),
+    {"`list`", "0", "ok", "printed"},
+    {"`list`", "1", "failure", "stdout could not be written"},
+    USAGE_ROW("`list`"),
+    {"`validate`", "0", "ok", "every file valid"},
+    {"`validate`", "1", "failure",
+     "some file could not be read (not a regular file, I/O error), a `--json` line could not be "
+     "printed, or stdout could not be written; wins over 2"},
+    {"`validate`", "2", "invalid", "some file invalid (diagnostics as `FILE:LINE:COL`)"},
+    USAGE_ROW("`validate`"),
+    {"`schema`", "0", "ok", "printed"},
+    {"`schema`", "1", "failure",
+     "the schema could not be rendered, or stdout could not be written"},
+    USAGE_ROW("`schema`"),
+    {"`plan`", "0", "ok", "printed"},
+    {"`plan`", "1", "failure", "the experiment cannot be read, or stdout could not be written"},
+    {"`plan`", "2", "invalid",
+     "an invalid experiment (`FILE:LINE:COL`), `--rep` past the experiment's repetitions"},
+    USAGE_ROW("`plan`"),
+    {"`mock-model`", "0", "ok",
+     "stopped cleanly on SIGTERM/SIGINT; with `--check`, the script "
+     "is valid"},
+    {"`mock-model`", "1", "failure", "cannot read the script, open the log file, bind or serve"},
+    {"`mock-model`", "2", "invalid",
+     "an invalid script (`FILE:LINE:COL`), a non-loopback "
+     "`--listen`"},
+    USAGE_ROW("`mock-model`"),
+    {"`agent`", "0", "ok", "the model ended its turn"},
+    {"`agent`", "1", "failure",
+     "the model API failed (after the allowed retries), an MCP server could not be started, a "
+     "hook stopped the agent, interrupted (SIGINT/SIGTERM), cannot open the log file or read the "
+     "working directory"},
+    {"`agent`", "2", "invalid",
+     "an invalid `.claude/settings.json` or `--hook`, a prompt file "
+     "that cannot be read, a `--cwd` that cannot be entered"},
+    {"`agent`", "3", "max-turns", "`--max-turns` reached"},
+    USAGE_ROW("`agent`"),
+    {"`mcp`", "0", "ok", "the server exited 0"},
+    {"`mcp`", "1", "failure",
+     "cannot open the log file, cannot start the server, or the relay "
+     "failed"},
+    {"`mcp`", "2", "invalid", "an invalid plan or backend setting"},
+    USAGE_ROW("`mcp`"),
+    {"`mcp`", "other", "server",
+     "the server's own exit status; **128 + N** when the shim was stopped by signal N (SIGTERM, "
+     "SIGINT, SIGHUP)"},
+    {"`proxy`", "0", "ok", "stopped cleanly on SIGTERM/SIGINT (events flushed)"},
+    {"`proxy`", "1", "failure",
+     "cannot open the log file, read the plan or events file, bind or "
+     "serve"},
+    {"`proxy`", "2", "invalid",
+     "an invalid plan or `--listen` address, a mutating fault without `--sandboxed`"},
+    USAGE_ROW("`proxy`"),
+    {"`score`", "0", "scored", "verdict `scored`"},
+    {"`score`", "1", "aborted",
+     "verdict `aborted`, or the run folder cannot be read (a required "
+     "file missing or malformed)"},
+    {"`score`", "2", "invalid", "verdict `invalid` (a baseline failed verify, or no fault fired)"},
+    USAGE_ROW("`score`"),
+};
+
+void cli_exit_codes_markdown(FILE *f)
+{
+    fprintf(f, "| command | code | name | meaning |\n| --- | --- | --- | --- |\n");
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+        fprintf(f, "| %s | %s | %s | %s |\n", rows[i].cmd, rows[i].code, rows[i].name,
+                rows[i].meaning);
+}
+
+int cli_stdout_status(const char *cmd)
+{
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return EXIT_OK;
+    fprintf(stderr, "faultline %s: cannot write to stdout\n", cmd);
+    return EXIT_FAIL;
+}
