@@ -183,7 +183,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 2)
         return 0;
     stride = (size_t)(data[0] % 64) + 1;
-    jsonrpc_framer_init(&f, (size_t)(data[1] % 16 + 1) * 256);
+    /* 0xfe: a 64 KiB limit, for lines nested past jansson's 2048 levels. */
+    jsonrpc_framer_init(&f, data[1] == 0xfe ? 65536 : (size_t)(data[1] % 16 + 1) * 256);
     ntimers = 0;
     clock_ms = 0;
     s = mcp_session_new(&o, &b, &h);
