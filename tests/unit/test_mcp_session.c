@@ -1297,6 +1297,13 @@ static void test_unparsed_lists(void **state)
     server(s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"tools\":[{\"name\":\"gone\",\"x\":1e400}]}}");
     assert_canary_error(TO_CLIENT(s), 3, -32603);
     assert_int_equal(mcp_session_pending(s), 0);
+    /* An id that nothing can hold: relayed as it is, untracked. */
+    server(s, "{\"jsonrpc\":\"2.0\",\"id\":1e400,\"result\":{}}");
+    assert_string_equal(TO_CLIENT(s), "{\"jsonrpc\":\"2.0\",\"id\":1e400,\"result\":{}}\n");
+    assert_non_null(warning("jsonrpc_id_unparsed"));
+    client(s, "{\"jsonrpc\":\"2.0\",\"id\":\"\\ud83d\",\"method\":\"ping\"}");
+    assert_string_equal(TO_SERVER(s), "{\"jsonrpc\":\"2.0\",\"id\":\"\\ud83d\",\"method\":\"ping\"}\n");
+    assert_int_equal(mcp_session_pending(s), 0);
     /* Real garbage from the server is still dropped. */
     server(s, "{\"id\":3,\"result\":\"\\ud83d\"");
     server(s, "{\"x\":1e400}");
