@@ -119,7 +119,10 @@ static const struct evkind_field f_tool_call[] = {
     {"server", S, 0, 0, "MCP server name, when known", NULL, 0},
     {"id", S, 0, 0, "the call's id (JSON-RPC id as a string, hook `tool_use_id`), when any", NULL,
      0},
-    {"args", O, 0, 0, "the arguments (redacted, cut when large)", NULL, 0},
+    {"args", O, 0, 0,
+     "the arguments (redacted, cut when large; `{unparsed: true, bytes}` when the MCP shim could "
+     "not parse the request)",
+     NULL, 0},
     {"harness", S, 0, 0, "for `gate`: the harness", v_harness, 0},
 };
 
@@ -130,11 +133,14 @@ static const struct evkind_field f_tool_result[] = {
     {"ok", B, 0, 1, "the call succeeded: no JSON-RPC error and no `isError: true`", NULL, 0},
     {"error", S, 0, 0, "the error message when not ok", NULL, 0},
     {"result", ANY, 0, 0,
-     "the result content; over the shim's limit, `{truncated: true, bytes, text}` instead", NULL,
-     0},
+     "the result content; over the shim's limit, `{truncated: true, bytes, text}` instead; "
+     "`{unparsed: true, bytes, why}` when the MCP shim could not parse the reply",
+     NULL, 0},
     {"duration_ms", I, 0, 1, "from call to result", NULL, 0},
     {"faulted", B, 0, 0, "true when an injected fault produced or changed this result", NULL, 0},
-    {"delivered", B, 0, 0, "MCP shim: false when the agent never got this result (its stdout was gone); absent when it was sent", NULL, 0},
+    {"delivered", B, 0, 0,
+     "MCP shim: false when the agent never got this result (its stdout was gone); absent when it was sent",
+     NULL, 0},
     {"copy", I, 0, 0,
      "for the reply to a copy the shim sent itself (a duplicate-delivery fault): which copy", NULL,
      0},

@@ -256,6 +256,387 @@ json_t *jsonrpc_skim_id(const struct jsonrpc_skim *s)
     return v;
 }
 
+/* ---- lax scan ---- */
+
+/* The string starting at p[*i] (a '"'): moves *i past its closing quote. Escapes are checked
+ * for their form only (a lone surrogate is fine); bytes >= 0x80 are taken as they are, since
+ * a UTF-8 decoder never swallows an ASCII byte into an invalid sequence. Raw controls are not
+ * JSON. *esc is set when the string holds a backslash. */
+static int lax_string(const char *p, size_t n, size_t *i, int *esc)
+{
+    size_t k = *i + 1;
+
+    for (; k < n; k++) {
+        unsigned char c = (unsigned char)p[k];
+        if (c == '"') {
+            *i = k + 1;
+            return 0;
+        }
+        if (c < 0x20)
+            return -1;
+        if (c != '\\')
+            continue;
+        *esc = 1;
+        if (++k >= n)
+            return -1;
+        switch (p[k]) {
+        case '"':
+        case '\\':
+        case '/':
+        case 'b':
+        case 'f':
+        case 'n':
+        case 'r':
+        case 't':
+            break;
+        case 'u':
+            for (int j = 0; j < 4; j++) {
+                char h = ++k < n ? p[k] : '\0';
+                if (!((h >= '0' && h <= '9') || (h >= 'a' && h <= 'f') || (h >= 'A' && h <= 'F')))
+                    return -1;
+            }
+            break;
+        default:
+            return -1;
+        }
+    }
+    return -1;
+}
+
+static int is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+/* A number of any magnitude: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
+static int lax_number(const char *p, size_t n, size_t *i)
+{
+    size_t k = *i;
+
+    if (k < n && p[k] == '-')
+        k++;
+    if (k < n && p[k] == '0')
+        k++;
+    else if (k < n && is_digit(p[k]))
+        while (k < n && is_digit(p[k]))
+            k++;
+    else
+        return -1;
+    if (k < n && p[k] == '.') {
+        if (++k >= n || !is_digit(p[k]))
+            return -1;
+        while (k < n && is_digit(p[k]))
+            k++;
+    }
+    if (k < n && (p[k] == 'e' || p[k] == 'E')) {
+        k++;
+        if (k < n && (p[k] == '+' || p[k] == '-'))
+            k++;
+        if (k >= n || !is_digit(p[k]))
+            return -1;
+        while (k < n && is_digit(p[k]))
+            k++;
+    }
+    *i = k;
+    return 0;
+}
+
+static int lax_word(const char *p, size_t n, size_t *i, const char *w)
+{
+    size_t l = strlen(w);
+
+    if (n - *i < l || memcmp(p + *i, w, l) != 0)
+        return -1;
+    *i += l;
+    return 0;
+}
+
+static size_t lax_blank(const char *p, size_t n, size_t i)
+{
+    while (i < n && is_blank(p[i]))
+        i++;
+    return i;
+}
+
+/* The key at p[off..off+len) (with its quotes) equals key, decoded. */
+static int lax_key_is(const char *p, size_t off, size_t len, int esc, const char *key)
+{
+    size_t kl = strlen(key);
+    json_t *v;
+    int eq;
+
+    if (!esc)
+        return len == kl + 2 && memcmp(p + off + 1, key, kl) == 0;
+    v = json_loadb(p + off, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+    eq = json_is_string(v) && json_string_length(v) == kl &&
+         memcmp(json_string_value(v), key, kl) == 0;
+    json_decref(v);
+    return eq;
+}
+
+enum { LX_NONE = 0, LX_VERSION, LX_ID, LX_METHOD, LX_PARAMS, LX_RESULT, LX_ERROR };
+
+static int lax_field(const char *p, size_t off, size_t len, int esc)
+{
+    static const char *const names[] = {NULL,     "jsonrpc", "id",   "method",
+                                        "params", "result",  "error"};
+    for (int f = LX_VERSION; f <= LX_ERROR; f++)
+        if (lax_key_is(p, off, len, esc, names[f]))
+            return f;
+    return LX_NONE;
+}
+
+static struct jsonrpc_span *lax_slot(struct jsonrpc_lax *out, int f)
+{
+    switch (f) {
+    case LX_VERSION:
+        return &out->version;
+    case LX_ID:
+        return &out->id;
+    case LX_METHOD:
+        return &out->method;
+    case LX_PARAMS:
+        return &out->params;
+    case LX_RESULT:
+        return &out->result;
+    case LX_ERROR:
+        return &out->error;
+    }
+    return NULL;
+}
+
+static char lax_type(char c)
+{
+    switch (c) {
+    case '"':
+        return 's';
+    case '{':
+        return 'o';
+    case '[':
+        return 'a';
+    case 't':
+        return 't';
+    case 'f':
+        return 'f';
+    case 'n':
+        return 'z';
+    }
+    return 'n';
+}
+
+/*
+ * One pass, no recursion: a bit per open level (1 object, 0 array) on a stack that starts in
+ * the frame and moves to the heap past 4096 levels.
+ *
+ *   state   byte                       next
+ *   VALUE   '{'                        KEY (or AFTER on '}')
+ *   VALUE   '['                        VALUE (or AFTER on ']')
+ *   VALUE   string, number, word       AFTER
+ *   AFTER   (depth 0) end of text      accept
+ *   AFTER   ',' in an object / array   KEY / VALUE
+ *   AFTER   '}' / ']' closing its kind AFTER, one level up
+ *   KEY     string ':'                 VALUE
+ */
+int jsonrpc_lax_scan(const char *p, size_t n, struct jsonrpc_lax *out)
+{
+    uint64_t small[64], *stack = small;
+    size_t cap = sizeof(small) * 8, depth = 0, i, vstart = 0, kstart;
+    int field = LX_NONE, rc = -1, esc;
+    enum { ST_VALUE, ST_AFTER, ST_KEY } st = ST_VALUE;
+
+    memset(out, 0, sizeof(*out));
+    i = lax_blank(p, n, 0);
+    if (i < n)
+        out->type = lax_type(p[i]);
+    for (;;) {
+        char c;
+        if (st == ST_VALUE) {
+            i = lax_blank(p, n, i);
+            if (i >= n)
+                goto done;
+            c = p[i];
+            if (depth == 1)
+                vstart = i;
+            if (c == '{' || c == '[') {
+                if (depth == cap) {
+                    uint64_t *bigger = xmalloc(cap / 4);
+                    memcpy(bigger, stack, cap / 8);
+                    if (stack != small)
+                        free(stack);
+                    stack = bigger;
+                    cap *= 2;
+                }
+                if (c == '{')
+                    stack[depth / 64] |= (uint64_t)1 << (depth % 64);
+                else
+                    stack[depth / 64] &= ~((uint64_t)1 << (depth % 64));
+                depth++;
+                i = lax_blank(p, n, i + 1);
+                if (i < n && p[i] == (c == '{' ? '}' : ']')) {
+                    i++;
+                    depth--;
+                    st = ST_AFTER;
+                } else {
+                    st = c == '{' ? ST_KEY : ST_VALUE;
+                }
+                continue;
+            }
+            esc = 0;
+            if ((c == '"' && lax_string(p, n, &i, &esc) < 0) ||
+                (c == 't' && lax_word(p, n, &i, "true") < 0) ||
+                (c == 'f' && lax_word(p, n, &i, "false") < 0) ||
+                (c == 'n' && lax_word(p, n, &i, "null") < 0) ||
+                ((c == '-' || is_digit(c)) && lax_number(p, n, &i) < 0) ||
+                !(c == '"' || c == 't' || c == 'f' || c == 'n' || c == '-' || is_digit(c)))
+                goto done;
+            st = ST_AFTER;
+            continue;
+        }
+        if (st == ST_AFTER) {
+            int in_obj;
+            if (depth == 1 && field != LX_NONE && (stack[0] & 1)) {
+                struct jsonrpc_span *sp = lax_slot(out, field);
+                sp->off = vstart;
+                sp->len = i - vstart;
+                sp->type = lax_type(p[vstart]);
+                field = LX_NONE;
+            }
+            i = lax_blank(p, n, i);
+            if (depth == 0) {
+                rc = i == n ? 0 : -1;
+                goto done;
+            }
+            if (i >= n)
+                goto done;
+            c = p[i++];
+            in_obj = (stack[(depth - 1) / 64] >> ((depth - 1) % 64)) & 1;
+            if (c == ',') {
+                st = in_obj ? ST_KEY : ST_VALUE;
+            } else if (c == (in_obj ? '}' : ']')) {
+                depth--;
+            } else {
+                goto done;
+            }
+            continue;
+        }
+        /* ST_KEY */
+        i = lax_blank(p, n, i);
+        if (i >= n || p[i] != '"')
+            goto done;
+        kstart = i;
+        esc = 0;
+        if (lax_string(p, n, &i, &esc) < 0)
+            goto done;
+        if (depth == 1)
+            field = lax_field(p, kstart, i - kstart, esc);
+        i = lax_blank(p, n, i);
+        if (i >= n || p[i] != ':')
+            goto done;
+        i++;
+        st = ST_VALUE;
+    }
+done:
+    if (stack != small)
+        free(stack);
+    if (rc < 0)
+        memset(out, 0, sizeof(*out));
+    return rc;
+}
+
+/* Moves *i past the value at p[*i] of a text the scan accepted. */
+static void lax_skip(const char *p, size_t n, size_t *i)
+{
+    size_t nest = 0;
+    int in_str = 0, esc = 0;
+
+    if (p[*i] == '"') {
+        lax_string(p, n, i, &esc);
+        return;
+    }
+    if (p[*i] != '{' && p[*i] != '[') {
+        while (*i < n && !is_blank(p[*i]) && p[*i] != ',' && p[*i] != '}' && p[*i] != ']')
+            (*i)++;
+        return;
+    }
+    for (; *i < n; (*i)++) {
+        char c = p[*i];
+        if (in_str) {
+            if (esc)
+                esc = 0;
+            else if (c == '\\')
+                esc = 1;
+            else if (c == '"')
+                in_str = 0;
+        } else if (c == '"') {
+            in_str = 1;
+        } else if (c == '{' || c == '[') {
+            nest++;
+        } else if ((c == '}' || c == ']') && --nest == 0) {
+            (*i)++;
+            return;
+        }
+    }
+}
+
+int jsonrpc_lax_member(const char *p, const struct jsonrpc_span *obj, const char *key,
+                       struct jsonrpc_span *out)
+{
+    size_t n, i, kstart;
+    int found = 0;
+
+    if (obj == NULL || obj->type != 'o')
+        return 0;
+    n = obj->off + obj->len;
+    i = lax_blank(p, n, obj->off + 1);
+    while (i < n && p[i] == '"') {
+        int esc = 0, match;
+        kstart = i;
+        lax_string(p, n, &i, &esc);
+        match = lax_key_is(p, kstart, i - kstart, esc, key);
+        i = lax_blank(p, n, i) + 1; /* the ':' */
+        i = lax_blank(p, n, i);
+        if (i >= n)
+            break;
+        if (match) {
+            out->off = i;
+            out->type = lax_type(p[i]);
+            found = 1;
+        }
+        lax_skip(p, n, &i);
+        if (match)
+            out->len = i - out->off;
+        i = lax_blank(p, n, i);
+        if (i < n && p[i] == ',')
+            i = lax_blank(p, n, i + 1);
+    }
+    return found;
+}
+
+int jsonrpc_lax_path(const char *p, const struct jsonrpc_span *obj, const char *const *keys,
+                     struct jsonrpc_span *out)
+{
+    struct jsonrpc_span cur = *obj;
+
+    for (; *keys; keys++)
+        if (!jsonrpc_lax_member(p, &cur, *keys, &cur))
+            return 0;
+    *out = cur;
+    return 1;
+}
+
+json_t *jsonrpc_lax_value(const char *p, const struct jsonrpc_span *sp)
+{
+    json_t *v;
+
+    if (sp == NULL || sp->type == 0 || sp->type == 'o' || sp->type == 'a')
+        return NULL;
+    v = json_loadb(p + sp->off, sp->len, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+    if (v == NULL && sp->type == 'n')
+        v = json_loadb(p + sp->off, sp->len,
+                       JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, NULL);
+    return v;
+}
+
 /* ---- framing ---- */
 
 void jsonrpc_framer_init(struct jsonrpc_framer *f, size_t max_line)
@@ -394,7 +775,7 @@ static enum jsonrpc_kind not_rpc(struct jsonrpc_msg *m, const char *why)
     m->id = NULL;
     m->method = NULL;
     m->params = m->result = m->error = NULL;
-    m->flags = 0;
+    m->flags &= JSONRPC_F_OPAQUE;
     return m->kind = JSONRPC_NOT_RPC;
 }
 
@@ -413,10 +794,7 @@ enum jsonrpc_kind jsonrpc_classify(json_t *v, struct jsonrpc_msg *m)
 {
     json_t *ver, *method;
 
-    m->id = m->params = m->result = m->error = NULL;
-    m->method = NULL;
-    m->flags = 0;
-    m->why[0] = '\0';
+    memset(m, 0, sizeof(*m));
     if (json_is_array(v)) {
         if (json_array_size(v) == 0)
             return not_rpc(m, "empty batch");
@@ -476,6 +854,7 @@ enum jsonrpc_kind jsonrpc_classify(json_t *v, struct jsonrpc_msg *m)
 enum jsonrpc_kind jsonrpc_parse(const char *line, size_t len, struct jsonrpc_msg *m)
 {
     json_error_t je;
+    json_t *root;
     size_t i;
 
     memset(m, 0, sizeof(*m));
@@ -491,12 +870,100 @@ enum jsonrpc_kind jsonrpc_parse(const char *line, size_t len, struct jsonrpc_msg
         snprintf(m->why, sizeof(m->why), "column %d: %.160s", je.column, je.text);
         return m->kind = JSONRPC_NOT_JSON;
     }
-    return jsonrpc_classify(m->root, m);
+    root = m->root;
+    jsonrpc_classify(root, m);
+    m->root = root;
+    return m->kind;
+}
+
+/* Classifies a text the lax scan accepted, as jsonrpc_classify does a tree. */
+static enum jsonrpc_kind lax_classify(const char *line, struct jsonrpc_msg *m)
+{
+    const struct jsonrpc_lax *lx = &m->lax;
+
+    m->flags = JSONRPC_F_OPAQUE;
+    if (lx->type == 'a')
+        return m->kind = JSONRPC_BATCH; /* "[]" is not opaque: jansson takes it */
+    if (lx->type != 'o')
+        return not_rpc(m, "not an object");
+    if (lx->version.type != 's' || lx->version.len != 5 ||
+        memcmp(line + lx->version.off, "\"2.0\"", 5) != 0)
+        m->flags |= JSONRPC_F_NO_VERSION;
+    if (lx->id.type == 'z' || lx->id.type == 's' || lx->id.type == 'n') {
+        m->own_id = jsonrpc_lax_value(line, &lx->id);
+        if (m->own_id == NULL)
+            m->flags |= JSONRPC_F_OPAQUE_ID;
+        else if (json_is_real(m->own_id))
+            m->flags |= JSONRPC_F_REAL_ID;
+    }
+    m->id = m->own_id;
+    if (lx->method.type != 0) {
+        json_t *v;
+        if (lx->method.type != 's')
+            return not_rpc(m, "method is not a string");
+        if (lx->result.type || lx->error.type)
+            return not_rpc(m, "both a method and a result or error");
+        v = jsonrpc_lax_value(line, &lx->method);
+        if (v)
+            m->own_method = xstrdup(json_string_value(v));
+        else /* undecodable: its raw text, only ever compared and quoted */
+            m->own_method = xstrndup(line + lx->method.off + 1, lx->method.len - 2);
+        json_decref(v);
+        m->method = m->own_method;
+        if (lx->params.type && lx->params.type != 'o' && lx->params.type != 'a')
+            m->flags |= JSONRPC_F_BAD_PARAMS;
+        if (lx->id.type == 0)
+            return m->kind = JSONRPC_NOTIFICATION;
+        if (lx->id.type == 'z')
+            m->flags |= JSONRPC_F_NULL_ID;
+        else if (lx->id.type != 's' && lx->id.type != 'n')
+            return not_rpc(m, "id is not a string or a number");
+        return m->kind = JSONRPC_REQUEST;
+    }
+    if (lx->result.type && lx->error.type)
+        return not_rpc(m, "both a result and an error");
+    if (lx->result.type) {
+        if (lx->id.type == 0 || lx->id.type == 'z')
+            return not_rpc(m, "result without an id");
+        if (lx->id.type != 's' && lx->id.type != 'n')
+            return not_rpc(m, "id is not a string or a number");
+        return m->kind = JSONRPC_RESPONSE;
+    }
+    if (lx->error.type) {
+        struct jsonrpc_span code, msg;
+        if (!jsonrpc_lax_member(line, &lx->error, "code", &code) || code.type != 'n' ||
+            memchr(line + code.off, '.', code.len) || memchr(line + code.off, 'e', code.len) ||
+            memchr(line + code.off, 'E', code.len) ||
+            !jsonrpc_lax_member(line, &lx->error, "message", &msg) || msg.type != 's')
+            m->flags |= JSONRPC_F_BAD_ERROR;
+        if (lx->id.type == 0 || lx->id.type == 'z') {
+            m->flags |= JSONRPC_F_NULL_ID;
+            m->flags &= ~(unsigned)JSONRPC_F_OPAQUE_ID;
+            json_decref(m->own_id);
+            m->own_id = m->id = NULL;
+        } else if (lx->id.type != 's' && lx->id.type != 'n') {
+            return not_rpc(m, "id is not a string or a number");
+        }
+        return m->kind = JSONRPC_ERROR;
+    }
+    return not_rpc(m, "neither a method, a result nor an error");
+}
+
+enum jsonrpc_kind jsonrpc_parse_lax(const char *line, size_t len, struct jsonrpc_msg *m)
+{
+    struct jsonrpc_lax lx;
+
+    if (jsonrpc_parse(line, len, m) != JSONRPC_NOT_JSON || jsonrpc_lax_scan(line, len, &lx) < 0)
+        return m->kind;
+    m->lax = lx;
+    return lax_classify(line, m);
 }
 
 void jsonrpc_msg_release(struct jsonrpc_msg *m)
 {
     json_decref(m->root);
+    json_decref(m->own_id);
+    free(m->own_method);
     memset(m, 0, sizeof(*m));
 }
 

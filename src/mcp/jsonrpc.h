@@ -12,6 +12,14 @@
  * JSON-RPC (valid JSON of the wrong shape), not JSON, or empty. Soft violations (a missing
  * "jsonrpc":"2.0", a null id, malformed params) keep the class and set a flag.
  *
+ * Lax scan: jansson refuses some texts that JavaScript's JSON.parse, which Node-based MCP peers
+ * use, accepts: a lone surrogate escape ("\ud83d", what JSON.stringify writes for a cut emoji),
+ * bytes that are not UTF-8 (Node's stream decoder turns them into U+FFFD before parsing),
+ * numbers past the range of a double (1e400 is Infinity) and nesting deeper than jansson's 2048
+ * levels. The lax scan checks RFC 8259's grammar without those four limits, builds no tree, and
+ * indexes the members of an object as slices of the text. jsonrpc_parse_lax classifies such a
+ * line from the scan (JSONRPC_F_OPAQUE: no tree, the members are only slices).
+ *
  * Ids: request ids are independent per direction, so a peer keeps one id map per direction.
  * Ids are compared as JSON values by type: 1 and "1" differ; 1 and 1.0 differ too (as JSON
  * texts they do, and SDKs echo ids verbatim).
@@ -105,6 +113,39 @@ enum jsonrpc_frame jsonrpc_framer_next(struct jsonrpc_framer *f, const char **li
  * the limit has none) or is NULL. */
 uint64_t jsonrpc_framer_finish(struct jsonrpc_framer *f, const char **line, size_t *held);
 
+/* ---- lax scan ---- */
+
+/* A value inside a text: bytes [off, off + len). type: 0 absent, 's' string, 'n' number,
+ * 'o' object, 'a' array, 't' true, 'f' false, 'z' null. */
+struct jsonrpc_span {
+    size_t off, len;
+    char type;
+};
+
+/* The top level of a text: its type and, for an object, its JSON-RPC members (the last of
+ * duplicate keys, as JSON.parse keeps). */
+struct jsonrpc_lax {
+    char type;
+    struct jsonrpc_span version, id, method, params, result, error;
+};
+
+/* Checks that p[0..n) is one JSON text as JSON.parse takes it (above) and indexes its top
+ * level into *out. 0, or -1 when it is not JSON (*out then says nothing). Nesting is limited
+ * only by n; the stack it needs beyond 4096 levels (one bit a level) is allocated. */
+int jsonrpc_lax_scan(const char *p, size_t n, struct jsonrpc_lax *out);
+/* The last member named key of the object at *obj in the text p that jsonrpc_lax_scan
+ * accepted: 1 with *out set, else 0 (no such member, obj not an object). Keys are compared
+ * decoded ("\u0069d" is "id"). No allocation for keys without escapes. */
+int jsonrpc_lax_member(const char *p, const struct jsonrpc_span *obj, const char *key,
+                       struct jsonrpc_span *out);
+/* Follows a path of member names (NULL-terminated) from *obj: 1 with *out set, else 0. */
+int jsonrpc_lax_path(const char *p, const struct jsonrpc_span *obj, const char *const *keys,
+                     struct jsonrpc_span *out);
+/* The scalar at *sp as a jansson value (new reference): strings, numbers (an integer too big
+ * for json_int_t as a real), true, false, null; NULL for what jansson cannot hold (a lone
+ * surrogate, bytes that are not UTF-8, 1e400) and for objects and arrays. */
+json_t *jsonrpc_lax_value(const char *p, const struct jsonrpc_span *sp);
+
 /* ---- classification ---- */
 
 enum jsonrpc_kind {
@@ -124,7 +165,12 @@ enum {
     JSONRPC_F_NULL_ID = 1 << 1,    /* a request with id null, or an error with id null/absent */
     JSONRPC_F_BAD_PARAMS = 1 << 2, /* params neither object nor array */
     JSONRPC_F_BAD_ERROR = 1 << 3,  /* error not {code: integer, message: string} */
-    JSONRPC_F_REAL_ID = 1 << 4     /* a non-integer numeric id */
+    JSONRPC_F_REAL_ID = 1 << 4,    /* a non-integer numeric id */
+    /* jsonrpc_parse_lax only: valid JSON (as JSON.parse takes it) that jansson refused. root,
+     * params, result and error are NULL; lax indexes the members; id and method are copies. */
+    JSONRPC_F_OPAQUE = 1 << 5,
+    /* With F_OPAQUE: the id is there but jansson cannot hold it either; id is NULL. */
+    JSONRPC_F_OPAQUE_ID = 1 << 6
 };
 
 struct jsonrpc_msg {
@@ -136,13 +182,20 @@ struct jsonrpc_msg {
     json_t *result;     /* borrowed; responses */
     json_t *error;      /* borrowed; error responses */
     unsigned flags;     /* JSONRPC_F_* */
-    char why[200];      /* NOT_JSON / NOT_RPC: what is wrong, e.g. "column 12: ..." */
+    char why[200];      /* NOT_JSON / NOT_RPC / F_OPAQUE: what is wrong, e.g. "column 12: ..." */
+    struct jsonrpc_lax lax; /* F_OPAQUE: where the members are in the line */
+    json_t *own_id;         /* F_OPAQUE: the id (owned; id points here) */
+    char *own_method;       /* F_OPAQUE: the method, decoded (owned; method points here) */
 };
 
 /* Parses and classifies one line. Returns m->kind. m is caller-owned; release it with
  * jsonrpc_msg_release even when the line was not JSON. Never fails otherwise. */
 enum jsonrpc_kind jsonrpc_parse(const char *line, size_t len, struct jsonrpc_msg *m);
-/* Classifies an already parsed value v (borrowed: m->root stays NULL), e.g. a batch element. */
+/* jsonrpc_parse, and a line that jansson refuses but JSON.parse accepts is classified from the
+ * lax scan with JSONRPC_F_OPAQUE (root NULL) instead of being NOT_JSON. */
+enum jsonrpc_kind jsonrpc_parse_lax(const char *line, size_t len, struct jsonrpc_msg *m);
+/* Classifies an already parsed value v (borrowed: m->root is set to NULL), e.g. a batch
+ * element. m need not be initialised; release it with jsonrpc_msg_release. */
 enum jsonrpc_kind jsonrpc_classify(json_t *v, struct jsonrpc_msg *m);
 void jsonrpc_msg_release(struct jsonrpc_msg *m);
 /* "request", "notification", ... */

@@ -126,6 +126,8 @@ struct call {
     int listen;      /* subscriptions/listen asking for toolsListChanged */
     int cancelled;   /* the client cancelled it */
     int dup;         /* a shim-made copy: its copy number (2, 3...), else 0 */
+    int opaque;      /* the request was JSON that jansson cannot hold (params unknown) */
+    size_t rawbytes; /* opaque: the request's length, for the tool_call event */
     int copies_left; /* tool.duplicate_delivery: copies still to send after this reply */
     int gap_ms;
     struct mcp_decision fault; /* fault.inject: a fault rides on this call */
@@ -439,6 +441,9 @@ static void emit_tool_call(struct mcp_session *s, struct call *c)
                    "server", mcp_session_server_name(s), "id", idt);
     if (c->args)
         json_object_set(ev, "args", c->args);
+    else if (c->opaque)
+        json_object_set_new(
+            ev, "args", json_pack("{s:b, s:I}", "unparsed", 1, "bytes", (json_int_t)c->rawbytes));
     emit(s, ev);
 }
 
@@ -555,6 +560,80 @@ static void answer_error_fault(struct mcp_session *s, struct call *c, int code, 
     emit_tool_result(s, c, NULL, t.data, 1, NULL);
     buf_release(&t);
     call_free(s, c);
+}
+
+/* ---- lines jansson cannot hold (JSONRPC_F_OPAQUE) ---- */
+
+/* The scalar at sp.k1.k2 of an opaque line (k1, k2 may be NULL), as a new reference, or NULL
+ * when absent or not one jansson can hold. */
+static json_t *opaque_get(const char *line, const struct jsonrpc_span *sp, const char *k1,
+                          const char *k2)
+{
+    const char *keys[3] = {k1, k1 ? k2 : NULL, NULL};
+    struct jsonrpc_span v;
+
+    if (sp->type == 0 || !jsonrpc_lax_path(line, sp, keys, &v))
+        return NULL;
+    return jsonrpc_lax_value(line, &v);
+}
+
+/* The type of the value at sp.k1.k2 ('t' true...; 0 when absent). */
+static char opaque_type(const char *line, const struct jsonrpc_span *sp, const char *k1,
+                        const char *k2)
+{
+    const char *keys[3] = {k1, k2, NULL};
+    struct jsonrpc_span v;
+
+    if (sp->type == 0 || !jsonrpc_lax_path(line, sp, keys, &v))
+        return 0;
+    return v.type;
+}
+
+/* What jansson said of an opaque line, without the text it quotes ("near '...'"). */
+static void opaque_why(const struct jsonrpc_msg *m, char *out, size_t n)
+{
+    const char *near = strstr(m->why, " near ");
+
+    snprintf(out, n, "%.*s", near ? (int)(near - m->why) : (int)strlen(m->why), m->why);
+    sanitize_utf8(out);
+}
+
+/* The tool_result fields for an opaque reply: a note in place of the result, and the isError
+ * the scan can still see. A new reference. */
+static json_t *opaque_result(const struct jsonrpc_msg *m, const char *line, size_t len)
+{
+    char why[200];
+    json_t *x;
+
+    opaque_why(m, why, sizeof(why));
+    x = json_pack("{s:{s:b, s:I, s:s}}", "result", "unparsed", 1, "bytes", (json_int_t)len, "why",
+                  why);
+    if (m->kind == JSONRPC_RESPONSE && opaque_type(line, &m->lax.result, "isError", NULL) == 't') {
+        json_object_set_new(x, "ok", json_false());
+        json_object_set_new(x, "error",
+                            json_string("the tool reported isError (the reply could not be "
+                                        "parsed for its text)"));
+    }
+    return x;
+}
+
+/* A fault (kind; report: a fault_injected event too) must change a message the shim cannot
+ * parse: the client's request gets a JSON-RPC error with the canary instead, never silence. */
+static void refuse_unparsed(struct mcp_session *s, struct call *c, const char *kind,
+                            int from_client, int report)
+{
+    struct buf t = BUF_INIT;
+
+    warn(s, "fault_unparsed", from_client,
+         "%s on '%s': the %s is JSON that the shim cannot parse, so the fault cannot change it; "
+         "the client gets a JSON-RPC error",
+         kind, c->tool ? c->tool : "", from_client ? "request" : "server's reply");
+    buf_addf(&t, "faultline could not apply %s: the %s is JSON that the MCP shim cannot parse",
+             kind, from_client ? "request" : "MCP server's reply");
+    answer_error_fault(
+        s, c, JSONRPC_INTERNAL_ERROR, t.data,
+        report ? json_pack("{s:b, s:s}", "unparsed", 1, "applied_as", "error") : NULL, report);
+    buf_release(&t);
 }
 
 /* ---- list changes (mcp.toolset_change, mcp.schema_drift) ---- */
@@ -980,12 +1059,24 @@ static void handle_tool_call(struct mcp_session *s, struct call *c, struct jsonr
                              const char *line, size_t len)
 {
     json_t *params = m->params;
-    const char *name = json_string_value(json_object_get(params, "name"));
+    json_t *opaque_name = NULL;
+    const char *name;
     struct plan_call pc;
     struct mcp_decision d;
     json_t *rename;
 
+    if (m->flags & JSONRPC_F_OPAQUE) {
+        /* No tree: the name from the scan; the arguments stay unknown (NULL). */
+        opaque_name = opaque_get(line, &m->lax.params, "name", NULL);
+        name = json_string_value(opaque_name);
+        c->opaque = 1;
+        c->rawbytes = len;
+    } else {
+        name = json_string_value(json_object_get(params, "name"));
+    }
     c->tool = name ? xstrdup(name) : NULL;
+    name = c->tool;
+    json_decref(opaque_name);
     c->params = json_incref(params);
     c->args = json_incref(json_object_get(params, "arguments"));
     s->tool_calls++;
@@ -1010,6 +1101,10 @@ static void handle_tool_call(struct mcp_session *s, struct call *c, struct jsonr
         return;
     }
     rename = json_object_get(s->drift, name);
+    if (rename && c->opaque) {
+        refuse_unparsed(s, c, "mcp.schema_drift", 1, 0);
+        return;
+    }
     if (rename) {
         json_t *back = NULL;
         const char *old = mcp_alter_check_args(c->args, rename, &back);
@@ -1054,6 +1149,19 @@ static void handle_tool_call(struct mcp_session *s, struct call *c, struct jsonr
         forward_raw(s, line, len);
         return;
     }
+    if (c->opaque && c->fk == FK_SCHEMA_DRIFT) {
+        refuse_unparsed(s, c, d.kind, 1, 1);
+        return;
+    }
+    if (c->opaque && (c->fk == FK_DUPLICATE || c->fk == FK_CONCURRENT_DUPLICATE)) {
+        warn(s, "fault_not_applied", 1,
+             "%s on '%s': the request is JSON that the shim cannot parse, so no copy can be "
+             "made; the call goes through",
+             d.kind, name);
+        c->fault.inject = 0;
+        forward_raw(s, line, len);
+        return;
+    }
     start_fault(s, c, m, line, len);
 }
 
@@ -1076,7 +1184,8 @@ static void handle_client_request(struct mcp_session *s, struct jsonrpc_msg *m, 
     }
     c = call_new(s, m->id, m->method);
     s->pending_client++;
-    if (is_stateless_request(m->params))
+    if (is_stateless_request(m->params) ||
+        ((m->flags & JSONRPC_F_OPAQUE) && opaque_type(line, &m->lax.params, "_meta", META_VERSION)))
         s->stateless = c->stateless = 1;
     rc = jsonrpc_idmap_put(&s->c2s, m->id, c);
     if (rc == ERR_INVALID) {
@@ -1099,8 +1208,10 @@ static void handle_client_request(struct mcp_session *s, struct jsonrpc_msg *m, 
         return;
     }
     if (strcmp(m->method, "subscriptions/listen") == 0)
-        c->listen = json_is_true(
-            json_object_get(json_object_get(m->params, "notifications"), "toolsListChanged"));
+        c->listen = json_is_true(json_object_get(json_object_get(m->params, "notifications"),
+                                                 "toolsListChanged")) ||
+                    ((m->flags & JSONRPC_F_OPAQUE) &&
+                     opaque_type(line, &m->lax.params, "notifications", "toolsListChanged") == 't');
     forward_raw(s, line, len);
     c->state = CALL_FORWARDED;
 }
@@ -1116,8 +1227,11 @@ static struct call *find_waiting(struct mcp_session *s, const json_t *id)
 static void handle_client_notification(struct mcp_session *s, struct jsonrpc_msg *m,
                                        const char *line, size_t len)
 {
+    json_t *own =
+        (m->flags & JSONRPC_F_OPAQUE) ? opaque_get(line, &m->lax.params, "requestId", NULL) : NULL;
+
     if (strcmp(m->method, "notifications/cancelled") == 0) {
-        json_t *rid = json_object_get(m->params, "requestId");
+        json_t *rid = own ? own : json_object_get(m->params, "requestId");
         struct call *c = rid ? jsonrpc_idmap_get(&s->c2s, rid) : NULL;
         if (c == NULL && rid)
             c = find_waiting(s, rid);
@@ -1129,11 +1243,13 @@ static void handle_client_notification(struct mcp_session *s, struct jsonrpc_msg
             if (strcmp(c->method, "tools/call") == 0)
                 emit_tool_result(s, c, NULL, "cancelled by the client", c->fault.inject, NULL);
             call_free(s, c);
+            json_decref(own);
             return;
         }
         if (c)
             c->cancelled = 1;
     }
+    json_decref(own);
     if (s->server_gone || s->server_input_closed)
         return;
     forward_raw(s, line, len);
@@ -1173,12 +1289,42 @@ static void soft_flags(struct mcp_session *s, const struct jsonrpc_msg *m, int f
 
 static void track_batch(struct mcp_session *s, json_t *arr, int from_client);
 
+/* Reports a line jansson refused but JSON.parse accepts (JSONRPC_F_OPAQUE). Returns 1 when it
+ * was relayed here: a message whose id even the scan cannot turn into a value is relayed as
+ * is, untracked. */
+static int opaque_line(struct mcp_session *s, const struct jsonrpc_msg *m, const char *line,
+                       size_t len, int from_client)
+{
+    char why[200];
+
+    if (!(m->flags & JSONRPC_F_OPAQUE) || m->kind == JSONRPC_NOT_RPC)
+        return 0;
+    opaque_why(m, why, sizeof(why));
+    warn(s, "jsonrpc_unparsed", from_client,
+         "a %s of %zu bytes that jansson cannot parse (%s) but JSON.parse accepts: relayed as "
+         "is, read by a scan",
+         jsonrpc_kind_name(m->kind), len, why);
+    if (!(m->flags & JSONRPC_F_OPAQUE_ID))
+        return 0;
+    warn(s, "jsonrpc_id_unparsed", from_client, "a %s whose id cannot be read: relayed untracked",
+         jsonrpc_kind_name(m->kind));
+    if (from_client && !s->server_gone && !s->server_input_closed)
+        forward_raw(s, line, len);
+    else if (!from_client && !s->client_gone)
+        write_line(&s->to_client, line, len);
+    return 1;
+}
+
 void mcp_session_client_line(struct mcp_session *s, const char *line, size_t len)
 {
     struct jsonrpc_msg m;
     char ex[80];
 
-    switch (jsonrpc_parse(line, len, &m)) {
+    if (jsonrpc_parse_lax(line, len, &m) != JSONRPC_NOT_JSON && opaque_line(s, &m, line, len, 1)) {
+        jsonrpc_msg_release(&m);
+        return;
+    }
+    switch (m.kind) {
     case JSONRPC_EMPTY:
         warn(s, "jsonrpc_empty_line", 1, "an empty line");
         forward_raw(s, line, len);
@@ -1196,8 +1342,11 @@ void mcp_session_client_line(struct mcp_session *s, const char *line, size_t len
             forward_raw(s, line, len);
         break;
     case JSONRPC_BATCH:
-        warn(s, "jsonrpc_batch", 1, "a batch of %zu messages (relayed as is, no faults)",
-             json_array_size(m.root));
+        if (m.root == NULL)
+            warn(s, "jsonrpc_batch", 1, "a batch jansson cannot parse (relayed as is, untracked)");
+        else
+            warn(s, "jsonrpc_batch", 1, "a batch of %zu messages (relayed as is, no faults)",
+                 json_array_size(m.root));
         track_batch(s, m.root, 1);
         if (!s->server_gone)
             forward_raw(s, line, len);
@@ -1384,17 +1533,88 @@ static void send_commit_timeout(struct mcp_session *s, struct call *c)
     call_free(s, c);
 }
 
+/* A tools/call reply jansson cannot hold. Faults that only drop, replace or copy the reply
+ * apply as usual; those that change the result answer with an error instead. */
+static void on_opaque_tool_reply(struct mcp_session *s, struct call *c, struct jsonrpc_msg *m,
+                                 const char *errmsg, const char *line, size_t len)
+{
+    int inject = c->fault.inject;
+    int alters = inject && (c->fk == FK_OMISSION || c->fk == FK_WRONG_DATA ||
+                            c->fk == FK_VIOLATING_OUTPUT || c->fk == FK_INJECT_RESULT);
+
+    if (inject && c->fk == FK_TIMEOUT_AFTER_COMMIT) {
+        long long ms = opt_int(c, "timeout_ms", 30000);
+        emit_fault(s, c,
+                   json_pack("{s:I, s:b, s:{s:b, s:I}}", "timeout_ms", (json_int_t)ms, "server_ok",
+                             m->kind == JSONRPC_RESPONSE &&
+                                 opaque_type(line, &m->lax.result, "isError", NULL) != 't',
+                             "server_result", "unparsed", 1, "bytes", (json_int_t)len));
+        if (ms <= 0) {
+            send_commit_timeout(s, c);
+            return;
+        }
+        c->state = CALL_WAIT_TIMEOUT;
+        timer_set(s, c, TIMER_COMMIT_ERROR, ms);
+        return;
+    }
+    if (inject && c->fk == FK_MALFORMED) {
+        enum mcp_malformed_mode mode =
+            opt_is(c, "mode", "invalid_json", 0) ? MCP_MALFORMED_INVALID_JSON
+            : opt_is(c, "mode", "wrong_type", 0) ? MCP_MALFORMED_WRONG_TYPE
+                                                 : MCP_MALFORMED_MISSING_CONTENT;
+        mcp_alter_malformed(&s->to_client, c->id, NULL, mode, canary(s));
+        emit_fault(s, c,
+                   json_pack("{s:s, s:b}", "mode", opt_str(c, "mode", "missing_content"),
+                             "server_result_unparsed", 1));
+        emit_tool_result(s, c, NULL, "malformed reply (injected)", 1, NULL);
+        call_free(s, c);
+        return;
+    }
+    if (alters && m->kind == JSONRPC_RESPONSE) {
+        refuse_unparsed(s, c, c->fault.kind, 0, 1);
+        return;
+    }
+    if (alters && m->kind == JSONRPC_ERROR)
+        warn(s, "fault_not_applied", 0,
+             "%s on '%s': the server answered with an error, not a result; passed through",
+             c->fault.kind, c->tool);
+    write_line(&s->to_client, line, len);
+    if (inject && c->fk == FK_DUPLICATE) {
+        int copies = (int)opt_int(c, "copies", 2);
+        int gap = (int)opt_int(c, "gap_ms", 0);
+        emit_fault(s, c, json_pack("{s:i, s:i}", "copies", copies, "gap_ms", gap));
+        emit_tool_result(s, c, NULL, errmsg, 0, opaque_result(m, line, len));
+        if (copies > 1 && !s->server_gone)
+            send_duplicate(s, c->tool, c->params, 2, copies - 2, gap, &c->fault, c->stateless);
+    } else {
+        emit_tool_result(s, c, NULL, errmsg, 0, opaque_result(m, line, len));
+    }
+    call_free(s, c);
+}
+
 static void on_tool_reply(struct mcp_session *s, struct call *c, struct jsonrpc_msg *m,
                           const char *line, size_t len)
 {
     json_t *result = m->kind == JSONRPC_RESPONSE ? m->result : NULL;
     const char *errmsg =
         m->kind == JSONRPC_ERROR ? json_string_value(json_object_get(m->error, "message")) : NULL;
+    int opaque = (m->flags & JSONRPC_F_OPAQUE) != 0;
+    json_t *opmsg = NULL;
     int changed = 0;
 
+    if (opaque && m->kind == JSONRPC_ERROR) {
+        opmsg = opaque_get(line, &m->lax.error, "message", NULL);
+        errmsg = json_string_value(opmsg);
+    }
     if (m->kind == JSONRPC_ERROR && errmsg == NULL)
         errmsg = "JSON-RPC error";
     cache_first_result(s, c, result);
+    if (opaque) {
+        /* Nothing here can change what it carries: relayed as is unless a fault must. */
+        on_opaque_tool_reply(s, c, m, errmsg, line, len);
+        json_decref(opmsg);
+        return;
+    }
     if (!c->fault.inject) {
         write_line(&s->to_client, line, len);
         emit_tool_result(s, c, result, errmsg, 0, NULL);
@@ -1505,6 +1725,72 @@ static void on_tool_reply(struct mcp_session *s, struct call *c, struct jsonrpc_
     call_free(s, c);
 }
 
+/* 1 when the plan holds a mcp.annotation_lie that may apply to this server. */
+static int plan_has_annotation_lie(struct mcp_session *s)
+{
+    json_t *faults = s->b.plan_faults ? s->b.plan_faults(s->b.ctx) : NULL;
+    size_t i;
+    json_t *f;
+
+    json_array_foreach(faults, i, f)
+    {
+        const char *kind = json_string_value(json_object_get(f, "kind"));
+        if (kind && strcmp(kind, "mcp.annotation_lie") == 0 && fault_for_mcp(f) &&
+            fault_server_matches(s, f))
+            return 1;
+    }
+    return 0;
+}
+
+/* A result jansson cannot hold for a request other than tools/call. The handshake reply is
+ * read by the scan (the server's name, tools.listChanged) and relayed as is; a tools/list
+ * reply that earlier faults must change gets an error instead. */
+static void on_opaque_reply(struct mcp_session *s, struct call *c, struct jsonrpc_msg *m,
+                            const char *line, size_t len)
+{
+    const struct jsonrpc_span *r = &m->lax.result;
+
+    if (strcmp(c->method, "initialize") == 0 || strcmp(c->method, "server/discover") == 0) {
+        json_t *name = opaque_get(line, r, "serverInfo", "name");
+        const char *keys[] = {"capabilities", "tools", "listChanged", NULL};
+        struct jsonrpc_span lc;
+        if (!s->server_named && json_string_length(name) > 0) {
+            free(s->server);
+            s->server = xstrdup(json_string_value(name));
+        }
+        json_decref(name);
+        s->client_saw_list_changed = jsonrpc_lax_path(line, r, keys, &lc) && lc.type == 't';
+        if (!s->client_saw_list_changed && plan_may_notify(s))
+            warn(s, "fault_unparsed", 0,
+                 "the %s reply is JSON that the shim cannot parse: tools.listChanged is not "
+                 "announced to the client",
+                 c->method);
+    } else if (strcmp(c->method, "tools/list") == 0) {
+        if (json_object_size(s->removed) + json_object_size(s->redefined) +
+                json_object_size(s->drift) >
+            0) {
+            struct buf t = BUF_INIT;
+            warn(s, "fault_unparsed", 0,
+                 "a tools/list reply that earlier faults must change is JSON that the shim "
+                 "cannot parse; the client gets a JSON-RPC error");
+            mcp_alter_canary_text(&t,
+                                  "faultline could not apply the tool list changes of earlier "
+                                  "faults: the MCP server's tools/list reply is JSON that the "
+                                  "MCP shim cannot parse",
+                                  canary(s));
+            if (!s->client_gone)
+                answer_error(s, c, JSONRPC_INTERNAL_ERROR, t.data);
+            buf_release(&t);
+            return;
+        }
+        if (plan_has_annotation_lie(s))
+            warn(s, "fault_not_applied", 0,
+                 "mcp.annotation_lie: the tools/list reply is JSON that the shim cannot parse; "
+                 "passed through unchanged");
+    }
+    write_line(&s->to_client, line, len);
+}
+
 static void on_server_reply(struct mcp_session *s, struct jsonrpc_msg *m, const char *line,
                             size_t len)
 {
@@ -1522,11 +1808,13 @@ static void on_server_reply(struct mcp_session *s, struct jsonrpc_msg *m, const 
     c->in_map = 0;
     if (c->dup) {
         /* The shim's own copy: the client never asked for it. */
+        json_t *x = (m->flags & JSONRPC_F_OPAQUE) ? opaque_result(m, line, len) : json_object();
+        json_object_set_new(x, "copy", json_integer(c->dup));
         emit_tool_result(s, c, m->result,
                          m->kind == JSONRPC_ERROR
                              ? json_string_value(json_object_get(m->error, "message"))
                              : NULL,
-                         1, json_pack("{s:i}", "copy", c->dup));
+                         1, x);
         if (c->copies_left > 0 && !s->server_gone)
             send_duplicate(s, c->tool, c->params, c->dup + 1, c->copies_left - 1, c->gap_ms,
                            &c->fault, c->stateless);
@@ -1535,6 +1823,12 @@ static void on_server_reply(struct mcp_session *s, struct jsonrpc_msg *m, const 
     }
     if (c->cancelled || c->state != CALL_FORWARDED) {
         write_line(&s->to_client, line, len);
+        call_free(s, c);
+        return;
+    }
+    if (m->kind == JSONRPC_RESPONSE && (m->flags & JSONRPC_F_OPAQUE) &&
+        strcmp(c->method, "tools/call") != 0) {
+        on_opaque_reply(s, c, m, line, len);
         call_free(s, c);
         return;
     }
@@ -1578,9 +1872,13 @@ static void on_server_notification(struct mcp_session *s, struct jsonrpc_msg *m,
                                    size_t len)
 {
     if (strcmp(m->method, "notifications/cancelled") == 0) {
-        json_t *rid = json_object_get(m->params, "requestId");
+        json_t *own = (m->flags & JSONRPC_F_OPAQUE)
+                          ? opaque_get(line, &m->lax.params, "requestId", NULL)
+                          : NULL;
+        json_t *rid = own ? own : json_object_get(m->params, "requestId");
         if (rid)
             free(jsonrpc_idmap_take(&s->s2c, rid));
+        json_decref(own);
     }
     write_line(&s->to_client, line, len);
 }
@@ -1590,7 +1888,11 @@ void mcp_session_server_line(struct mcp_session *s, const char *line, size_t len
     struct jsonrpc_msg m;
     char ex[80];
 
-    switch (jsonrpc_parse(line, len, &m)) {
+    if (jsonrpc_parse_lax(line, len, &m) != JSONRPC_NOT_JSON && opaque_line(s, &m, line, len, 0)) {
+        jsonrpc_msg_release(&m);
+        return;
+    }
+    switch (m.kind) {
     case JSONRPC_EMPTY:
         warn(s, "jsonrpc_empty_line", 0, "an empty line (dropped)");
         break;
@@ -1605,8 +1907,11 @@ void mcp_session_server_line(struct mcp_session *s, const char *line, size_t len
         warn(s, "jsonrpc_invalid", 0, "JSON that is not a JSON-RPC message (dropped): %s", m.why);
         break;
     case JSONRPC_BATCH:
-        warn(s, "jsonrpc_batch", 0, "a batch of %zu messages (relayed as is, no faults)",
-             json_array_size(m.root));
+        if (m.root == NULL)
+            warn(s, "jsonrpc_batch", 0, "a batch jansson cannot parse (relayed as is, untracked)");
+        else
+            warn(s, "jsonrpc_batch", 0, "a batch of %zu messages (relayed as is, no faults)",
+                 json_array_size(m.root));
         track_batch(s, m.root, 0);
         write_line(&s->to_client, line, len);
         break;

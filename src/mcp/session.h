@@ -7,8 +7,10 @@
  * Transparency: a line no fault touches is copied to the other side byte for byte (the line and
  * its '\n'); a message is re-serialized only when a fault changes it. Lines that are not
  * JSON-RPC from the client are forwarded (the server answers them); from the server they are
- * dropped, since the client must only ever see protocol messages. Every anomaly becomes a
- * `warning` event (and a log line), rate-limited per code.
+ * dropped, since the client must only ever see protocol messages. A message that jansson
+ * refuses but JSON.parse accepts (jsonrpc_parse_lax) is relayed as it is and tracked from the
+ * lax scan; a fault that would have to change it answers the request with an error instead. Every
+ * anomaly becomes a `warning` event (and a log line), rate-limited per code.
  *
  * Time: the host supplies a monotonic clock and one-shot timers keyed by a token; the session
  * calls set_timer/cancel_timer and the host calls mcp_session_timer when one fires. The session

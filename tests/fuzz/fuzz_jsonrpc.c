@@ -4,8 +4,9 @@
  * framer with a small line limit (from its second byte); every line is classified, and handed to
  * a session alternately as coming from the client and from the server, with a fake backend that
  * injects a fault chosen from the tool name. Invariants: no crash, leak or hang; a classified
- * message is consistent with its kind; everything the session writes for the client is one
- * JSON value per line (the client only ever gets protocol messages).
+ * message is consistent with its kind; the lax scan accepts every text jansson accepts and
+ * finds the same top-level id and method; everything the session writes for the client is one
+ * JSON value per line as JSON.parse takes it (the client only ever gets protocol messages).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -77,6 +78,10 @@ static void f_cancel_timer(void *ctx, uint64_t token)
 
 static void check_msg(const struct jsonrpc_msg *m)
 {
+    int opaque = (m->flags & JSONRPC_F_OPAQUE) != 0;
+
+    if (opaque && m->root)
+        abort();
     switch (m->kind) {
     case JSONRPC_EMPTY:
     case JSONRPC_NOT_JSON:
@@ -84,7 +89,7 @@ static void check_msg(const struct jsonrpc_msg *m)
             abort();
         break;
     case JSONRPC_REQUEST:
-        if (!m->method || !m->id)
+        if (!m->method || (!m->id && !(m->flags & JSONRPC_F_OPAQUE_ID)))
             abort();
         break;
     case JSONRPC_NOTIFICATION:
@@ -92,40 +97,74 @@ static void check_msg(const struct jsonrpc_msg *m)
             abort();
         break;
     case JSONRPC_RESPONSE:
-        if (!m->result || !m->id || m->method)
+        if ((!m->result && !opaque) || (!m->id && !(m->flags & JSONRPC_F_OPAQUE_ID)) || m->method)
+            abort();
+        if (opaque && m->lax.result.type == 0)
             abort();
         break;
     case JSONRPC_ERROR:
-        if (!m->error || m->method)
+        if ((!m->error && !opaque) || m->method)
             abort();
         break;
     case JSONRPC_BATCH:
-        if (!json_is_array(m->root) || json_array_size(m->root) == 0)
+        if (opaque ? m->lax.type != 'a'
+                   : (!json_is_array(m->root) || json_array_size(m->root) == 0))
             abort();
         break;
     case JSONRPC_NOT_RPC:
-        if (!m->root || m->method || m->id)
+        if ((!m->root && !opaque) || m->method || m->id)
             abort();
         break;
     }
 }
 
-/* Every line for the client is one JSON value. */
+static int json_loadb_ok_as_real(const char *p, size_t n)
+{
+    json_t *v = json_loadb(p, n, JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, NULL);
+    json_decref(v);
+    return v != NULL;
+}
+
+/* jansson's verdict on a text is a subset of the lax scan's, and where both read an object
+ * they agree on its id and method. */
+static void check_lax(const char *p, size_t n)
+{
+    struct jsonrpc_lax lx;
+    json_t *v = json_loadb(p, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+    int ok = jsonrpc_lax_scan(p, n, &lx) == 0;
+    /* jansson takes a NUL byte between tokens ({"id":0e9\0}), JSON.parse does not. */
+    int nul = memchr(p, '\0', n) != NULL;
+
+    if (v == NULL && !nul && json_loadb_ok_as_real(p, n) && !ok)
+        abort();
+    if (v && !nul && !ok)
+        abort();
+    if (v && ok && json_is_object(v)) {
+        json_t *id = jsonrpc_lax_value(p, &lx.id), *method = jsonrpc_lax_value(p, &lx.method);
+        json_t *jid = json_object_get(v, "id"), *jm = json_object_get(v, "method");
+        if ((jid == NULL) != (lx.id.type == 0) || (jm == NULL) != (lx.method.type == 0))
+            abort();
+        if ((jid && !json_is_object(jid) && !json_is_array(jid) && !json_equal(id, jid)) ||
+            (jm && json_is_string(jm) && !json_equal(method, jm)))
+            abort();
+        json_decref(id);
+        json_decref(method);
+    }
+    json_decref(v);
+}
+
+/* Every line for the client is one JSON value, as jansson or JSON.parse takes it. */
 static void check_client_output(struct buf *b)
 {
     size_t start = 0;
     for (size_t i = 0; i < b->len; i++) {
+        struct jsonrpc_lax lx;
         if (b->data[i] != '\n')
             continue;
-        json_t *v = json_loadb(b->data + start, i - start, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
-        if (v == NULL) {
-            /* Integers too big for jansson are valid JSON; the shim relays them. */
-            v = json_loadb(b->data + start, i - start,
-                           JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, NULL);
-            if (v == NULL)
-                abort();
-        }
-        json_decref(v);
+        /* jansson's verdict (which a NUL byte can sway), else the lax scan's. */
+        if (!json_loadb_ok_as_real(b->data + start, i - start) &&
+            jsonrpc_lax_scan(b->data + start, i - start, &lx) < 0)
+            abort();
         start = i + 1;
     }
     if (start != b->len)
@@ -148,13 +187,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 2)
         return 0;
     stride = (size_t)(data[0] % 64) + 1;
-    jsonrpc_framer_init(&f, (size_t)(data[1] % 16 + 1) * 256);
+    /* 0xfe: a 64 KiB limit, for lines nested past jansson's 2048 levels. */
+    jsonrpc_framer_init(&f, data[1] == 0xfe ? 65536 : (size_t)(data[1] % 16 + 1) * 256);
     ntimers = 0;
     clock_ms = 0;
     s = mcp_session_new(&o, &b, &h);
     jsonrpc_skim_init(&sk);
     jsonrpc_skim_feed(&sk, (const char *)data + 2, size - 2);
     json_decref(jsonrpc_skim_id(&sk));
+    check_lax((const char *)data + 2, size - 2);
     for (pos = 2; pos < size; pos += stride) {
         size_t n = size - pos < stride ? size - pos : stride;
         enum jsonrpc_frame k;
@@ -166,7 +207,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 struct buf key = BUF_INIT;
                 if (memchr(line, '\n', len))
                     abort();
-                jsonrpc_parse(line, len, &m);
+                check_lax(line, len);
+                jsonrpc_parse_lax(line, len, &m);
                 check_msg(&m);
                 if (m.id)
                     jsonrpc_id_key(m.id, &key);

@@ -221,6 +221,117 @@ static void test_classify(void **state)
     assert_string_equal(jsonrpc_kind_name(JSONRPC_BATCH), "batch");
 }
 
+/* What JSON.parse accepts and jansson refuses (issue 9): a lone surrogate, a byte that is not
+ * UTF-8, a number past a double, nesting past 2048. */
+static char *deep(const char *head, int levels, const char *tail)
+{
+    struct buf b = BUF_INIT;
+    buf_adds(&b, head);
+    for (int i = 0; i < levels; i++)
+        buf_addc(&b, '[');
+    for (int i = 0; i < levels; i++)
+        buf_addc(&b, ']');
+    buf_adds(&b, tail);
+    return b.data;
+}
+
+static enum jsonrpc_kind lax(const char *t, struct jsonrpc_msg *m)
+{
+    return jsonrpc_parse_lax(t, strlen(t), m);
+}
+
+static void test_lax_scan(void **state)
+{
+    const char *texts[] = {
+        "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"cut "
+        "\\ud83d\"}]}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"a\xff"
+        "b\"}]}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"structuredContent\":{\"x\":1e400}}}",
+    };
+    struct jsonrpc_lax lx;
+    struct jsonrpc_span sp;
+    struct jsonrpc_msg m;
+    char *d = deep("{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"x\":", 3000, "}}");
+    json_t *v;
+
+    for (size_t i = 0; i < 4; i++) {
+        const char *t = i < 3 ? texts[i] : d;
+        /* jansson refuses it: that was the bug. */
+        assert_int_equal(jsonrpc_parse(t, strlen(t), &m), JSONRPC_NOT_JSON);
+        jsonrpc_msg_release(&m);
+        assert_int_equal(jsonrpc_lax_scan(t, strlen(t), &lx), 0);
+        assert_int_equal(lx.type, 'o');
+        assert_int_equal(lx.id.type, 'n');
+        assert_int_equal(lx.result.type, 'o');
+        assert_int_equal(lx.method.type, 0);
+        assert_int_equal(jsonrpc_parse_lax(t, strlen(t), &m), JSONRPC_RESPONSE);
+        assert_true(m.flags & JSONRPC_F_OPAQUE);
+        assert_null(m.root);
+        assert_int_equal(json_integer_value(m.id), 3);
+        assert_int_equal(m.flags & JSONRPC_F_NO_VERSION, 0);
+        jsonrpc_msg_release(&m);
+    }
+    /* A request, with its members found by the scan. */
+    {
+        const char *req = "{\"params\":{\"name\":\"echo\",\"arguments\":{\"m\":\"\\udc00\"}},"
+                          "\"method\":\"tools/call\",\"id\":\"a\",\"jsonrpc\":\"2.0\"}";
+        const char *keys[] = {"arguments", "m", NULL};
+        assert_int_equal(jsonrpc_parse_lax(req, strlen(req), &m), JSONRPC_REQUEST);
+        assert_string_equal(m.method, "tools/call");
+        assert_string_equal(json_string_value(m.id), "a");
+        assert_int_equal(jsonrpc_lax_member(req, &m.lax.params, "name", &sp), 1);
+        v = jsonrpc_lax_value(req, &sp);
+        assert_string_equal(json_string_value(v), "echo");
+        json_decref(v);
+        assert_int_equal(jsonrpc_lax_path(req, &m.lax.params, keys, &sp), 1);
+        assert_int_equal(sp.type, 's');
+        assert_null(jsonrpc_lax_value(req, &sp)); /* the lone surrogate jansson cannot hold */
+        assert_int_equal(jsonrpc_lax_member(req, &m.lax.params, "nope", &sp), 0);
+        jsonrpc_msg_release(&m);
+    }
+    /* Error replies, notifications, a batch, an id nobody can hold. */
+    assert_int_equal(lax("{\"id\":1,\"error\":{\"code\":-1,\"message\":\"\\ud800\"}}", &m),
+                     JSONRPC_ERROR);
+    assert_int_equal(m.flags & JSONRPC_F_BAD_ERROR, 0);
+    assert_true(m.flags & JSONRPC_F_NO_VERSION);
+    jsonrpc_msg_release(&m);
+    assert_int_equal(lax("{\"method\":\"n\",\"params\":{\"x\":1e999}}", &m),
+                     JSONRPC_NOTIFICATION);
+    assert_null(m.id);
+    jsonrpc_msg_release(&m);
+    assert_int_equal(lax("[{\"id\":1,\"result\":1e999}]", &m), JSONRPC_BATCH);
+    assert_true(m.flags & JSONRPC_F_OPAQUE);
+    jsonrpc_msg_release(&m);
+    assert_int_equal(lax("{\"id\":1e999,\"result\":{}}", &m), JSONRPC_RESPONSE);
+    assert_true(m.flags & JSONRPC_F_OPAQUE_ID);
+    assert_null(m.id);
+    jsonrpc_msg_release(&m);
+    assert_int_equal(lax("{\"x\":1e999}", &m), JSONRPC_NOT_RPC);
+    jsonrpc_msg_release(&m);
+    /* Still not JSON: what JSON.parse refuses too. */
+    {
+        const char *bad[] = {"{\"a\":1,}", "{\"a\":01}", "{\"a\":\"\\u12\"}", "{\"a\":\"\\x\"}",
+                             "{\"a\":\"\t\"}", "[1,2", "\xef\xbb\xbf{}", "{\"a\":\xff}",
+                             "{\"a\" 1}", "{} {}", "", "nul", "{\"a\":1e}", "-", "[1.]"};
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+            assert_int_equal(jsonrpc_lax_scan(bad[i], strlen(bad[i]), &lx), -1);
+            assert_int_not_equal(jsonrpc_parse_lax(bad[i], strlen(bad[i]), &m), JSONRPC_RESPONSE);
+            jsonrpc_msg_release(&m);
+        }
+        free(d);
+        d = deep("", 3000, "x");
+        assert_int_equal(jsonrpc_lax_scan(d, strlen(d), &lx), -1);
+        free(d);
+        d = deep("[", 5000, ""); /* one bracket left open */
+        assert_int_equal(jsonrpc_lax_scan(d, strlen(d), &lx), -1);
+    }
+    /* Duplicate keys: the last one, as JSON.parse keeps. Escaped keys are decoded. */
+    assert_int_equal(jsonrpc_lax_scan("{\"id\":1,\"\\u0069d\":2}", strlen("{\"id\":1,\"\\u0069d\":2}"), &lx), 0);
+    assert_int_equal(lx.id.off, 18);
+    free(d);
+}
+
 static void test_id_keys(void **state)
 {
     struct buf k = BUF_INIT;
@@ -347,6 +458,7 @@ int main(void)
         cmocka_unit_test(test_framer_line_limit),
         cmocka_unit_test(test_skim),
         cmocka_unit_test(test_classify),
+        cmocka_unit_test(test_lax_scan),
         cmocka_unit_test(test_id_keys),
         cmocka_unit_test(test_idmap),
         cmocka_unit_test(test_builders),

@@ -1057,6 +1057,265 @@ static void test_server_exit_and_ends(void **state)
     end_session(s);
 }
 
+/* ---- lines jansson refuses and JSON.parse accepts (issue 9) ---- */
+
+/* A JSON value holding one of the four: 0 a lone surrogate escape, 1 a raw 0xff byte inside a
+ * string, 2 the number 1e400, 3 nesting 3000 deep. Caller frees. */
+static char *unparsable_value(int which)
+{
+    struct buf b = BUF_INIT;
+    switch (which) {
+    case 0:
+        buf_adds(&b, "\"cut emoji \\ud83d\"");
+        break;
+    case 1:
+        buf_adds(&b, "\"latin-1 caf\xe9 and \xff\"");
+        break;
+    case 2:
+        buf_adds(&b, "1e400");
+        break;
+    default:
+        for (int i = 0; i < 3000; i++)
+            buf_addc(&b, '[');
+        for (int i = 0; i < 3000; i++)
+            buf_addc(&b, ']');
+    }
+    return b.data;
+}
+
+static char *unparsable_reply(const char *id, int which)
+{
+    struct buf b = BUF_INIT;
+    char *v = unparsable_value(which);
+    buf_addf(&b,
+             "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":"
+             "\"ok\"}],\"structuredContent\":{\"v\":%s}}}",
+             id, v);
+    free(v);
+    return b.data;
+}
+
+static char *unparsable_call(const char *id, const char *tool, int which)
+{
+    struct buf b = BUF_INIT;
+    char *v = unparsable_value(which);
+    buf_addf(&b,
+             "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"tools/call\",\"params\":{\"name\":\"%s\","
+             "\"arguments\":{\"v\":%s}}}",
+             id, tool, v);
+    free(v);
+    return b.data;
+}
+
+static void assert_relayed(const char *got, const char *line)
+{
+    size_t n = strlen(line);
+    assert_int_equal(strlen(got), n + 1);
+    assert_memory_equal(got, line, n);
+    assert_int_equal(got[n], '\n');
+}
+
+/* An error reply for id carrying the canary. */
+static void assert_canary_error(const char *got, int id, int code)
+{
+    json_t *r = parse_line(got);
+    assert_int_equal(json_integer_value(at(r, "id")), id);
+    assert_int_equal(json_integer_value(at(r, "error.code")), code);
+    assert_non_null(strstr(str_at(r, "error.message"), CANARY));
+    json_decref(r);
+}
+
+static void test_unparsed_from_server(void **state)
+{
+    for (int which = 0; which < 4; which++) {
+        struct mcp_session *s = new_session();
+        char *rep = unparsable_reply("1", which);
+        json_t *ev;
+
+        /* No fault: the reply reaches the client byte for byte, and is recorded as a note. */
+        client(s, CALL("1", "echo", "{}"));
+        TO_SERVER(s);
+        server(s, rep);
+        assert_relayed(TO_CLIENT(s), rep);
+        assert_int_equal(mcp_session_pending(s), 0);
+        ev = event("tool_result", 0);
+        assert_non_null(ev);
+        assert_true(json_is_true(at(ev, "ok")));
+        assert_true(json_is_true(at(ev, "result.unparsed")));
+        assert_int_equal(json_integer_value(at(ev, "result.bytes")), strlen(rep));
+        assert_non_null(warning("jsonrpc_unparsed"));
+        free(rep);
+
+        /* A fault that must change the result: an error with the canary, never silence. */
+        decide_next("tool.omission", NULL);
+        client(s, CALL("2", "echo", "{}"));
+        assert_int_equal(count_events("fault_injected"), 0);
+        TO_SERVER(s);
+        rep = unparsable_reply("2", which);
+        server(s, rep);
+        assert_canary_error(TO_CLIENT(s), 2, -32603);
+        assert_int_equal(mcp_session_pending(s), 0);
+        assert_non_null(warning("fault_unparsed"));
+        assert_true(json_is_true(at(event("fault_injected", 0), "detail.unparsed")));
+        assert_false(json_is_true(at(event("tool_result", 1), "ok")));
+        assert_true(json_is_true(at(event("tool_result", 1), "faulted")));
+        free(rep);
+
+        /* A fault that does not touch the reply (a request-side one) works as usual, and the
+         * server's reply to a later call is relayed. */
+        decide_next("tool.latency", "{\"delay_ms\":50}");
+        client(s, CALL("3", "echo", "{}"));
+        assert_string_equal(TO_SERVER(s), "");
+        advance(s, 50);
+        TO_SERVER(s);
+        rep = unparsable_reply("3", which);
+        server(s, rep);
+        assert_relayed(TO_CLIENT(s), rep);
+        assert_int_equal(mcp_session_pending(s), 0);
+        free(rep);
+
+        /* An error reply and a server request of the kind go through as well. */
+        {
+            struct buf b = BUF_INIT;
+            char *v = unparsable_value(which);
+            buf_addf(&b,
+                     "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"sampling/createMessage\","
+                     "\"params\":{\"messages\":[{\"content\":{\"type\":\"text\",\"text\":%s}}]}}",
+                     v);
+            server(s, b.data);
+            assert_relayed(TO_CLIENT(s), b.data);
+            client(s, "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}");
+            assert_string_equal(TO_SERVER(s), "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n");
+            assert_null(warning("jsonrpc_unknown_id"));
+            client(s, CALL("4", "echo", "{}"));
+            TO_SERVER(s);
+            buf_reset(&b);
+            buf_addf(&b,
+                     "{\"jsonrpc\":\"2.0\",\"id\":4,\"error\":{\"code\":-32000,\"message\":\"x\","
+                     "\"data\":%s}}",
+                     v);
+            server(s, b.data);
+            assert_relayed(TO_CLIENT(s), b.data);
+            assert_int_equal(mcp_session_pending(s), 0);
+            assert_false(json_is_true(at(event("tool_result", 3), "ok")));
+            assert_string_equal(str_at(event("tool_result", 3), "error"), "x");
+            buf_release(&b);
+            free(v);
+        }
+        end_session(s);
+    }
+}
+
+static void test_unparsed_from_client(void **state)
+{
+    for (int which = 0; which < 4; which++) {
+        struct mcp_session *s = new_session();
+        char *req = unparsable_call("1", "echo", which);
+        json_t *r;
+
+        /* No fault: forwarded byte for byte, tracked, the decision asked with the tool name. */
+        client(s, req);
+        assert_relayed(TO_SERVER(s), req);
+        assert_int_equal(mcp_session_pending(s), 1);
+        assert_string_equal(str_at(F.calls, "0.tool"), "echo");
+        assert_true(json_is_true(at(event("tool_call", 0), "args.unparsed")));
+        server(s, REPLY("1", "done"));
+        assert_string_equal(TO_CLIENT(s), REPLY("1", "done") "\n");
+        assert_int_equal(mcp_session_pending(s), 0);
+        assert_true(json_is_true(at(event("tool_result", 0), "ok")));
+        free(req);
+
+        /* A request-side fault answers it as usual, with the canary. */
+        decide_next("tool.error", NULL);
+        req = unparsable_call("2", "echo", which);
+        client(s, req);
+        assert_string_equal(TO_SERVER(s), "");
+        r = parse_line(TO_CLIENT(s));
+        assert_int_equal(json_integer_value(at(r, "id")), 2);
+        assert_non_null(strstr(str_at(r, "result.content.0.text"), CANARY));
+        json_decref(r);
+        assert_int_equal(mcp_session_pending(s), 0);
+        free(req);
+
+        /* A fault that must rewrite the request: an error with the canary. */
+        decide_next("mcp.schema_drift", "{\"rename\":{\"v\":\"v2\"}}");
+        req = unparsable_call("3", "echo", which);
+        client(s, req);
+        assert_string_equal(TO_SERVER(s), "");
+        assert_canary_error(TO_CLIENT(s), 3, -32603);
+        assert_non_null(warning("fault_unparsed"));
+        assert_int_equal(mcp_session_pending(s), 0);
+        free(req);
+
+        /* A copy cannot be made of it: the call goes through unfaulted. */
+        decide_next("tool.duplicate_delivery", NULL);
+        req = unparsable_call("4", "echo", which);
+        client(s, req);
+        assert_relayed(TO_SERVER(s), req);
+        assert_non_null(warning("fault_not_applied"));
+        server(s, REPLY("4", "done"));
+        assert_string_equal(TO_CLIENT(s), REPLY("4", "done") "\n");
+        assert_string_equal(TO_SERVER(s), "");
+        assert_int_equal(mcp_session_pending(s), 0);
+        free(req);
+
+        /* Pending when the server dies: still answered. */
+        req = unparsable_call("5", "echo", which);
+        client(s, req);
+        TO_SERVER(s);
+        mcp_session_server_exited(s, "exited with status 1");
+        r = parse_line(TO_CLIENT(s));
+        assert_int_equal(json_integer_value(at(r, "id")), 5);
+        assert_int_equal(json_integer_value(at(r, "error.code")), -32000);
+        json_decref(r);
+        free(req);
+        end_session(s);
+    }
+}
+
+/* The handshake and tools/list replies of the kind. */
+static void test_unparsed_lists(void **state)
+{
+    struct mcp_session *s = new_session_opts(0, NULL);
+    const char *init = "{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":\"2025-11-25\","
+                       "\"capabilities\":{\"tools\":{\"listChanged\":true}},\"serverInfo\":{\"name\":"
+                       "\"srv\",\"version\":\"1\",\"title\":\"\\ud83d\"}}}";
+    const char *list = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"name\":\"echo\","
+                       "\"description\":\"caf\xe9\",\"inputSchema\":{\"type\":\"object\"}}]}}";
+
+    client(s, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{}}");
+    TO_SERVER(s);
+    server(s, init);
+    assert_relayed(TO_CLIENT(s), init);
+    client(s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
+    TO_SERVER(s);
+    server(s, list);
+    assert_relayed(TO_CLIENT(s), list);
+    /* Once a fault removed a tool, a tools/list reply must change: an error instead. */
+    decide_next("mcp.toolset_change", "{\"remove\":\"gone\",\"notify\":false}");
+    client(s, CALL("2", "echo", "{}"));
+    TO_SERVER(s);
+    server(s, REPLY("2", "x"));
+    TO_CLIENT(s);
+    client(s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}");
+    TO_SERVER(s);
+    server(s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"tools\":[{\"name\":\"gone\",\"x\":1e400}]}}");
+    assert_canary_error(TO_CLIENT(s), 3, -32603);
+    assert_int_equal(mcp_session_pending(s), 0);
+    /* An id that nothing can hold: relayed as it is, untracked. */
+    server(s, "{\"jsonrpc\":\"2.0\",\"id\":1e400,\"result\":{}}");
+    assert_string_equal(TO_CLIENT(s), "{\"jsonrpc\":\"2.0\",\"id\":1e400,\"result\":{}}\n");
+    assert_non_null(warning("jsonrpc_id_unparsed"));
+    client(s, "{\"jsonrpc\":\"2.0\",\"id\":\"\\ud83d\",\"method\":\"ping\"}");
+    assert_string_equal(TO_SERVER(s), "{\"jsonrpc\":\"2.0\",\"id\":\"\\ud83d\",\"method\":\"ping\"}\n");
+    assert_int_equal(mcp_session_pending(s), 0);
+    /* Real garbage from the server is still dropped. */
+    server(s, "{\"id\":3,\"result\":\"\\ud83d\"");
+    server(s, "{\"x\":1e400}");
+    assert_string_equal(TO_CLIENT(s), "");
+    end_session(s);
+}
+
 static void test_too_long_lines(void **state)
 {
     struct mcp_session *s = new_session();
@@ -1117,6 +1376,9 @@ int main(void)
         cmocka_unit_test(test_stateless_era),
         cmocka_unit_test(test_server_exit_and_ends),
         cmocka_unit_test(test_too_long_lines),
+        cmocka_unit_test(test_unparsed_from_server),
+        cmocka_unit_test(test_unparsed_from_client),
+        cmocka_unit_test(test_unparsed_lists),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
