@@ -14,6 +14,7 @@
  * one of its own callbacks: callbacks hold a reference (conn_hold/conn_unhold) and a free
  * requested meanwhile happens when the last one returns (tmux server_client_unref).
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -34,6 +35,7 @@
 #include "control/server.h"
 #include "util/log.h"
 #include "util/num.h"
+#include "util/timeutil.h"
 #include "util/banned.h"
 
 #define MAX_LISTENERS 4
@@ -41,6 +43,9 @@
 #define READ_MIN 4096 /* first read of a request; grows while reads fill it */
 #define READ_MAX 65536
 #define SMALL_BODY 8192
+#define DEADLINE_MIN_MS 2000 /* the head/body/idle wait at the connection limit */
+#define EVICT_MIN_AGE_MS 250 /* a connection younger in its head phase is never evicted */
+#define RESUME_MS 100        /* accepting paused: how often to look again */
 
 enum conn_state { C_HEAD, C_BODY, C_HANDLER, C_CLOSING };
 enum timer_mode { T_NONE, T_IDLE, T_REQUEST, T_LINGER, T_KICK };
@@ -80,6 +85,10 @@ struct hconn {
     int got_bytes;  /* the current request has started arriving */
     int keep_alive; /* another request may follow the current one */
     int shut;       /* write side shut down (lingering close) */
+    int peer_eof;   /* the client shut its write side: read no more, answer what was read */
+    int in_headq;   /* on the server's head-phase queue (exactly when state == C_HEAD) */
+    struct hconn *headq_prev, *headq_next;
+    int64_t head_since_ms; /* when the connection entered C_HEAD (monotonic) */
     size_t scanned; /* http_head_find progress */
     uint64_t body_left;
     struct http_head head;
@@ -104,6 +113,9 @@ struct hsrv {
     size_t nconns;
     struct event *flush_ev; /* runs conn_flush for the dirty connections, once per iteration */
     struct hconn *flush_list;
+    struct hconn *headq_first, *headq_last; /* connections in C_HEAD, oldest first */
+    uint64_t evicted;                       /* head-phase connections dropped at the limit */
+    int64_t evict_logged_ms;
 };
 
 static void conn_process(struct hconn *c);
@@ -124,6 +136,119 @@ static struct timeval ms_tv(int ms)
     return tv;
 }
 
+static int64_t mono_ms(void)
+{
+    return time_mono_ns() / 1000000;
+}
+
+#ifndef NDEBUG
+/* The invariants of struct hconn (sqlite's assert_pager_state), checked at every state
+ * transition and wherever a wait is armed. Returns 1 so that it can sit inside assert(). */
+static int assert_conn_state(const struct hconn *c)
+{
+    const struct hsrv *s = c->s;
+
+    /* Exactly the connections waiting for a head are on the head-phase queue. */
+    assert(c->in_headq == (c->state == C_HEAD && !c->dead));
+    assert(c->in_headq || (c->headq_prev == NULL && c->headq_next == NULL));
+    assert(!c->in_headq || (c->headq_prev == NULL) == (s->headq_first == c));
+    assert(!c->in_headq || (c->headq_next == NULL) == (s->headq_last == c));
+    /* The handler owns a request exactly while the connection is in C_HANDLER. */
+    assert(c->dead || c->req.active == (c->state == C_HANDLER));
+    assert(!c->req.active || c->req.c == c);
+    /* A body is read only for a head that announced one. */
+    assert(c->state != C_BODY || c->head.framing != HTTP_BODY_NONE);
+    /* The write side is shut only in a lingering close. */
+    assert(!c->shut || c->state == C_CLOSING);
+    /* Each timer mode belongs to the states that wait for it. */
+    assert(c->timer_mode != T_LINGER || c->state == C_CLOSING);
+    assert(c->timer_mode != T_IDLE || c->state == C_HEAD || c->state == C_BODY);
+    assert(c->timer_mode != T_REQUEST || c->state == C_HEAD || c->state == C_BODY);
+    assert(c->timer_mode != T_KICK || c->state == C_HEAD);
+    /* Output is either queued for the end of the iteration or waiting on the socket. */
+    assert(!(c->dirty && c->writing));
+    assert(!c->writing || evbuffer_get_length(c->out) > 0);
+    /* Nothing is read after the client's EOF, or from a dead connection. */
+    assert(!c->reading || (!c->peer_eof && !c->dead));
+    assert(!c->dead || (!c->writing && !c->dirty));
+    assert(c->refs >= 0);
+    return 1;
+}
+#endif
+
+/* ---- the head-phase queue: connections in C_HEAD, oldest first ---- */
+
+static void headq_add(struct hconn *c)
+{
+    struct hsrv *s = c->s;
+
+    c->in_headq = 1;
+    c->head_since_ms = mono_ms();
+    c->headq_next = NULL;
+    c->headq_prev = s->headq_last;
+    if (s->headq_last)
+        s->headq_last->headq_next = c;
+    else
+        s->headq_first = c;
+    s->headq_last = c;
+}
+
+static void headq_remove(struct hconn *c)
+{
+    struct hsrv *s = c->s;
+
+    if (!c->in_headq)
+        return;
+    if (c->headq_prev)
+        c->headq_prev->headq_next = c->headq_next;
+    else
+        s->headq_first = c->headq_next;
+    if (c->headq_next)
+        c->headq_next->headq_prev = c->headq_prev;
+    else
+        s->headq_last = c->headq_prev;
+    c->headq_prev = c->headq_next = NULL;
+    c->in_headq = 0;
+}
+
+/* Every state change goes through here: it keeps the head-phase queue and checks the
+ * invariants. */
+static void conn_set_state(struct hconn *c, enum conn_state st)
+{
+    if (st == C_HEAD && !c->in_headq)
+        headq_add(c);
+    else if (st != C_HEAD)
+        headq_remove(c);
+    c->state = st;
+}
+
+/* The connection to drop so that a new one fits: the one longest in its head phase (an
+ * idle keep-alive wait or a head still arriving), if it has been there EVICT_MIN_AGE_MS, so
+ * that a burst of connections cannot evict a client that had no time to send its head. */
+static struct hconn *headq_victim(struct hsrv *s)
+{
+    struct hconn *c = s->headq_first;
+
+    if (c && mono_ms() - c->head_since_ms >= EVICT_MIN_AGE_MS)
+        return c;
+    return NULL;
+}
+
+/* The wait for a request (or the next keep-alive request) shrinks as the connection slots
+ * fill: full below half of max_conns, then linearly down to DEADLINE_MIN_MS at the limit, so
+ * that sockets trickling bytes cannot hold the slots for long. */
+static int conn_deadline_ms(const struct hsrv *s, int full)
+{
+    size_t max = s->cfg.max_conns, half = max / 2, n = s->nconns;
+    int64_t lo = full < DEADLINE_MIN_MS ? full : DEADLINE_MIN_MS;
+
+    if (n <= half)
+        return full;
+    if (n >= max)
+        return (int)lo;
+    return (int)(full - (full - lo) * (int64_t)(n - half) / (int64_t)(max - half));
+}
+
 /* ---- listener pausing ---- */
 
 static void listeners_enable(struct hsrv *s, int on)
@@ -137,13 +262,15 @@ static void listeners_enable(struct hsrv *s, int on)
     s->paused = !on;
 }
 
+static struct hconn *headq_victim(struct hsrv *s);
+
 static void resume_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct hsrv *s = arg;
-    if (s->accepting && s->nconns < s->cfg.max_conns)
+    if (s->accepting && (s->nconns < s->cfg.max_conns || headq_victim(s)))
         listeners_enable(s, 1);
     else if (s->accepting) {
-        struct timeval tv = ms_tv(100);
+        struct timeval tv = ms_tv(RESUME_MS);
         evtimer_add(s->resume, &tv);
     }
 }
@@ -161,6 +288,7 @@ static void conn_destroy(struct hconn *c)
     if (c->next)
         c->next->prev = c->prev;
     s->nconns--;
+    headq_remove(c);
     conn_unmark_dirty(c);
     event_free(c->rev);
     event_free(c->wev);
@@ -196,6 +324,7 @@ static void conn_kill(struct hconn *c, int notify)
     if (c->dead)
         return;
     c->dead = 1;
+    headq_remove(c);
     event_del(c->rev);
     event_del(c->wev);
     c->reading = c->writing = 0;
@@ -241,11 +370,18 @@ static void conn_arm(struct hconn *c)
         return;
     if (c->state == C_HEAD && !c->got_bytes) {
         if (c->timer_mode != T_IDLE && c->timer_mode != T_KICK)
-            timer_set(c, T_IDLE, c->s->cfg.idle_timeout_ms);
+            timer_set(c, T_IDLE, conn_deadline_ms(c->s, c->s->cfg.idle_timeout_ms));
     } else if (c->state == C_HEAD || c->state == C_BODY) {
+        int one = 1;
         if (c->timer_mode != T_REQUEST && c->timer_mode != T_KICK)
-            timer_set(c, T_REQUEST, c->s->cfg.request_timeout_ms);
+            timer_set(c, T_REQUEST, conn_deadline_ms(c->s, c->s->cfg.request_timeout_ms));
+        /* Part of a request came: acknowledge it now. A client that writes the head and the
+         * body separately holds the body back (Nagle) until this ACK, which the kernel
+         * would otherwise delay by up to 40 ms on a keep-alive connection (TCP_NODELAY on
+         * our side cannot help; TCP_QUICKACK is not sticky, hence each time). */
+        setsockopt(c->fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof(one));
     }
+    assert(assert_conn_state(c));
 }
 
 /* ---- refusing a request ---- */
@@ -283,7 +419,7 @@ static void conn_reject(struct hconn *c, const struct http_head *h, int status, 
  * request body was read is not destroyed by a reset. */
 static void conn_linger(struct hconn *c)
 {
-    c->state = C_CLOSING;
+    conn_set_state(c, C_CLOSING);
     evbuffer_drain(c->in, evbuffer_get_length(c->in));
     conn_read_limit(c, 0);
     if (evbuffer_get_length(c->out) == 0 && !c->shut) {
@@ -303,7 +439,7 @@ static void conn_dispatch(struct hconn *c)
     struct hreq *r = &c->req;
 
     timer_off(c);
-    c->state = C_HANDLER;
+    conn_set_state(c, C_HANDLER);
     c->got_bytes = 0;
     c->read_size = READ_MIN;
     memset(r, 0, sizeof(*r));
@@ -311,6 +447,7 @@ static void conn_dispatch(struct hconn *c)
     r->active = 1;
     r->no_body = strcmp(c->head.method, "HEAD") == 0;
     r->body_len = evbuffer_get_length(c->body);
+    assert(assert_conn_state(c));
     if (r->body_len <= SMALL_BODY) {
         /* Copied out so that a request waiting on a slow upstream does not pin a whole read
          * buffer: 500 open streams should cost about a kilobyte each. */
@@ -341,13 +478,14 @@ static void conn_request_done(struct hconn *c)
         conn_linger(c);
         return;
     }
-    c->state = C_HEAD;
+    conn_set_state(c, C_HEAD);
     conn_read_limit(c, 0);
     if (evbuffer_get_length(in) > 0) {
         conn_kick(c); /* a pipelined request waits: have the loop parse it */
     } else {
-        timer_set(c, T_IDLE, c->s->cfg.idle_timeout_ms);
+        timer_set(c, T_IDLE, conn_deadline_ms(c->s, c->s->cfg.idle_timeout_ms));
     }
+    assert(assert_conn_state(c));
 }
 
 /* Parses and dispatches as many requests as the input holds. Called with c held. */
@@ -406,7 +544,8 @@ static void conn_process(struct hconn *c)
                 evbuffer_add(c->out, "HTTP/1.1 100 Continue\r\n\r\n", 25);
                 conn_mark_dirty(c);
             }
-            c->state = C_BODY;
+            conn_set_state(c, C_BODY);
+            assert(assert_conn_state(c));
             break;
         }
         case C_BODY:
@@ -664,6 +803,28 @@ static void conn_timer_cb(evutil_socket_t fd, short what, void *arg)
     conn_unhold(c);
 }
 
+/* At the connection limit: drops the connection longest in its head phase so that the new
+ * one fits. A client that sends its head promptly is never locked out by sockets that do
+ * not (slowloris): they are the oldest in the queue and go first. */
+static void conn_evict(struct hsrv *s)
+{
+    struct hconn *v = headq_victim(s);
+    int64_t now;
+
+    if (v == NULL)
+        return;
+    s->evicted++;
+    now = mono_ms();
+    if (s->evict_logged_ms == 0 || now - s->evict_logged_ms >= 10000) {
+        log_warn("server",
+                 "%zu connections open (the limit): dropping the oldest ones still sending "
+                 "their head (%llu so far)",
+                 s->nconns, (unsigned long long)s->evicted);
+        s->evict_logged_ms = now;
+    }
+    conn_kill(v, 1);
+}
+
 static void accept_cb(struct evconnlistener *lev, evutil_socket_t fd, struct sockaddr *sa,
                       int socklen, void *arg)
 {
@@ -691,7 +852,6 @@ static void accept_cb(struct evconnlistener *lev, evutil_socket_t fd, struct soc
     }
     http_head_init(&c->head);
     buf_init(&c->small, 0);
-    c->state = C_HEAD;
     event_add(c->rev, NULL);
     c->reading = 1;
     c->next = s->conns;
@@ -699,10 +859,18 @@ static void accept_cb(struct evconnlistener *lev, evutil_socket_t fd, struct soc
         s->conns->prev = c;
     s->conns = c;
     s->nconns++;
-    timer_set(c, T_IDLE, s->cfg.idle_timeout_ms);
-    if (s->nconns >= s->cfg.max_conns) {
-        log_warn("server", "%zu connections open: pausing accept", s->nconns);
+    conn_set_state(c, C_HEAD);
+    timer_set(c, T_IDLE, conn_deadline_ms(s, s->cfg.idle_timeout_ms));
+    assert(assert_conn_state(c));
+    if (s->nconns > s->cfg.max_conns)
+        conn_evict(s);
+    if (s->nconns >= s->cfg.max_conns && headq_victim(s) == NULL) {
+        /* Every slot holds a request being served or a client that just came: wait for one
+         * to end (conn_destroy) or to become evictable (resume_cb). */
+        struct timeval tv = ms_tv(RESUME_MS);
+        log_debug("server", "%zu connections open: pausing accept", s->nconns);
         listeners_enable(s, 0);
+        evtimer_add(s->resume, &tv);
     }
 }
 
