@@ -89,7 +89,7 @@ struct hconn {
     int in_headq;   /* on the server's head-phase queue (exactly when state == C_HEAD) */
     struct hconn *headq_prev, *headq_next;
     int64_t head_since_ms; /* when the connection entered C_HEAD (monotonic) */
-    size_t scanned; /* http_head_find progress */
+    size_t scanned;        /* http_head_find progress */
     uint64_t body_left;
     struct http_head head;
     struct http_chunked chunked;
@@ -368,6 +368,10 @@ static void conn_arm(struct hconn *c)
 {
     if (c->dead)
         return;
+    if (c->peer_eof) {
+        conn_linger(c); /* the client sent its last byte: this request can never complete */
+        return;
+    }
     if (c->state == C_HEAD && !c->got_bytes) {
         if (c->timer_mode != T_IDLE && c->timer_mode != T_KICK)
             timer_set(c, T_IDLE, conn_deadline_ms(c->s, c->s->cfg.idle_timeout_ms));
@@ -414,6 +418,12 @@ static void conn_reject(struct hconn *c, const struct http_head *h, int status, 
     conn_linger(c);
 }
 
+/* How long a lingering close waits for the client's EOF: not at all once it came. */
+static int linger_ms(const struct hconn *c)
+{
+    return c->peer_eof ? 0 : LINGER_MS;
+}
+
 /* Lingering close: flush the output, shut the write side, then read and discard what the
  * client still sends until it closes or LINGER_MS pass, so an error reply sent before the
  * request body was read is not destroyed by a reset. */
@@ -425,7 +435,7 @@ static void conn_linger(struct hconn *c)
     if (evbuffer_get_length(c->out) == 0 && !c->shut) {
         c->shut = 1;
         shutdown(c->fd, SHUT_WR);
-        timer_set(c, T_LINGER, LINGER_MS);
+        timer_set(c, T_LINGER, linger_ms(c));
     } else {
         timer_off(c); /* the write timeout bounds the flush; conn_flush then shuts */
         conn_mark_dirty(c);
@@ -474,7 +484,7 @@ static void conn_request_done(struct hconn *c)
 
     c->req.active = 0;
     evbuffer_drain(c->body, evbuffer_get_length(c->body));
-    if (!c->keep_alive || !c->s->accepting) {
+    if (!c->keep_alive || !c->s->accepting || (c->peer_eof && evbuffer_get_length(in) == 0)) {
         conn_linger(c);
         return;
     }
@@ -611,7 +621,7 @@ static void conn_read_limit(struct hconn *c, size_t max)
             event_del(c->rev);
             c->reading = 0;
         }
-    } else if (!c->reading) {
+    } else if (!c->reading && !c->peer_eof) {
         event_add(c->rev, NULL);
         c->reading = 1;
     }
@@ -652,7 +662,7 @@ static void conn_flush(struct hconn *c)
     if (c->state == C_CLOSING && !c->shut) {
         c->shut = 1;
         shutdown(c->fd, SHUT_WR);
-        timer_set(c, T_LINGER, LINGER_MS);
+        timer_set(c, T_LINGER, linger_ms(c));
     } else if (c->state == C_HANDLER && r->active && r->want_drain) {
         r->want_drain = 0;
         if (r->on_drain)
@@ -711,6 +721,35 @@ static void flush_cb(evutil_socket_t fd, short what, void *arg)
     }
 }
 
+/* The client shut its write side: shutdown(SHUT_WR), or close(2), which looks the same until
+ * a write fails. Nothing more will be read. A request already read whole is answered (its
+ * handler runs, or keeps running), and so is any pipelined after it; then the connection
+ * closes. A request still arriving can never complete: the connection closes once the
+ * output is flushed. A lingering close is over. Called with c held. */
+static void conn_eof(struct hconn *c)
+{
+    c->peer_eof = 1;
+    if (c->reading) {
+        event_del(c->rev);
+        c->reading = 0;
+    }
+    switch (c->state) {
+    case C_HANDLER:
+        break; /* conn_request_done closes after the response */
+    case C_HEAD:
+    case C_BODY:
+        conn_process(c); /* dispatches what is whole; conn_arm closes on the rest */
+        break;
+    case C_CLOSING:
+        if (c->shut || evbuffer_get_length(c->out) == 0)
+            conn_kill(c, 1);
+        /* else conn_flush shuts the write side, then the linger timer (0 ms) closes */
+        break;
+    }
+    if (!c->dead)
+        assert(assert_conn_state(c));
+}
+
 static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct hconn *c = arg;
@@ -740,7 +779,7 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
     v.iov_len = (size_t)n;
     evbuffer_commit_space(c->in, &v, 1);
     if (n == 0) {
-        conn_kill(c, 1); /* the client went away (or finished a lingering close) */
+        conn_eof(c);
         goto out;
     }
     if (c->state == C_CLOSING)
@@ -1155,7 +1194,7 @@ void hreq_start(struct hreq *r, int status, const char *hdrs, size_t hlen, int64
             c->keep_alive = 0; /* HTTP/1.0: the body ends when the connection does */
         }
     }
-    if (!c->keep_alive || !c->s->accepting)
+    if (!c->keep_alive || !c->s->accepting || (c->peer_eof && evbuffer_get_length(c->in) == 0))
         evbuffer_add(out, "Connection: close\r\n\r\n", 21);
     else
         evbuffer_add(out, "\r\n", 2);
