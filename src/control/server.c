@@ -440,6 +440,7 @@ static void conn_linger(struct hconn *c)
         timer_off(c); /* the write timeout bounds the flush; conn_flush then shuts */
         conn_mark_dirty(c);
     }
+    assert(assert_conn_state(c));
 }
 
 /* ---- request dispatch ---- */
