@@ -44,11 +44,21 @@
 #define READ_MAX 65536
 #define SMALL_BODY 8192
 #define DEADLINE_MIN_MS 2000 /* the head/body/idle wait at the connection limit */
-#define EVICT_MIN_AGE_MS 250 /* a connection younger in its head phase is never evicted */
-#define RESUME_MS 100        /* accepting paused: how often to look again */
+/* A connection is evicted only once it has been this long in its head-phase queue: a burst
+ * of new connections cannot drop a client that had no time to send its head, nor a
+ * keep-alive client between two calls. */
+#define EVICT_MIN_MS 250
+#define EVICT_KEEPALIVE_MS 1000
+#define EVICT_TRIES 8 /* victims looked at for one new connection */
+#define RESUME_MS 100 /* accepting paused: how often to look again */
 
 enum conn_state { C_HEAD, C_BODY, C_HANDLER, C_CLOSING };
 enum timer_mode { T_NONE, T_IDLE, T_REQUEST, T_LINGER, T_KICK };
+/* The head-phase queues, in eviction order: part of a head received (what a slowloris socket
+ * looks like once it has been so a while), a new connection waiting for its first byte, a
+ * keep-alive connection waiting for its next request (a client that already completed a
+ * request: the least suspect). */
+enum { HQ_PARTIAL, HQ_FRESH, HQ_KEEPALIVE, HQ_N };
 
 struct hreq {
     struct hconn *c;
@@ -86,9 +96,11 @@ struct hconn {
     int keep_alive; /* another request may follow the current one */
     int shut;       /* write side shut down (lingering close) */
     int peer_eof;   /* the client shut its write side: read no more, answer what was read */
-    int in_headq;   /* on the server's head-phase queue (exactly when state == C_HEAD) */
+    int in_headq;   /* on a head-phase queue (exactly when state == C_HEAD) */
+    int headq;      /* which: see conn_headq */
+    int served;     /* a request completed on this connection */
     struct hconn *headq_prev, *headq_next;
-    int64_t head_since_ms; /* when the connection entered C_HEAD (monotonic) */
+    int64_t head_since_ms; /* when it joined that queue (monotonic) */
     size_t scanned;        /* http_head_find progress */
     uint64_t body_left;
     struct http_head head;
@@ -113,8 +125,8 @@ struct hsrv {
     size_t nconns;
     struct event *flush_ev; /* runs conn_flush for the dirty connections, once per iteration */
     struct hconn *flush_list;
-    struct hconn *headq_first, *headq_last; /* connections in C_HEAD, oldest first */
-    uint64_t evicted;                       /* head-phase connections dropped at the limit */
+    struct hconn *headq_first[HQ_N], *headq_last[HQ_N]; /* C_HEAD connections, oldest first */
+    uint64_t evicted; /* head-phase connections dropped at the limit */
     int64_t evict_logged_ms;
 };
 
@@ -141,6 +153,14 @@ static int64_t mono_ms(void)
     return time_mono_ns() / 1000000;
 }
 
+/* The head-phase queue c belongs on while in C_HEAD. */
+static int conn_headq(const struct hconn *c)
+{
+    if (c->got_bytes)
+        return HQ_PARTIAL;
+    return c->served ? HQ_KEEPALIVE : HQ_FRESH;
+}
+
 #ifndef NDEBUG
 /* The invariants of struct hconn (sqlite's assert_pager_state), checked at every state
  * transition and wherever a wait is armed. Returns 1 so that it can sit inside assert(). */
@@ -151,8 +171,9 @@ static int assert_conn_state(const struct hconn *c)
     /* Exactly the connections waiting for a head are on the head-phase queue. */
     assert(c->in_headq == (c->state == C_HEAD && !c->dead));
     assert(c->in_headq || (c->headq_prev == NULL && c->headq_next == NULL));
-    assert(!c->in_headq || (c->headq_prev == NULL) == (s->headq_first == c));
-    assert(!c->in_headq || (c->headq_next == NULL) == (s->headq_last == c));
+    assert(!c->in_headq || c->headq == conn_headq(c));
+    assert(!c->in_headq || (c->headq_prev == NULL) == (s->headq_first[c->headq] == c));
+    assert(!c->in_headq || (c->headq_next == NULL) == (s->headq_last[c->headq] == c));
     /* The handler owns a request exactly while the connection is in C_HANDLER. */
     assert(c->dead || c->req.active == (c->state == C_HANDLER));
     assert(!c->req.active || c->req.c == c);
@@ -178,19 +199,20 @@ static int assert_conn_state(const struct hconn *c)
 
 /* ---- the head-phase queue: connections in C_HEAD, oldest first ---- */
 
-static void headq_add(struct hconn *c)
+static void headq_add(struct hconn *c, int q)
 {
     struct hsrv *s = c->s;
 
     c->in_headq = 1;
+    c->headq = q;
     c->head_since_ms = mono_ms();
     c->headq_next = NULL;
-    c->headq_prev = s->headq_last;
-    if (s->headq_last)
-        s->headq_last->headq_next = c;
+    c->headq_prev = s->headq_last[q];
+    if (s->headq_last[q])
+        s->headq_last[q]->headq_next = c;
     else
-        s->headq_first = c;
-    s->headq_last = c;
+        s->headq_first[q] = c;
+    s->headq_last[q] = c;
 }
 
 static void headq_remove(struct hconn *c)
@@ -202,11 +224,11 @@ static void headq_remove(struct hconn *c)
     if (c->headq_prev)
         c->headq_prev->headq_next = c->headq_next;
     else
-        s->headq_first = c->headq_next;
+        s->headq_first[c->headq] = c->headq_next;
     if (c->headq_next)
         c->headq_next->headq_prev = c->headq_prev;
     else
-        s->headq_last = c->headq_prev;
+        s->headq_last[c->headq] = c->headq_prev;
     c->headq_prev = c->headq_next = NULL;
     c->in_headq = 0;
 }
@@ -216,21 +238,34 @@ static void headq_remove(struct hconn *c)
 static void conn_set_state(struct hconn *c, enum conn_state st)
 {
     if (st == C_HEAD && !c->in_headq)
-        headq_add(c);
+        headq_add(c, conn_headq(c));
     else if (st != C_HEAD)
         headq_remove(c);
     c->state = st;
 }
 
-/* The connection to drop so that a new one fits: the one longest in its head phase (an
- * idle keep-alive wait or a head still arriving), if it has been there EVICT_MIN_AGE_MS, so
- * that a burst of connections cannot evict a client that had no time to send its head. */
+/* The first byte of a request came: the connection moves to the partial-head queue. */
+static void headq_got_bytes(struct hconn *c)
+{
+    c->got_bytes = 1;
+    if (c->in_headq && c->headq != HQ_PARTIAL) {
+        headq_remove(c);
+        headq_add(c, HQ_PARTIAL);
+    }
+}
+
+/* The connection to drop so that a new one fits: the oldest of the first queue (in HQ_
+ * order) whose oldest has been there long enough, or NULL. */
 static struct hconn *headq_victim(struct hsrv *s)
 {
-    struct hconn *c = s->headq_first;
+    int64_t now = mono_ms();
 
-    if (c && mono_ms() - c->head_since_ms >= EVICT_MIN_AGE_MS)
-        return c;
+    for (int q = 0; q < HQ_N; q++) {
+        struct hconn *c = s->headq_first[q];
+        int64_t min = q == HQ_KEEPALIVE ? EVICT_KEEPALIVE_MS : EVICT_MIN_MS;
+        if (c && now - c->head_since_ms >= min)
+            return c;
+    }
     return NULL;
 }
 
@@ -484,6 +519,7 @@ static void conn_request_done(struct hconn *c)
     struct evbuffer *in = c->in;
 
     c->req.active = 0;
+    c->served = 1;
     evbuffer_drain(c->body, evbuffer_get_length(c->body));
     if (!c->keep_alive || !c->s->accepting || (c->peer_eof && evbuffer_get_length(in) == 0)) {
         conn_linger(c);
@@ -514,7 +550,7 @@ static void conn_process(struct hconn *c)
 
             if (evbuffer_get_length(in) == 0)
                 goto wait;
-            c->got_bytes = 1;
+            headq_got_bytes(c);
             n = http_head_find(in, s->cfg.max_head, &c->scanned);
             if (n == 0)
                 goto wait;
@@ -848,21 +884,31 @@ static void conn_timer_cb(evutil_socket_t fd, short what, void *arg)
  * not (slowloris): they are the oldest in the queue and go first. */
 static void conn_evict(struct hsrv *s)
 {
-    struct hconn *v = headq_victim(s);
-    int64_t now;
+    for (int tries = 0; tries < EVICT_TRIES && s->nconns > s->cfg.max_conns; tries++) {
+        struct hconn *v = headq_victim(s);
+        int64_t now;
+        int spare;
 
-    if (v == NULL)
-        return;
-    s->evicted++;
-    now = mono_ms();
-    if (s->evict_logged_ms == 0 || now - s->evict_logged_ms >= 10000) {
-        log_warn("server",
-                 "%zu connections open (the limit): dropping the oldest ones still sending "
-                 "their head (%llu so far)",
-                 s->nconns, (unsigned long long)s->evicted);
-        s->evict_logged_ms = now;
+        if (v == NULL)
+            return;
+        /* Under a flood the loop lags: the victim's request may be waiting in its socket. Read
+         * it first; a client whose head is there whole is served, not dropped. */
+        conn_hold(v);
+        if (v->reading)
+            conn_read_cb(v->fd, EV_READ, v);
+        spare = v->dead || !v->in_headq || headq_victim(s) != v;
+        if (!spare) {
+            s->evicted++;
+            now = mono_ms();
+            if (s->evict_logged_ms == 0 || now - s->evict_logged_ms >= 10000) {
+                log_warn("server", "at the connection limit: dropped %llu slow heads so far",
+                         (unsigned long long)s->evicted);
+                s->evict_logged_ms = now;
+            }
+            conn_kill(v, 1);
+        }
+        conn_unhold(v);
     }
-    conn_kill(v, 1);
 }
 
 static void accept_cb(struct evconnlistener *lev, evutil_socket_t fd, struct sockaddr *sa,

@@ -30,9 +30,11 @@
  *   CLOSING  --output flushed, then client EOF or linger timeout--> freed
  *                                                      (conn_flush, conn_eof, conn_timer_cb)
  *
- * Connection limits: at max_conns, a new connection evicts the one longest in its head phase
- * (an idle keep-alive wait or a head still arriving) if it has been there 250 ms; when none
- * is, accepting pauses until a slot frees or one becomes evictable. The head, body and
+ * Connection limits: at max_conns, a new connection evicts one in its head phase: the head
+ * arriving longest (>= 250 ms), else the new connection waiting longest for its first byte
+ * (>= 250 ms), else the keep-alive connection idle longest (>= 1 s); its socket is read first,
+ * so a request already there is served. When none is evictable, accepting pauses until a
+ * slot frees or one becomes evictable. The head, body and
  * keep-alive waits shrink as slots fill: the configured timeouts below half of max_conns,
  * linearly down to 2 s at the limit. A client that sends its request promptly therefore gets
  * a slot however many sockets trickle bytes (slowloris).
