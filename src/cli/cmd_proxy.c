@@ -37,7 +37,9 @@ int cmd_proxy(int argc, char **argv)
         OPT_BOOL("sandboxed", 0, &cfg.sandboxed, "the agent is sandboxed: allow mutating faults"),
         OPT_SIZE_D("max-body", "BYTES", &cfg.max_body, 1, (long long)1 << 32, "33554432",
                    "request body limit"),
-        OPT_SIZE_D("max-conns", "N", &cfg.max_conns, 1, 1000000, "4096", "client connections"),
+        OPT_SIZE_D("max-conns", "N", &cfg.max_conns, 1, 1000000, "4096",
+                   "client connections (at the limit, the one longest waiting for its request "
+                   "head is dropped)"),
         OPT_INT_D("retries", "N", &cfg.retries, 0, 20, "2",
                   "upstream retries on 429/5xx/connection errors"),
         OPT_INT_D("retry-base-ms", "MS", &cfg.retry_base_ms, 1, 600000, "500",

@@ -6,13 +6,17 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "control/ctl.h"
 #include "util/log.h"
+#include "util/timeutil.h"
 #include "util/banned.h"
 
 #define API_BODY_MAX ((size_t)1 << 20)
 #define API_EVENTS_MAX 1000
+#define API_SRC_MAX 64
+#define API_T_FUTURE_MS (60 * 60 * 1000) /* a posted t may be at most an hour ahead */
 
 static void api_health(struct ctl *ctl, struct hreq *r)
 {
@@ -146,10 +150,56 @@ done:
     json_decref(j);
 }
 
+/* Checks event i of a POST /_faultline/events batch; 0, or -1 with the reason in msg. What
+ * comes through the API is what a process inside the sandbox claims: it may not speak as the
+ * controller or the runner (they write their own events), nor date itself before the epoch or
+ * far ahead (docs/control-api.md, "Threat model"). */
+static int api_event_check(json_t *ev, size_t i, int64_t now, char *msg, size_t n)
+{
+    json_t *src, *t;
+
+    if (!json_is_object(ev) || !json_is_string(json_object_get(ev, "kind")) ||
+        json_string_length(json_object_get(ev, "kind")) == 0) {
+        snprintf(msg, n, "event %zu is not an object with a string kind", i);
+        return -1;
+    }
+    src = json_object_get(ev, "src");
+    if (src && !json_is_null(src)) {
+        const char *v = json_string_value(src);
+        if (v == NULL || json_string_length(src) == 0 || json_string_length(src) > API_SRC_MAX) {
+            snprintf(msg, n, "event %zu: src must be a non-empty string of at most %d bytes", i,
+                     API_SRC_MAX);
+            return -1;
+        }
+        if (strcasecmp(v, "controller") == 0 || strcasecmp(v, "runner") == 0) {
+            snprintf(msg, n,
+                     "event %zu: src '%s' is reserved: the %s writes its own events, they are "
+                     "not posted",
+                     i, strcasecmp(v, "runner") == 0 ? "runner" : "controller",
+                     strcasecmp(v, "runner") == 0 ? "runner" : "controller");
+            return -1;
+        }
+    }
+    t = json_object_get(ev, "t");
+    if (t && !json_is_null(t)) {
+        if (!json_is_integer(t) || json_integer_value(t) < 0) {
+            snprintf(msg, n, "event %zu: t must be an integer >= 0 (milliseconds since the epoch)",
+                     i);
+            return -1;
+        }
+        if (json_integer_value(t) > now + API_T_FUTURE_MS) {
+            snprintf(msg, n, "event %zu: t is more than an hour in the future", i);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static void api_events(struct ctl *ctl, struct hreq *r)
 {
     json_t *j = api_body(r), *list, *ev, *out;
     size_t i, n = 0;
+    int64_t now;
 
     if (j == NULL)
         return;
@@ -164,12 +214,13 @@ static void api_events(struct ctl *ctl, struct hreq *r)
         ctl_reply_error(r, 413, "request_too_large", "at most 1000 events per request");
         goto done;
     }
+    now = time_now_ms();
     json_array_foreach(list, i, ev)
     {
-        if (!json_is_object(ev) || !json_is_string(json_object_get(ev, "kind")) ||
-            json_string_length(json_object_get(ev, "kind")) == 0) {
-            char msg[96];
-            snprintf(msg, sizeof(msg), "event %zu is not an object with a string kind", i);
+        char msg[160];
+        if (api_event_check(ev, i, now, msg, sizeof(msg)) != 0) {
+            /* All or nothing: a batch with one refused event appends none. */
+            log_info("ctlapi", "refused posted events: %s", msg);
             ctl_reply_error(r, 400, "invalid_request_error", msg);
             goto done;
         }
@@ -184,6 +235,11 @@ static void api_events(struct ctl *ctl, struct hreq *r)
         json_object_del(copy, "run");
         if (!json_is_string(json_object_get(copy, "src")))
             json_object_set_new(copy, "src", json_string("agent"));
+        if (json_is_null(json_object_get(copy, "t")))
+            json_object_del(copy, "t"); /* stamped by the writer */
+        /* Marks what was posted rather than observed by the controller (the scorer trusts
+         * the latter); set last, so a posted "via" cannot hide it. */
+        json_object_set_new(copy, "via", json_string("control_api"));
         if (events_append(ctl->ev, copy) == 0)
             n++;
         else

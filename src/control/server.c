@@ -14,6 +14,7 @@
  * one of its own callbacks: callbacks hold a reference (conn_hold/conn_unhold) and a free
  * requested meanwhile happens when the last one returns (tmux server_client_unref).
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -34,6 +35,7 @@
 #include "control/server.h"
 #include "util/log.h"
 #include "util/num.h"
+#include "util/timeutil.h"
 #include "util/banned.h"
 
 #define MAX_LISTENERS 4
@@ -41,9 +43,22 @@
 #define READ_MIN 4096 /* first read of a request; grows while reads fill it */
 #define READ_MAX 65536
 #define SMALL_BODY 8192
+#define DEADLINE_MIN_MS 2000 /* the head/body/idle wait at the connection limit */
+/* A connection is evicted only once it has been this long in its head-phase queue: a burst
+ * of new connections cannot drop a client that had no time to send its head, nor a
+ * keep-alive client between two calls. */
+#define EVICT_MIN_MS 250
+#define EVICT_KEEPALIVE_MS 1000
+#define EVICT_TRIES 8 /* victims looked at for one new connection */
+#define RESUME_MS 100 /* accepting paused: how often to look again */
 
 enum conn_state { C_HEAD, C_BODY, C_HANDLER, C_CLOSING };
 enum timer_mode { T_NONE, T_IDLE, T_REQUEST, T_LINGER, T_KICK };
+/* The head-phase queues, in eviction order: part of a head received (what a slowloris socket
+ * looks like once it has been so a while), a new connection waiting for its first byte, a
+ * keep-alive connection waiting for its next request (a client that already completed a
+ * request: the least suspect). */
+enum { HQ_PARTIAL, HQ_FRESH, HQ_KEEPALIVE, HQ_N };
 
 struct hreq {
     struct hconn *c;
@@ -80,7 +95,13 @@ struct hconn {
     int got_bytes;  /* the current request has started arriving */
     int keep_alive; /* another request may follow the current one */
     int shut;       /* write side shut down (lingering close) */
-    size_t scanned; /* http_head_find progress */
+    int peer_eof;   /* the client shut its write side: read no more, answer what was read */
+    int in_headq;   /* on a head-phase queue (exactly when state == C_HEAD) */
+    int headq;      /* which: see conn_headq */
+    int served;     /* a request completed on this connection */
+    struct hconn *headq_prev, *headq_next;
+    int64_t head_since_ms; /* when it joined that queue (monotonic) */
+    size_t scanned;        /* http_head_find progress */
     uint64_t body_left;
     struct http_head head;
     struct http_chunked chunked;
@@ -104,6 +125,9 @@ struct hsrv {
     size_t nconns;
     struct event *flush_ev; /* runs conn_flush for the dirty connections, once per iteration */
     struct hconn *flush_list;
+    struct hconn *headq_first[HQ_N], *headq_last[HQ_N]; /* C_HEAD connections, oldest first */
+    uint64_t evicted; /* head-phase connections dropped at the limit */
+    int64_t evict_logged_ms;
 };
 
 static void conn_process(struct hconn *c);
@@ -124,6 +148,142 @@ static struct timeval ms_tv(int ms)
     return tv;
 }
 
+static int64_t mono_ms(void)
+{
+    return time_mono_ns() / 1000000;
+}
+
+/* The head-phase queue c belongs on while in C_HEAD. */
+static int conn_headq(const struct hconn *c)
+{
+    if (c->got_bytes)
+        return HQ_PARTIAL;
+    return c->served ? HQ_KEEPALIVE : HQ_FRESH;
+}
+
+#ifndef NDEBUG
+/* The invariants of struct hconn (sqlite's assert_pager_state), checked at every state
+ * transition and wherever a wait is armed. Returns 1 so that it can sit inside assert(). */
+static int assert_conn_state(const struct hconn *c)
+{
+    const struct hsrv *s = c->s;
+
+    /* Exactly the connections waiting for a head are on the head-phase queue. */
+    assert(c->in_headq == (c->state == C_HEAD && !c->dead));
+    assert(c->in_headq || (c->headq_prev == NULL && c->headq_next == NULL));
+    assert(!c->in_headq || c->headq == conn_headq(c));
+    assert(!c->in_headq || (c->headq_prev == NULL) == (s->headq_first[c->headq] == c));
+    assert(!c->in_headq || (c->headq_next == NULL) == (s->headq_last[c->headq] == c));
+    /* The handler owns a request exactly while the connection is in C_HANDLER. */
+    assert(c->dead || c->req.active == (c->state == C_HANDLER));
+    assert(!c->req.active || c->req.c == c);
+    /* A body is read only for a head that announced one. */
+    assert(c->state != C_BODY || c->head.framing != HTTP_BODY_NONE);
+    /* The write side is shut only in a lingering close. */
+    assert(!c->shut || c->state == C_CLOSING);
+    /* Each timer mode belongs to the states that wait for it. */
+    assert(c->timer_mode != T_LINGER || c->state == C_CLOSING);
+    assert(c->timer_mode != T_IDLE || c->state == C_HEAD || c->state == C_BODY);
+    assert(c->timer_mode != T_REQUEST || c->state == C_HEAD || c->state == C_BODY);
+    assert(c->timer_mode != T_KICK || c->state == C_HEAD);
+    /* Output is either queued for the end of the iteration or waiting on the socket. */
+    assert(!(c->dirty && c->writing));
+    assert(!c->writing || evbuffer_get_length(c->out) > 0);
+    /* Nothing is read after the client's EOF, or from a dead connection. */
+    assert(!c->reading || (!c->peer_eof && !c->dead));
+    assert(!c->dead || (!c->writing && !c->dirty));
+    assert(c->refs >= 0);
+    return 1;
+}
+#endif
+
+/* ---- the head-phase queue: connections in C_HEAD, oldest first ---- */
+
+static void headq_add(struct hconn *c, int q)
+{
+    struct hsrv *s = c->s;
+
+    c->in_headq = 1;
+    c->headq = q;
+    c->head_since_ms = mono_ms();
+    c->headq_next = NULL;
+    c->headq_prev = s->headq_last[q];
+    if (s->headq_last[q])
+        s->headq_last[q]->headq_next = c;
+    else
+        s->headq_first[q] = c;
+    s->headq_last[q] = c;
+}
+
+static void headq_remove(struct hconn *c)
+{
+    struct hsrv *s = c->s;
+
+    if (!c->in_headq)
+        return;
+    if (c->headq_prev)
+        c->headq_prev->headq_next = c->headq_next;
+    else
+        s->headq_first[c->headq] = c->headq_next;
+    if (c->headq_next)
+        c->headq_next->headq_prev = c->headq_prev;
+    else
+        s->headq_last[c->headq] = c->headq_prev;
+    c->headq_prev = c->headq_next = NULL;
+    c->in_headq = 0;
+}
+
+/* Every state change goes through here: it keeps the head-phase queue and checks the
+ * invariants. */
+static void conn_set_state(struct hconn *c, enum conn_state st)
+{
+    if (st == C_HEAD && !c->in_headq)
+        headq_add(c, conn_headq(c));
+    else if (st != C_HEAD)
+        headq_remove(c);
+    c->state = st;
+}
+
+/* The first byte of a request came: the connection moves to the partial-head queue. */
+static void headq_got_bytes(struct hconn *c)
+{
+    c->got_bytes = 1;
+    if (c->in_headq && c->headq != HQ_PARTIAL) {
+        headq_remove(c);
+        headq_add(c, HQ_PARTIAL);
+    }
+}
+
+/* The connection to drop so that a new one fits: the oldest of the first queue (in HQ_
+ * order) whose oldest has been there long enough, or NULL. */
+static struct hconn *headq_victim(struct hsrv *s)
+{
+    int64_t now = mono_ms();
+
+    for (int q = 0; q < HQ_N; q++) {
+        struct hconn *c = s->headq_first[q];
+        int64_t min = q == HQ_KEEPALIVE ? EVICT_KEEPALIVE_MS : EVICT_MIN_MS;
+        if (c && now - c->head_since_ms >= min)
+            return c;
+    }
+    return NULL;
+}
+
+/* The wait for a request (or the next keep-alive request) shrinks as the connection slots
+ * fill: full below half of max_conns, then linearly down to DEADLINE_MIN_MS at the limit, so
+ * that sockets trickling bytes cannot hold the slots for long. */
+static int conn_deadline_ms(const struct hsrv *s, int full)
+{
+    size_t max = s->cfg.max_conns, half = max / 2, n = s->nconns;
+    int64_t lo = full < DEADLINE_MIN_MS ? full : DEADLINE_MIN_MS;
+
+    if (n <= half)
+        return full;
+    if (n >= max)
+        return (int)lo;
+    return (int)(full - (full - lo) * (int64_t)(n - half) / (int64_t)(max - half));
+}
+
 /* ---- listener pausing ---- */
 
 static void listeners_enable(struct hsrv *s, int on)
@@ -137,13 +297,15 @@ static void listeners_enable(struct hsrv *s, int on)
     s->paused = !on;
 }
 
+static struct hconn *headq_victim(struct hsrv *s);
+
 static void resume_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct hsrv *s = arg;
-    if (s->accepting && s->nconns < s->cfg.max_conns)
+    if (s->accepting && (s->nconns < s->cfg.max_conns || headq_victim(s)))
         listeners_enable(s, 1);
     else if (s->accepting) {
-        struct timeval tv = ms_tv(100);
+        struct timeval tv = ms_tv(RESUME_MS);
         evtimer_add(s->resume, &tv);
     }
 }
@@ -161,6 +323,7 @@ static void conn_destroy(struct hconn *c)
     if (c->next)
         c->next->prev = c->prev;
     s->nconns--;
+    headq_remove(c);
     conn_unmark_dirty(c);
     event_free(c->rev);
     event_free(c->wev);
@@ -196,6 +359,7 @@ static void conn_kill(struct hconn *c, int notify)
     if (c->dead)
         return;
     c->dead = 1;
+    headq_remove(c);
     event_del(c->rev);
     event_del(c->wev);
     c->reading = c->writing = 0;
@@ -239,13 +403,24 @@ static void conn_arm(struct hconn *c)
 {
     if (c->dead)
         return;
+    if (c->peer_eof) {
+        conn_linger(c); /* the client sent its last byte: this request can never complete */
+        return;
+    }
     if (c->state == C_HEAD && !c->got_bytes) {
         if (c->timer_mode != T_IDLE && c->timer_mode != T_KICK)
-            timer_set(c, T_IDLE, c->s->cfg.idle_timeout_ms);
+            timer_set(c, T_IDLE, conn_deadline_ms(c->s, c->s->cfg.idle_timeout_ms));
     } else if (c->state == C_HEAD || c->state == C_BODY) {
+        int one = 1;
         if (c->timer_mode != T_REQUEST && c->timer_mode != T_KICK)
-            timer_set(c, T_REQUEST, c->s->cfg.request_timeout_ms);
+            timer_set(c, T_REQUEST, conn_deadline_ms(c->s, c->s->cfg.request_timeout_ms));
+        /* Part of a request came: acknowledge it now. A client that writes the head and the
+         * body separately holds the body back (Nagle) until this ACK, which the kernel
+         * would otherwise delay by up to 40 ms on a keep-alive connection (TCP_NODELAY on
+         * our side cannot help; TCP_QUICKACK is not sticky, hence each time). */
+        setsockopt(c->fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof(one));
     }
+    assert(assert_conn_state(c));
 }
 
 /* ---- refusing a request ---- */
@@ -278,22 +453,29 @@ static void conn_reject(struct hconn *c, const struct http_head *h, int status, 
     conn_linger(c);
 }
 
+/* How long a lingering close waits for the client's EOF: not at all once it came. */
+static int linger_ms(const struct hconn *c)
+{
+    return c->peer_eof ? 0 : LINGER_MS;
+}
+
 /* Lingering close: flush the output, shut the write side, then read and discard what the
  * client still sends until it closes or LINGER_MS pass, so an error reply sent before the
  * request body was read is not destroyed by a reset. */
 static void conn_linger(struct hconn *c)
 {
-    c->state = C_CLOSING;
+    conn_set_state(c, C_CLOSING);
     evbuffer_drain(c->in, evbuffer_get_length(c->in));
     conn_read_limit(c, 0);
     if (evbuffer_get_length(c->out) == 0 && !c->shut) {
         c->shut = 1;
         shutdown(c->fd, SHUT_WR);
-        timer_set(c, T_LINGER, LINGER_MS);
+        timer_set(c, T_LINGER, linger_ms(c));
     } else {
         timer_off(c); /* the write timeout bounds the flush; conn_flush then shuts */
         conn_mark_dirty(c);
     }
+    assert(assert_conn_state(c));
 }
 
 /* ---- request dispatch ---- */
@@ -303,7 +485,7 @@ static void conn_dispatch(struct hconn *c)
     struct hreq *r = &c->req;
 
     timer_off(c);
-    c->state = C_HANDLER;
+    conn_set_state(c, C_HANDLER);
     c->got_bytes = 0;
     c->read_size = READ_MIN;
     memset(r, 0, sizeof(*r));
@@ -311,6 +493,7 @@ static void conn_dispatch(struct hconn *c)
     r->active = 1;
     r->no_body = strcmp(c->head.method, "HEAD") == 0;
     r->body_len = evbuffer_get_length(c->body);
+    assert(assert_conn_state(c));
     if (r->body_len <= SMALL_BODY) {
         /* Copied out so that a request waiting on a slow upstream does not pin a whole read
          * buffer: 500 open streams should cost about a kilobyte each. */
@@ -336,18 +519,20 @@ static void conn_request_done(struct hconn *c)
     struct evbuffer *in = c->in;
 
     c->req.active = 0;
+    c->served = 1;
     evbuffer_drain(c->body, evbuffer_get_length(c->body));
-    if (!c->keep_alive || !c->s->accepting) {
+    if (!c->keep_alive || !c->s->accepting || (c->peer_eof && evbuffer_get_length(in) == 0)) {
         conn_linger(c);
         return;
     }
-    c->state = C_HEAD;
+    conn_set_state(c, C_HEAD);
     conn_read_limit(c, 0);
     if (evbuffer_get_length(in) > 0) {
         conn_kick(c); /* a pipelined request waits: have the loop parse it */
     } else {
-        timer_set(c, T_IDLE, c->s->cfg.idle_timeout_ms);
+        timer_set(c, T_IDLE, conn_deadline_ms(c->s, c->s->cfg.idle_timeout_ms));
     }
+    assert(assert_conn_state(c));
 }
 
 /* Parses and dispatches as many requests as the input holds. Called with c held. */
@@ -365,7 +550,7 @@ static void conn_process(struct hconn *c)
 
             if (evbuffer_get_length(in) == 0)
                 goto wait;
-            c->got_bytes = 1;
+            headq_got_bytes(c);
             n = http_head_find(in, s->cfg.max_head, &c->scanned);
             if (n == 0)
                 goto wait;
@@ -406,7 +591,8 @@ static void conn_process(struct hconn *c)
                 evbuffer_add(c->out, "HTTP/1.1 100 Continue\r\n\r\n", 25);
                 conn_mark_dirty(c);
             }
-            c->state = C_BODY;
+            conn_set_state(c, C_BODY);
+            assert(assert_conn_state(c));
             break;
         }
         case C_BODY:
@@ -472,7 +658,7 @@ static void conn_read_limit(struct hconn *c, size_t max)
             event_del(c->rev);
             c->reading = 0;
         }
-    } else if (!c->reading) {
+    } else if (!c->reading && !c->peer_eof) {
         event_add(c->rev, NULL);
         c->reading = 1;
     }
@@ -513,7 +699,7 @@ static void conn_flush(struct hconn *c)
     if (c->state == C_CLOSING && !c->shut) {
         c->shut = 1;
         shutdown(c->fd, SHUT_WR);
-        timer_set(c, T_LINGER, LINGER_MS);
+        timer_set(c, T_LINGER, linger_ms(c));
     } else if (c->state == C_HANDLER && r->active && r->want_drain) {
         r->want_drain = 0;
         if (r->on_drain)
@@ -572,6 +758,35 @@ static void flush_cb(evutil_socket_t fd, short what, void *arg)
     }
 }
 
+/* The client shut its write side: shutdown(SHUT_WR), or close(2), which looks the same until
+ * a write fails. Nothing more will be read. A request already read whole is answered (its
+ * handler runs, or keeps running), and so is any pipelined after it; then the connection
+ * closes. A request still arriving can never complete: the connection closes once the
+ * output is flushed. A lingering close is over. Called with c held. */
+static void conn_eof(struct hconn *c)
+{
+    c->peer_eof = 1;
+    if (c->reading) {
+        event_del(c->rev);
+        c->reading = 0;
+    }
+    switch (c->state) {
+    case C_HANDLER:
+        break; /* conn_request_done closes after the response */
+    case C_HEAD:
+    case C_BODY:
+        conn_process(c); /* dispatches what is whole; conn_arm closes on the rest */
+        break;
+    case C_CLOSING:
+        if (c->shut || evbuffer_get_length(c->out) == 0)
+            conn_kill(c, 1);
+        /* else conn_flush shuts the write side, then the linger timer (0 ms) closes */
+        break;
+    }
+    if (!c->dead)
+        assert(assert_conn_state(c));
+}
+
 static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct hconn *c = arg;
@@ -601,7 +816,7 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
     v.iov_len = (size_t)n;
     evbuffer_commit_space(c->in, &v, 1);
     if (n == 0) {
-        conn_kill(c, 1); /* the client went away (or finished a lingering close) */
+        conn_eof(c);
         goto out;
     }
     if (c->state == C_CLOSING)
@@ -664,6 +879,38 @@ static void conn_timer_cb(evutil_socket_t fd, short what, void *arg)
     conn_unhold(c);
 }
 
+/* At the connection limit: drops the connection longest in its head phase so that the new
+ * one fits. A client that sends its head promptly is never locked out by sockets that do
+ * not (slowloris): they are the oldest in the queue and go first. */
+static void conn_evict(struct hsrv *s)
+{
+    for (int tries = 0; tries < EVICT_TRIES && s->nconns > s->cfg.max_conns; tries++) {
+        struct hconn *v = headq_victim(s);
+        int64_t now;
+        int spare;
+
+        if (v == NULL)
+            return;
+        /* Under a flood the loop lags: the victim's request may be waiting in its socket. Read
+         * it first; a client whose head is there whole is served, not dropped. */
+        conn_hold(v);
+        if (v->reading)
+            conn_read_cb(v->fd, EV_READ, v);
+        spare = v->dead || !v->in_headq || headq_victim(s) != v;
+        if (!spare) {
+            s->evicted++;
+            now = mono_ms();
+            if (s->evict_logged_ms == 0 || now - s->evict_logged_ms >= 10000) {
+                log_warn("server", "at the connection limit: dropped %llu slow heads so far",
+                         (unsigned long long)s->evicted);
+                s->evict_logged_ms = now;
+            }
+            conn_kill(v, 1);
+        }
+        conn_unhold(v);
+    }
+}
+
 static void accept_cb(struct evconnlistener *lev, evutil_socket_t fd, struct sockaddr *sa,
                       int socklen, void *arg)
 {
@@ -691,7 +938,6 @@ static void accept_cb(struct evconnlistener *lev, evutil_socket_t fd, struct soc
     }
     http_head_init(&c->head);
     buf_init(&c->small, 0);
-    c->state = C_HEAD;
     event_add(c->rev, NULL);
     c->reading = 1;
     c->next = s->conns;
@@ -699,10 +945,18 @@ static void accept_cb(struct evconnlistener *lev, evutil_socket_t fd, struct soc
         s->conns->prev = c;
     s->conns = c;
     s->nconns++;
-    timer_set(c, T_IDLE, s->cfg.idle_timeout_ms);
-    if (s->nconns >= s->cfg.max_conns) {
-        log_warn("server", "%zu connections open: pausing accept", s->nconns);
+    conn_set_state(c, C_HEAD);
+    timer_set(c, T_IDLE, conn_deadline_ms(s, s->cfg.idle_timeout_ms));
+    assert(assert_conn_state(c));
+    if (s->nconns > s->cfg.max_conns)
+        conn_evict(s);
+    if (s->nconns >= s->cfg.max_conns && headq_victim(s) == NULL) {
+        /* Every slot holds a request being served or a client that just came: wait for one
+         * to end (conn_destroy) or to become evictable (resume_cb). */
+        struct timeval tv = ms_tv(RESUME_MS);
+        log_debug("server", "%zu connections open: pausing accept", s->nconns);
         listeners_enable(s, 0);
+        evtimer_add(s->resume, &tv);
     }
 }
 
@@ -987,7 +1241,7 @@ void hreq_start(struct hreq *r, int status, const char *hdrs, size_t hlen, int64
             c->keep_alive = 0; /* HTTP/1.0: the body ends when the connection does */
         }
     }
-    if (!c->keep_alive || !c->s->accepting)
+    if (!c->keep_alive || !c->s->accepting || (c->peer_eof && evbuffer_get_length(c->in) == 0))
         evbuffer_add(out, "Connection: close\r\n\r\n", 21);
     else
         evbuffer_add(out, "\r\n", 2);

@@ -10,15 +10,39 @@
  * malformed requests get a JSON error (400, 408, 413, 431, 501) built by the reject hook, and
  * the connection closes with a lingering close so the client reads the error.
  *
- * Connection states (conn_* in server.c):
+ * Connection states (conn_* in server.c; every change goes through conn_set_state, and
+ * assert_conn_state checks struct hconn's invariants at the transitions):
+ *   (accept)  --new connection-->           HEAD        (accept_cb)
  *   HEAD     --head complete, body-->      BODY        (conn_process)
  *   HEAD     --head complete, no body-->   HANDLER     (conn_dispatch)
  *   BODY     --body complete-->            HANDLER     (conn_dispatch)
  *   HANDLER  --hreq_end/hreq_reply-->      HEAD        (conn_request_done, keep-alive)
- *   HANDLER  --hreq_end, no keep-alive-->  CLOSING     (conn_linger)
- *   HEAD/BODY --bad input, limit-->        CLOSING     (conn_reject)
- *   any      --EOF, error, timeout-->      freed       (conn_free; on_close if HANDLER)
- *   CLOSING  --output flushed, peer EOF or linger timeout--> freed
+ *   HANDLER  --hreq_end, no keep-alive or client EOF and no request waiting--> CLOSING
+ *                                                      (conn_request_done -> conn_linger)
+ *   HANDLER  --hreq_abort-->               CLOSING     (conn_linger)
+ *   HANDLER  --client EOF (half-close)-->  HANDLER     (conn_eof: reading stops, the
+ *                                                      response is still written)
+ *   HEAD/BODY --bad input, limit, timeout (408)--> CLOSING (conn_reject)
+ *   HEAD/BODY --client EOF, request incomplete--> CLOSING (conn_eof -> conn_arm -> conn_linger)
+ *   HEAD     --idle timeout-->             freed       (conn_timer_cb -> conn_kill)
+ *   HEAD     --oldest in its head phase at the connection limit--> freed (conn_evict)
+ *   any      --read/write error, write timeout--> freed (conn_kill; on_close if HANDLER)
+ *   CLOSING  --output flushed, then client EOF or linger timeout--> freed
+ *                                                      (conn_flush, conn_eof, conn_timer_cb)
+ *
+ * Connection limits: at max_conns, a new connection evicts one in its head phase: the head
+ * arriving longest (>= 250 ms), else the new connection waiting longest for its first byte
+ * (>= 250 ms), else the keep-alive connection idle longest (>= 1 s); its socket is read first,
+ * so a request already there is served. When none is evictable, accepting pauses until a
+ * slot frees or one becomes evictable. The head, body and
+ * keep-alive waits shrink as slots fill: the configured timeouts below half of max_conns,
+ * linearly down to 2 s at the limit. A client that sends its request promptly therefore gets
+ * a slot however many sockets trickle bytes (slowloris).
+ *
+ * Half-close: a client's EOF stops reading. Requests already read whole are answered, in
+ * order, then the connection closes; an incomplete one is dropped without an answer. A client
+ * that closed entirely looks the same until a write to it fails: its handler learns of it
+ * (on_close) at that write, not at the EOF.
  *
  * Lifetime rules: the handler borrows r from the call until it ends the response (hreq_end,
  * hreq_reply, hreq_abort) or until on_close is called, whichever comes first; after either,

@@ -50,8 +50,9 @@ static const struct evkind_field common[] = {
     {"src", S, 0, 1, "who observed it", srcs, 0},
     {"kind", S, 0, 1, "one of the kinds below", NULL, 0},
     {"via", S, 0, 0,
-     "the event was posted to the controller through the control API (docs/control-api.md) "
-     "rather than written by the controller itself",
+     "set on every event posted to the controller's `POST /_faultline/events` (docs/control-api.md): "
+     "a claim of a component inside the sandbox, not something the controller observed; absent on "
+     "events a writer produced itself",
      v_via, 0},
 };
 
