@@ -25,6 +25,7 @@
 
 #include "events/events.h"
 #include "util/buf.h"
+#include "util/fs.h"
 #include "util/timeutil.h"
 #include "util/text.h"
 #include "util/utf8.h"
@@ -684,14 +685,15 @@ struct events_reader {
 
 struct events_reader *events_reader_open(const char *path, struct err *e)
 {
-    struct events_reader *r;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = fs_open_regular(path, e);
 
-    if (fd < 0) {
-        err_set(e, ERR_IO, "cannot open '%s': %s", path, strerror(errno));
-        return NULL;
-    }
-    r = xcalloc(1, sizeof(*r));
+    return fd < 0 ? NULL : events_reader_fdopen(fd);
+}
+
+struct events_reader *events_reader_fdopen(int fd)
+{
+    struct events_reader *r = xcalloc(1, sizeof(*r));
+
     r->fd = fd;
     r->cap = READ_CHUNK + EVENTS_LINE_MAX;
     r->buf = xmalloc(r->cap);

@@ -60,8 +60,11 @@ int events_is_secret_name(const char *name);
 
 struct events_reader;
 
-/* Opens path for streaming. NULL with e set on failure. Caller frees with events_reader_free. */
+/* Opens path for streaming (with fs_open_regular: a FIFO or other non-regular file is refused
+ * without blocking). NULL with e set on failure. Caller frees with events_reader_free. */
 struct events_reader *events_reader_open(const char *path, struct err *e);
+/* A reader over fd, an open descriptor (takes ownership: events_reader_free closes it). */
+struct events_reader *events_reader_fdopen(int fd);
 /* Next raw line (without the newline), borrowed until the next call. 1 got one, 0 at end,
  * ERR_IO on a read error. Lines longer than EVENTS_LINE_MAX are skipped and counted as
  * malformed. */
