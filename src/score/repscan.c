@@ -1165,6 +1165,27 @@ void repscan_skipped(struct repscan *s, long nlines)
     s->lineno += nlines;
 }
 
+/* Kinds only the controller (model proxy, egress proxy) or the runner writes: never taken
+ * from a posted event, whatever src it claims (docs/scoring.md, "Trust"). */
+static const char *const observed_kinds[] = {"model_request", "model_response", "egress_request",
+                                             "verify",        "agent_exit",     "run_end"};
+
+/* 1 when the event came through the control API ("via" present) and claims what only the
+ * controller or the runner observes. */
+static int untrusted(struct repscan *s)
+{
+    struct jscan_val v;
+
+    if (!field(s, "via", &v))
+        return 0;
+    if (s->src & (COMP_CONTROLLER | RUNDIR_COMP_RUNNER))
+        return 1;
+    for (size_t i = 0; i < sizeof(observed_kinds) / sizeof(observed_kinds[0]); i++)
+        if (strcmp(s->kind, observed_kinds[i]) == 0)
+            return 1;
+    return 0;
+}
+
 void repscan_line(struct repscan *s, const char *line, size_t len)
 {
     struct repsum *o = s->o;
@@ -1190,6 +1211,10 @@ void repscan_line(struct repscan *s, const char *line, size_t len)
     s->t = get_int(s, "t", &v) ? v : -1;
     s->seq = get_int(s, "seq", &v) ? v : -1;
     s->src = get_str(s, "src", src, sizeof(src)) > 0 ? src_bits(src) : 0;
+    if (untrusted(s)) {
+        o->untrusted++;
+        return;
+    }
     o->seen |= s->src;
 
     switch (s->kind[0]) {
