@@ -175,7 +175,7 @@ const struct rundir_world_tool *rundir_world_tool(const struct rundir *r, const 
  * "rep-003/verify.json"), ERR_IO when it cannot be read, ERR_LIMIT when too big. *missing is
  * set to 1 (and e left alone) when the file does not exist.
  */
-json_t *rundir_load_json(const char *root, const char *rel, const char *name, size_t max, int *missing,
-                         struct err *e);
+json_t *rundir_load_json(const char *root, const char *rel, const char *name, size_t max,
+                         int *missing, struct err *e);
 
 #endif

@@ -178,8 +178,8 @@ int fs_open_beneath(const char *root, const char *rel, struct err *e)
         saved = errno;
         /* openat2 says ELOOP or EXDEV for a link, the walk ELOOP or ENOTDIR */
         if (saved == ELOOP || saved == EXDEV || saved == ENOTDIR) {
-            err_set(e, ERR_IO, "'%s' is a symbolic link or leads out of '%s' (not followed)",
-                    name, root);
+            err_set(e, ERR_IO, "'%s' is a symbolic link or leads out of '%s' (not followed)", name,
+                    root);
             saved = ELOOP;
         } else {
             err_set(e, ERR_IO, "cannot open '%s': %s", name, strerror(saved));

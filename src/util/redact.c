@@ -193,11 +193,11 @@ static const struct {
     const char *p;
     size_t n, min;
 } key_prefixes[] = {
-    {"sk-", 3, 20},      {"sk_live_", 8, 20}, {"sk_test_", 8, 20}, {"rk_live_", 8, 20},
-    {"rk_test_", 8, 20}, {"ghp_", 4, 20},     {"gho_", 4, 20},     {"ghu_", 4, 20},
+    {"sk-", 3, 20},      {"sk_live_", 8, 20}, {"sk_test_", 8, 20},     {"rk_live_", 8, 20},
+    {"rk_test_", 8, 20}, {"ghp_", 4, 20},     {"gho_", 4, 20},         {"ghu_", 4, 20},
     {"ghs_", 4, 20},     {"ghr_", 4, 20},     {"github_pat_", 11, 20}, {"glpat-", 6, 20},
-    {"AKIA", 4, 20},     {"ASIA", 4, 20},     {"AIza", 4, 30},     {"xoxa-", 5, 20},
-    {"xoxb-", 5, 20},    {"xoxp-", 5, 20},    {"xoxr-", 5, 20},    {"xoxs-", 5, 20},
+    {"AKIA", 4, 20},     {"ASIA", 4, 20},     {"AIza", 4, 30},         {"xoxa-", 5, 20},
+    {"xoxb-", 5, 20},    {"xoxp-", 5, 20},    {"xoxr-", 5, 20},        {"xoxs-", 5, 20},
     {"xapp-", 5, 20},
 };
 #define BEARER_EMBEDDED_MIN 8
@@ -298,8 +298,8 @@ static size_t userinfo_at(const char *s, size_t n, size_t i, size_t *keep)
         char c = s[j];
         if (c == '@')
             break;
-        if (c == '/' || c == ' ' || c == '\t' || c == '\n' || c == '"' || c == '\'' ||
-            c == '?' || c == '#')
+        if (c == '/' || c == ' ' || c == '\t' || c == '\n' || c == '"' || c == '\'' || c == '?' ||
+            c == '#')
             return 0;
         if (c == ':' && colon == 0)
             colon = j;
@@ -351,7 +351,8 @@ static size_t header_at(const char *s, size_t n, size_t i, size_t *keep)
     else
         while (end < n && s[end] != '\n' && s[end] != '\r' && s[end] != quote)
             end++;
-    if (end == v || (end - v == sizeof(REDACT_MARK) - 1 && memcmp(s + v, REDACT_MARK, end - v) == 0))
+    if (end == v ||
+        (end - v == sizeof(REDACT_MARK) - 1 && memcmp(s + v, REDACT_MARK, end - v) == 0))
         return 0;
     *keep = v - i;
     return end - i;
@@ -360,9 +361,8 @@ static size_t header_at(const char *s, size_t n, size_t i, size_t *keep)
 /* 1 when s[i] follows '_' or a %XX escape: where a key glued to a word still starts. */
 static int glued(const char *s, size_t i)
 {
-    return s[i - 1] == '_' ||
-           (i >= 3 && s[i - 3] == '%' && isxdigit((unsigned char)s[i - 2]) &&
-            isxdigit((unsigned char)s[i - 1]));
+    return s[i - 1] == '_' || (i >= 3 && s[i - 3] == '%' && isxdigit((unsigned char)s[i - 2]) &&
+                               isxdigit((unsigned char)s[i - 1]));
 }
 
 /* Length of the credential starting at s[i] (to be replaced), or 0. Sets *keep to the bytes of
