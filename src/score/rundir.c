@@ -119,6 +119,8 @@ int rundir_rep_open(const struct rundir_rep *rep, const char *name, struct err *
 {
     char rel[64];
 
+    if (rep->root == NULL) /* a rep not from rundir_load: its own folder is the limit */
+        return fs_open_beneath(rep->path, name, e);
     snprintf(rel, sizeof(rel), "%s/%s", rep->dir, name);
     return fs_open_beneath(rep->root, rel, e);
 }

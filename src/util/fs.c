@@ -151,7 +151,7 @@ static int open_beneath(const char *root, const char *rel, int flags)
 {
     int dirfd, fd, saved;
 
-    if (!rel_ok(rel)) {
+    if (root == NULL || rel == NULL || !rel_ok(rel)) {
         errno = EINVAL;
         return -1;
     }
