@@ -59,6 +59,11 @@ int fs_open_regular(const char *path, struct err *e)
 
 static int g_no_openat2; /* the kernel said ENOSYS once: use the walk from then on */
 
+void fs_force_walk(int on)
+{
+    g_no_openat2 = on;
+}
+
 /* openat2 beneath dirfd, or -1 with errno (ENOSYS when the kernel lacks it). */
 static int open_beneath2(int dirfd, const char *rel, int flags)
 {

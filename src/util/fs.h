@@ -23,6 +23,9 @@ int fs_open_regular(const char *path, struct err *e);
  * (not followed)" with errno ELOOP; errno ENOENT when a component is missing, EINVAL when
  * the file is not regular. Returns the descriptor or ERR_IO. */
 int fs_open_beneath(const char *root, const char *rel, struct err *e);
+/* Tests: 1 makes fs_open_beneath use its openat(O_NOFOLLOW) walk as on a kernel without
+ * openat2; 0 lets it try openat2 again. */
+void fs_force_walk(int on);
 /* 1 when root/rel exists (as anything, a symbolic link included, not followed), else 0. */
 int fs_exists_beneath(const char *root, const char *rel);
 /* Appends the contents of the regular file at path to out (opened with fs_open_regular).
