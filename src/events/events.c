@@ -25,16 +25,16 @@
 
 #include "events/events.h"
 #include "util/buf.h"
+#include "util/fs.h"
+#include "util/redact.h"
 #include "util/timeutil.h"
 #include "util/text.h"
 #include "util/utf8.h"
 #include "util/banned.h"
 
-#define SECRETS_MAX 16
-#define SECRET_MIN_LEN 8
 #define KIND_MAX 256
 #define REDACT_DEPTH_MAX 256
-#define REDACTED "[REDACTED]"
+#define REDACTED REDACT_MARK
 #define READ_CHUNK (256 * 1024)
 #define CUT_ROUNDS 32
 #define CUT_MIN 64 /* strings this short are not worth cutting */
@@ -43,77 +43,17 @@ struct events_writer {
     int fd;
     char *path, *run, *src;
     uint64_t seq;
-    char *secrets[SECRETS_MAX];
-    size_t secret_len[SECRETS_MAX];
-    int nsecrets;
+    struct redact_lits *secrets; /* events_add_secret; NULL until the first */
     struct buf line;
     int holding; /* events_hold: lines collect in batch until events_release */
     struct buf batch;
 };
 
-/* ---- secret names ------------------------------------------------------------------------ */
+/* ---- redaction (the text rules are util/redact.c) --------------------------------------- */
 
-static int ci_ends(const char *s, size_t n, const char *suffix)
-{
-    size_t m = strlen(suffix);
-
-    if (n < m)
-        return 0;
-    for (size_t k = 0; k < m; k++)
-        if (tolower((unsigned char)s[n - m + k]) != suffix[k])
-            return 0;
-    return 1;
-}
-
-/* Names longer than this are checked in overlapping windows of it (no part is longer than
- * PART_MAX, so a window overlap of PART_MAX - 1 bytes misses nothing). */
-#define NAME_WINDOW 256
-#define PART_MAX 16
-
-/* This runs for every key of every event written: the name is lowered once into a small
- * buffer and compared, part by part, only where its first letter matches (cheaper than memmem
- * on names of a few bytes). */
 static int secret_name(const char *name, size_t n)
 {
-#define PART(s)                                                                                    \
-    {                                                                                              \
-        s, sizeof(s) - 1                                                                           \
-    }
-    static const struct {
-        const char *s;
-        size_t n;
-    } parts[] = {
-        PART("api-key"),    PART("api_key"),     PART("apikey"),      PART("authorization"),
-        PART("secret"),     PART("password"),    PART("passwd"),      PART("passphrase"),
-        PART("cookie"),     PART("private-key"), PART("private_key"), PART("privatekey"),
-        PART("access-key"), PART("access_key"),  PART("accesskey"),   PART("credential")};
-#undef PART
-    char low[NAME_WINDOW];
-
-    if (n < 3)
-        return 0;
-    if (ci_ends(name, n, "token"))
-        return 1; /* access_token, x-auth-token; never "tokens" (input_tokens) */
-    if ((n == 4 && ci_ends(name, n, "auth")) || ci_ends(name, n, "_auth") ||
-        ci_ends(name, n, "-auth"))
-        return 1;
-    if ((n == 4 && ci_ends(name, n, "pass")) || (n == 3 && ci_ends(name, n, "pwd")))
-        return 1;
-    for (size_t off = 0;; off += NAME_WINDOW - (PART_MAX - 1)) {
-        size_t w = n - off < NAME_WINDOW ? n - off : NAME_WINDOW;
-        for (size_t k = 0; k < w; k++)
-            low[k] = (char)tolower((unsigned char)name[off + k]);
-        for (size_t k = 0; k < w; k++) {
-            if (low[k] != 'a' && low[k] != 'c' && low[k] != 'p' && low[k] != 's')
-                continue; /* no part starts otherwise */
-            for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
-                if (parts[i].s[0] == low[k] && w - k >= parts[i].n &&
-                    memcmp(low + k, parts[i].s, parts[i].n) == 0)
-                    return 1;
-        }
-        if (off + w >= n)
-            return 0;
-    }
+    return redact_is_secret_name(name, n);
 }
 
 int events_is_secret_name(const char *name)
@@ -121,167 +61,47 @@ int events_is_secret_name(const char *name)
     return name != NULL && secret_name(name, strlen(name));
 }
 
-/* ---- secrets inside strings -------------------------------------------------------------- */
-
-static int key_char(unsigned char c)
-{
-    return isalnum(c) || c == '_' || c == '-';
-}
-
-static int bearer_char(unsigned char c)
-{
-    return isalnum(c) || c == '.' || c == '_' || c == '~' || c == '+' || c == '/' || c == '=' ||
-           c == '-';
-}
-
-static const char *const key_prefixes[] = {"sk-",  "ghp_",        "gho_",  "ghu_",  "ghs_", "ghr_",
-                                           "AKIA", "github_pat_", "xoxb-", "xoxp-", NULL};
-#define KEY_RUN_MIN 20
-#define BEARER_EMBEDDED_MIN 8
-
-/* 1 when t[0..n) is only lowercase ASCII letters (prose: "Basic understanding"). */
-static int all_lower(const char *t, size_t n)
-{
-    for (size_t k = 0; k < n; k++)
-        if (t[k] < 'a' || t[k] > 'z')
-            return 0;
-    return 1;
-}
-
-/* Length of the "Bearer " / "Basic " scheme at s[i] (any case), or 0. */
-static size_t scheme_at(const char *s, size_t n, size_t i)
-{
-    if (n - i > 7 && strncasecmp(s + i, "bearer ", 7) == 0)
-        return 7;
-    if (n - i > 6 && strncasecmp(s + i, "basic ", 6) == 0)
-        return 6;
-    return 0;
-}
-
-/* A secret header written as text, "X-Api-Key: abc" or "\"cookie\": \"abc\"": the length
- * from s[i] to the end of its value (the line, or the quote closing a quoted value or a quoted
- * "name: value"), or 0.
- * Sets *keep to the bytes up to the value (and its Bearer/Basic scheme). */
-static size_t header_at(const char *s, size_t n, size_t i, size_t *keep)
-{
-    size_t j = i, v, end;
-    /* 'Authorization: Bearer x' in a shell command ends at its quote */
-    char quote = i > 0 && (s[i - 1] == '"' || s[i - 1] == '\'') ? s[i - 1] : 0;
-
-    while (j < n && key_char((unsigned char)s[j]))
-        j++;
-    if (!secret_name(s + i, j - i))
-        return 0;
-    if (j < n && (s[j] == '"' || s[j] == '\''))
-        j++;
-    if (j >= n || s[j] != ':')
-        return 0;
-    v = j + 1;
-    while (v < n && (s[v] == ' ' || s[v] == '\t'))
-        v++;
-    if (v < n && (s[v] == '"' || s[v] == '\''))
-        quote = s[v++];
-    v += scheme_at(s, n, v);
-    end = v;
-    while (end < n && s[end] != '\n' && s[end] != '\r' && s[end] != quote)
-        end++;
-    if (end == v)
-        return 0;
-    *keep = v - i;
-    return end - i;
-}
-
-/* Length of the credential starting at s[i] (to be replaced), or 0. Sets *keep to the bytes of
- * it to keep (a header name, the "Bearer " scheme). */
-static size_t token_at(const char *s, size_t n, size_t i, size_t *keep)
-{
-    unsigned char c = (unsigned char)s[i];
-    size_t len, scheme;
-
-    *keep = 0;
-    if (i > 0 && key_char((unsigned char)s[i - 1]))
-        return 0; /* not at a word boundary */
-    if (!key_char(c))
-        return 0;
-    if ((len = header_at(s, n, i, keep)) > 0)
-        return len;
-    if ((c == 'B' || c == 'b') && (scheme = scheme_at(s, n, i)) > 0) {
-        size_t j = i + scheme;
-        if (i == 0 && scheme == 6) {
-            *keep = 6; /* the whole string is a Basic header value */
-            return n;
-        }
-        while (j < n && bearer_char((unsigned char)s[j]))
-            j++;
-        /* The whole string being "Bearer x" is a header value; inside text, want a token:
-         * BEARER_EMBEDDED_MIN token characters, not only lowercase letters (prose) */
-        if (j > i + scheme && (i == 0 || (j - i - scheme >= BEARER_EMBEDDED_MIN &&
-                                          !all_lower(s + i + scheme, j - i - scheme)))) {
-            *keep = scheme;
-            return j - i;
-        }
-        return 0;
-    }
-    if (c != 's' && c != 'g' && c != 'A' && c != 'x')
-        return 0;
-    for (int k = 0; key_prefixes[k] != NULL; k++) {
-        size_t m = strlen(key_prefixes[k]), j;
-        if (n - i < KEY_RUN_MIN || memcmp(s + i, key_prefixes[k], m) != 0)
-            continue;
-        j = i + m;
-        while (j < n && key_char((unsigned char)s[j]))
-            j++;
-        if (j - i >= KEY_RUN_MIN)
-            return j - i;
-    }
-    return 0;
-}
-
 struct redact_ctx {
-    const struct events_writer *w; /* registered secrets, or NULL */
-    int apply;                     /* 0: only count */
+    const struct redact_lits *lits; /* registered secrets, or NULL */
+    int apply;                      /* 0: only count */
     int count;
 };
 
-/* Finds the first registered secret in s[i..n); its length, or 0. */
-static size_t literal_at(const struct redact_ctx *cx, const char *s, size_t n, size_t i)
-{
-    if (cx->w == NULL)
-        return 0;
-    for (int k = 0; k < cx->w->nsecrets; k++) {
-        size_t m = cx->w->secret_len[k];
-        if (n - i >= m && s[i] == cx->w->secrets[k][0] && memcmp(s + i, cx->w->secrets[k], m) == 0)
-            return m;
-    }
-    return 0;
-}
-
 static void redact_string(struct redact_ctx *cx, json_t *v)
 {
-    const char *s = json_string_value(v);
-    size_t n = json_string_length(v), last = 0, found = 0;
     struct buf b = BUF_INIT;
 
-    for (size_t i = 0; i < n; i++) {
-        size_t keep = 0, len = literal_at(cx, s, n, i);
-        if (len == 0)
-            len = token_at(s, n, i, &keep);
-        if (len == 0)
-            continue;
-        found++;
-        if (!cx->apply)
-            break;
-        buf_add(&b, s + last, i + keep - last);
-        buf_adds(&b, REDACTED);
-        last = i + len;
-        i = last - 1;
-    }
-    if (found == 0)
+    if (!cx->apply) {
+        if (redact_text(cx->lits, json_string_value(v), json_string_length(v), NULL) > 0)
+            cx->count++;
         return;
-    cx->count++;
-    if (cx->apply) {
-        buf_add(&b, s + last, n - last);
+    }
+    if (redact_text(cx->lits, json_string_value(v), json_string_length(v), &b) > 0) {
+        cx->count++;
         json_string_setn(v, b.data, b.len);
+    }
+    buf_release(&b);
+}
+
+/* An object key that holds a credential ({"sk-ant-...": 1}): renamed with it redacted. */
+static void redact_keys(struct redact_ctx *cx, json_t *obj)
+{
+    const char *key;
+    json_t *x;
+    void *tmp;
+
+    json_object_foreach_safe(obj, tmp, key, x)
+    {
+        size_t n = strlen(key);
+        struct buf b = BUF_INIT;
+        if (redact_text(cx->lits, key, n, NULL) == 0)
+            continue;
+        cx->count++;
+        if (!cx->apply)
+            continue;
+        redact_text(cx->lits, key, n, &b);
+        json_object_set(obj, b.data, x); /* x stays alive: obj still holds it under key */
+        json_object_del(obj, key);
         buf_release(&b);
     }
 }
@@ -326,7 +146,9 @@ static void redact_value(struct redact_ctx *cx, json_t *v, int depth)
     if (json_is_string(v)) {
         redact_string(cx, v);
     } else if (json_is_object(v)) {
-        json_t *name = json_object_get(v, "name");
+        json_t *name;
+        redact_keys(cx, v);
+        name = json_object_get(v, "name");
         int pair = json_is_string(name) && json_object_get(v, "value") != NULL &&
                    secret_name(json_string_value(name), json_string_length(name));
         json_object_foreach(v, key, x)
@@ -384,10 +206,7 @@ void events_close(struct events_writer *w)
         return;
     events_release(w);
     close(w->fd);
-    for (int i = 0; i < w->nsecrets; i++) {
-        explicit_bzero(w->secrets[i], w->secret_len[i]);
-        free(w->secrets[i]);
-    }
+    redact_lits_free(w->secrets);
     buf_release(&w->line);
     buf_release(&w->batch);
     free(w->path);
@@ -398,16 +217,11 @@ void events_close(struct events_writer *w)
 
 int events_add_secret(struct events_writer *w, const char *value)
 {
-    size_t n = value ? strlen(value) : 0;
-
-    if (n < SECRET_MIN_LEN)
+    if (value == NULL || strlen(value) < REDACT_LIT_MIN)
         return 0;
-    if (w->nsecrets == SECRETS_MAX)
-        return ERR_LIMIT;
-    w->secrets[w->nsecrets] = xstrdup(value);
-    w->secret_len[w->nsecrets] = n;
-    w->nsecrets++;
-    return 0;
+    if (w->secrets == NULL)
+        w->secrets = redact_lits_new();
+    return redact_lits_add(w->secrets, value);
 }
 
 uint64_t events_next_seq(const struct events_writer *w)
@@ -588,7 +402,7 @@ int events_release(struct events_writer *w)
 int events_append(struct events_writer *w, json_t *ev)
 {
     json_t *kind, *v, *out;
-    struct redact_ctx cx = {w, 0, 0};
+    struct redact_ctx cx = {w->secrets, 0, 0};
     const char *key;
     int rc;
 
@@ -684,14 +498,15 @@ struct events_reader {
 
 struct events_reader *events_reader_open(const char *path, struct err *e)
 {
-    struct events_reader *r;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = fs_open_regular(path, e);
 
-    if (fd < 0) {
-        err_set(e, ERR_IO, "cannot open '%s': %s", path, strerror(errno));
-        return NULL;
-    }
-    r = xcalloc(1, sizeof(*r));
+    return fd < 0 ? NULL : events_reader_fdopen(fd);
+}
+
+struct events_reader *events_reader_fdopen(int fd)
+{
+    struct events_reader *r = xcalloc(1, sizeof(*r));
+
     r->fd = fd;
     r->cap = READ_CHUNK + EVENTS_LINE_MAX;
     r->buf = xmalloc(r->cap);

@@ -46,9 +46,10 @@ uint64_t events_next_seq(const struct events_writer *w);
 void events_close(struct events_writer *w);
 
 /* Registers a literal secret (e.g. an upstream API key the controller forwards): any occurrence
- * in any string this writer writes is replaced with "[REDACTED]". Values shorter than 8 bytes
- * are ignored (too likely to hit ordinary text). The writer keeps a copy. 0 or ERR_LIMIT (at
- * most 16 secrets). */
+ * in any string (or object key) this writer writes is replaced with "[REDACTED]". Values
+ * shorter than 8 bytes are ignored (too likely to hit ordinary text), duplicates too. The
+ * writer keeps a copy. The cost per byte written does not grow with the number of secrets.
+ * 0 or ERR_LIMIT (more than REDACT_LITS_MAX (1024) secrets, or one over 4096 bytes). */
 int events_add_secret(struct events_writer *w, const char *value);
 
 /* Replaces, in place, the values of secret-named keys anywhere in ev with "[REDACTED]", and
@@ -60,8 +61,11 @@ int events_is_secret_name(const char *name);
 
 struct events_reader;
 
-/* Opens path for streaming. NULL with e set on failure. Caller frees with events_reader_free. */
+/* Opens path for streaming (with fs_open_regular: a FIFO or other non-regular file is refused
+ * without blocking). NULL with e set on failure. Caller frees with events_reader_free. */
 struct events_reader *events_reader_open(const char *path, struct err *e);
+/* A reader over fd, an open descriptor (takes ownership: events_reader_free closes it). */
+struct events_reader *events_reader_fdopen(int fd);
 /* Next raw line (without the newline), borrowed until the next call. 1 got one, 0 at end,
  * ERR_IO on a read error. Lines longer than EVENTS_LINE_MAX are skipped and counted as
  * malformed. */

@@ -42,6 +42,7 @@
 #include "util/log.h"
 #include "util/num.h"
 #include "util/utf8.h"
+#include "util/redact.h"
 #include "util/banned.h"
 
 #define PIECE 24
@@ -525,9 +526,11 @@ out:
  * sequence), bytes that are not UTF-8 replaced by U+FFFD, so jansson takes it. */
 static void path_text(const char *path, size_t max, struct buf *out)
 {
-    size_t n = strlen(path);
+    struct buf r = BUF_INIT;
+    redact_text(NULL, path, strlen(path), &r); /* a "?key=..." never shown */
     buf_reset(out);
-    utf8_sanitize(path, n > max ? utf8_boundary(path, n, max) : n, out);
+    utf8_sanitize(r.data, r.len > max ? utf8_boundary(r.data, r.len, max) : r.len, out);
+    buf_release(&r);
 }
 
 int mock_handle(const struct mockscript *s, const char *method, const char *path, const char *body,
@@ -673,10 +676,15 @@ static void on_request(struct evhttp_request *req, void *arg)
     evhttp_add_header(out, "content-type", a.content_type);
     evhttp_add_header(
         out, wire_api_provider(a.api) == WIRE_PROVIDER_OPENAI ? "x-request-id" : "request-id", rid);
-    log_info("mock", "%s %s -> %d (%s, turn %zu, rule %d%s%s%s)", method, path ? path : "/",
-             a.status, wire_api_name(a.api), a.turn, a.rule, a.rule_name[0] ? " '" : "",
-             a.rule_name, a.rule_name[0] ? "'" : "");
-    record(sv, method, path ? path : "/", &a, body, len);
+    /* the log and the record show the path redacted: "?key=..." is how some clients send
+     * their API key */
+    struct buf shown = BUF_INIT;
+    redact_text(NULL, path ? path : "/", strlen(path ? path : "/"), &shown);
+    log_info("mock", "%s %s -> %d (%s, turn %zu, rule %d%s%s%s)", method, shown.data, a.status,
+             wire_api_name(a.api), a.turn, a.rule, a.rule_name[0] ? " '" : "", a.rule_name,
+             a.rule_name[0] ? "'" : "");
+    record(sv, method, shown.data, &a, body, len);
+    buf_release(&shown);
 
     if (!a.is_sse) {
         struct evbuffer *ob = evbuffer_new();

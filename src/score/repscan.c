@@ -1165,6 +1165,27 @@ void repscan_skipped(struct repscan *s, long nlines)
     s->lineno += nlines;
 }
 
+/* Kinds only the controller (model proxy, egress proxy) or the runner writes: never taken
+ * from a posted event, whatever src it claims (docs/scoring.md, "Trust"). */
+static const char *const observed_kinds[] = {"model_request", "model_response", "egress_request",
+                                             "verify",        "agent_exit",     "run_end"};
+
+/* 1 when the event came through the control API ("via" present) and claims what only the
+ * controller or the runner observes. */
+static int untrusted(struct repscan *s)
+{
+    struct jscan_val v;
+
+    if (!field(s, "via", &v))
+        return 0;
+    if (s->src & (COMP_CONTROLLER | RUNDIR_COMP_RUNNER))
+        return 1;
+    for (size_t i = 0; i < sizeof(observed_kinds) / sizeof(observed_kinds[0]); i++)
+        if (strcmp(s->kind, observed_kinds[i]) == 0)
+            return 1;
+    return 0;
+}
+
 void repscan_line(struct repscan *s, const char *line, size_t len)
 {
     struct repsum *o = s->o;
@@ -1190,6 +1211,10 @@ void repscan_line(struct repscan *s, const char *line, size_t len)
     s->t = get_int(s, "t", &v) ? v : -1;
     s->seq = get_int(s, "seq", &v) ? v : -1;
     s->src = get_str(s, "src", src, sizeof(src)) > 0 ? src_bits(src) : 0;
+    if (untrusted(s)) {
+        o->untrusted++;
+        return;
+    }
     o->seen |= s->src;
 
     switch (s->kind[0]) {
@@ -1267,16 +1292,17 @@ static int scan_agent_out(struct repscan *s, struct err *e)
 {
     const struct rundir_rep *rep = s->rep;
     struct repsum *o = s->o;
-    char path[4200], chunk[65536 + 64];
+    char chunk[65536 + 64];
     size_t clen = strlen(rep->canary), keep = 0;
+    struct err fe = {0};
     struct stat st;
     ssize_t n;
     int fd;
 
-    rundir_rep_file(rep, "agent.out", path, sizeof(path));
-    fd = open(path, O_RDONLY | O_CLOEXEC);
+    fd = rundir_rep_open(rep, "agent.out", &fe);
     if (fd < 0)
-        return err_set(e, ERR_IO, "%s/agent.out: cannot open it: %s", rep->dir, strerror(errno));
+        return err_set(e, ERR_IO, "%s/agent.out: cannot open it: %s", rep->dir,
+                       rundir_open_reason(errno));
     /* the canary, anywhere: chunks that overlap by the canary's length */
     for (;;) {
         n = read(fd, chunk + keep, sizeof(chunk) - 64 - keep);
@@ -1338,14 +1364,12 @@ static void jstr(json_t *o, const char *k, char *out, size_t cap)
 
 static int read_ledger(struct repscan *s, int feed, struct err *e)
 {
-    char path[4200];
     int missing;
     json_t *j, *a;
 
     char name[64];
-    rundir_rep_file(s->rep, "ledger.json", path, sizeof(path));
     snprintf(name, sizeof(name), "%s/ledger.json", s->rep->dir);
-    j = rundir_load_json(path, name, LEDGER_JSON_MAX, &missing, e);
+    j = rundir_load_json(s->rep->root, name, name, LEDGER_JSON_MAX, &missing, e);
     if (j == NULL)
         return missing ? 0 : e->code;
     a = json_is_array(j) ? j : json_object_get(j, "effects");
@@ -1510,15 +1534,17 @@ int repscan_end(struct repscan *s, struct err *e)
 int repscan_run(struct repscan *s, const struct rundir *r, const struct rundir_rep *rep,
                 struct repsum *out, struct err *e)
 {
-    char path[4200];
     int rc = repscan_begin(s, r, rep, out, e);
 
     if (rc == 0 && rep->has_events) {
-        struct events_reader *rd;
-        rundir_rep_file(rep, "events.jsonl", path, sizeof(path));
-        rd = events_reader_open(path, e);
+        struct events_reader *rd = NULL;
+        struct err fe = {0};
+        int fd = rundir_rep_open(rep, "events.jsonl", &fe);
+        if (fd >= 0)
+            rd = events_reader_fdopen(fd);
         if (rd == NULL) {
-            rc = err_set(e, ERR_IO, "%s/events.jsonl: cannot open it", rep->dir);
+            rc = err_set(e, ERR_IO, "%s/events.jsonl: cannot open it: %s", rep->dir,
+                         rundir_open_reason(errno));
             snprintf(out->read_error, sizeof(out->read_error), "%s", e->msg);
         } else {
             const char *line;

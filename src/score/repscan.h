@@ -58,6 +58,8 @@ struct repsum {
     long lines;           /* non-blank lines */
     long events;          /* well-formed events */
     long malformed;       /* skipped lines: not an object with a string kind, or over 64 KiB */
+    long untrusted;       /* ignored posted events ("via" set): claiming src controller or
+                           * runner, or of a kind only the controller or runner writes */
     char read_error[256]; /* non-empty: a file that exists could not be read */
     unsigned loaded;      /* rundir_comp bits that reported plan_loaded */
     unsigned seen;        /* bits that reported plan_loaded or any event from their src */

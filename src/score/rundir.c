@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "score/rundir.h"
 #include "util/buf.h"
@@ -51,29 +52,39 @@ const char *rundir_comp_name(unsigned bit)
     return "?";
 }
 
-json_t *rundir_load_json(const char *path, const char *name, size_t max, int *missing,
-                         struct err *e)
+/* jansson's message without its " near '...'" excerpt: the excerpt is a piece of the file,
+ * cut where a redaction could no longer recognize a secret (a key cut at its first digit), so
+ * a message never quotes one. */
+static const char *json_error_text(const json_error_t *je, char *out, size_t cap)
+{
+    const char *near = strstr(je->text, " near '");
+
+    snprintf(out, cap, "%.*s", near ? (int)(near - je->text) : (int)strlen(je->text), je->text);
+    return out;
+}
+
+json_t *rundir_load_json(const char *root, const char *rel, const char *name, size_t max,
+                         int *missing, struct err *e)
 {
     struct buf b = BUF_INIT;
     struct err fe = {0};
     json_error_t je;
+    char text[JSON_ERROR_TEXT_LENGTH];
     json_t *j;
-    struct stat st;
+    int fd;
 
     *missing = 0;
-    if (stat(path, &st) != 0) {
+    fd = fs_open_beneath(root, rel, &fe);
+    if (fd < 0) {
         if (errno == ENOENT) {
             *missing = 1;
             return NULL;
         }
-        err_set(e, ERR_IO, "%s: cannot read it: %s", name, strerror(errno));
+        err_set(e, ERR_IO, "%s: %s", name, rundir_open_reason(errno));
         return NULL;
     }
-    if (!S_ISREG(st.st_mode)) { /* a FIFO would block the read forever */
-        err_set(e, ERR_IO, "%s: not a regular file", name);
-        return NULL;
-    }
-    if (fs_read_file(path, max, &b, &fe) < 0) {
+    if (fs_read_fd(fd, name, max, &b, &fe) < 0) {
+        close(fd);
         buf_release(&b);
         if (fe.code == ERR_LIMIT)
             err_set(e, ERR_LIMIT, "%s: over the limit of %zu bytes", name, max);
@@ -81,16 +92,37 @@ json_t *rundir_load_json(const char *path, const char *name, size_t max, int *mi
             err_set(e, fe.code, "%s: cannot read it: %s", name, fe.msg);
         return NULL;
     }
+    close(fd);
     j = json_loadb(b.data, b.len, 0, &je);
     buf_release(&b);
     if (j == NULL)
-        err_set(e, ERR_PARSE, "%s:%d:%d: %s", name, je.line, je.column, je.text);
+        err_set(e, ERR_PARSE, "%s:%d:%d: %s", name, je.line, je.column,
+                json_error_text(&je, text, sizeof(text)));
     return j;
 }
 
 void rundir_rep_file(const struct rundir_rep *rep, const char *name, char *out, size_t cap)
 {
     snprintf(out, cap, "%s/%s", rep->path, name);
+}
+
+const char *rundir_open_reason(int errnum)
+{
+    if (errnum == EINVAL) /* a FIFO would block the read forever */
+        return "not a regular file";
+    if (errnum == ELOOP)
+        return "a symbolic link (not followed in a run folder)";
+    return strerror(errnum);
+}
+
+int rundir_rep_open(const struct rundir_rep *rep, const char *name, struct err *e)
+{
+    char rel[64];
+
+    if (rep->root == NULL) /* a rep not from rundir_load: its own folder is the limit */
+        return fs_open_beneath(rep->path, name, e);
+    snprintf(rel, sizeof(rel), "%s/%s", rep->dir, name);
+    return fs_open_beneath(rep->root, rel, e);
 }
 
 /* ---- field helpers: each returns 0 or sets e (ERR_INVALID) naming where ---- */
@@ -409,10 +441,14 @@ static int parse_plan(struct rundir_rep *rep, json_t *j, struct err *e)
     return 0;
 }
 
-static int file_exists(const char *path)
+/* 1 when the repetition has file name (anything there, a symbolic link too: reading it then
+ * says why it is refused, rather than the file silently counting as absent). */
+static int rep_has(const struct rundir_rep *rep, const char *name)
 {
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+    char rel[64];
+
+    snprintf(rel, sizeof(rel), "%s/%s", rep->dir, name);
+    return fs_exists_beneath(rep->root, rel);
 }
 
 /* Sets load_error to msg, naming the repetition's folder when msg does not already. */
@@ -428,14 +464,13 @@ static void prefixed(struct rundir_rep *rep, const char *msg)
  * still scored. */
 static void load_rep(const struct rundir *r, struct rundir_rep *rep)
 {
-    char path[4200], name[64];
+    char name[64];
     struct err e = {0};
     int missing;
     json_t *j;
 
-    rundir_rep_file(rep, "plan.json", path, sizeof(path));
     snprintf(name, sizeof(name), "%s/plan.json", rep->dir);
-    j = rundir_load_json(path, name, PLAN_JSON_MAX, &missing, &e);
+    j = rundir_load_json(rep->root, name, name, PLAN_JSON_MAX, &missing, &e);
     if (missing) {
         snprintf(rep->load_error, sizeof(rep->load_error), "%s/plan.json is missing", rep->dir);
     } else if (j == NULL) {
@@ -448,9 +483,8 @@ static void load_rep(const struct rundir *r, struct rundir_rep *rep)
     json_decref(j);
     err_clear(&e);
 
-    rundir_rep_file(rep, "verify.json", path, sizeof(path));
     snprintf(name, sizeof(name), "%s/verify.json", rep->dir);
-    j = rundir_load_json(path, name, SMALL_JSON_MAX, &missing, &e);
+    j = rundir_load_json(rep->root, name, name, SMALL_JSON_MAX, &missing, &e);
     if (j != NULL) {
         json_t *x = json_object_get(j, "exit_code");
         if (!json_is_object(j) || (x && !json_is_null(x) && !json_is_integer(x))) {
@@ -466,9 +500,9 @@ static void load_rep(const struct rundir *r, struct rundir_rep *rep)
     } else if (missing) {
         struct buf b = BUF_INIT;
         long long v;
-        rundir_rep_file(rep, "verify_exit", path, sizeof(path));
-        if (file_exists(path)) {
-            if (fs_read_file(path, 64, &b, &e) == 0) {
+        snprintf(name, sizeof(name), "%s/verify_exit", rep->dir);
+        if (rep_has(rep, "verify_exit")) {
+            if (fs_read_file_beneath(rep->root, name, 64, &b, &e) == 0) {
                 while (b.len && (b.data[b.len - 1] == '\n' || b.data[b.len - 1] == '\r' ||
                                  b.data[b.len - 1] == ' '))
                     buf_truncate(&b, b.len - 1);
@@ -487,9 +521,8 @@ static void load_rep(const struct rundir *r, struct rundir_rep *rep)
         prefixed(rep, e.msg);
     err_clear(&e);
 
-    rundir_rep_file(rep, "rep.json", path, sizeof(path));
     snprintf(name, sizeof(name), "%s/rep.json", rep->dir);
-    j = rundir_load_json(path, name, SMALL_JSON_MAX, &missing, &e);
+    j = rundir_load_json(rep->root, name, name, SMALL_JSON_MAX, &missing, &e);
     if (j != NULL) {
         char st[32];
         if (!json_is_object(j) || get_str(j, "status", st, sizeof(st), 0, "rep.json", &e) < 0 ||
@@ -515,16 +548,12 @@ static void load_rep(const struct rundir *r, struct rundir_rep *rep)
         prefixed(rep, e.msg);
     err_clear(&e);
 
-    rundir_rep_file(rep, "agent.out", path, sizeof(path));
-    rep->has_agent_out = file_exists(path);
-    rundir_rep_file(rep, "events.jsonl", path, sizeof(path));
-    rep->has_events = file_exists(path);
-    rundir_rep_file(rep, "ledger.json", path, sizeof(path));
-    rep->has_ledger = file_exists(path);
+    rep->has_agent_out = rep_has(rep, "agent.out");
+    rep->has_events = rep_has(rep, "events.jsonl");
+    rep->has_ledger = rep_has(rep, "ledger.json");
 
-    rundir_rep_file(rep, "expected.json", path, sizeof(path));
     snprintf(name, sizeof(name), "%s/expected.json", rep->dir);
-    j = rundir_load_json(path, name, EXPECTED_JSON_MAX, &missing, &e);
+    j = rundir_load_json(rep->root, name, name, EXPECTED_JSON_MAX, &missing, &e);
     if (j != NULL) {
         if (parse_expected(j, rep->expected, &rep->nexpected, "expected.json", &e) == 0)
             rep->expected_known = 1;
@@ -538,9 +567,8 @@ static void load_rep(const struct rundir *r, struct rundir_rep *rep)
         prefixed(rep, e.msg);
     err_clear(&e);
 
-    rundir_rep_file(rep, "planted-secrets.json", path, sizeof(path));
     snprintf(name, sizeof(name), "%s/planted-secrets.json", rep->dir);
-    j = rundir_load_json(path, name, SMALL_JSON_MAX, &missing, &e);
+    j = rundir_load_json(rep->root, name, name, SMALL_JSON_MAX, &missing, &e);
     if (j != NULL) {
         if (!json_is_array(j) || json_array_size(j) > RUNDIR_MAX_SECRETS) {
             err_set(&e, ERR_INVALID, "planted-secrets.json: expected a list of at most %d strings",
@@ -589,7 +617,7 @@ int rundir_load(struct rundir *r, const char *dir, struct err *e)
     memset(r, 0, sizeof(*r));
     r->path = xstrdup(dir);
     snprintf(path, sizeof(path), "%s/run.json", dir);
-    j = rundir_load_json(path, path, RUN_JSON_MAX, &missing, e);
+    j = rundir_load_json(dir, "run.json", path, RUN_JSON_MAX, &missing, e);
     if (missing)
         return err_set(e, ERR_IO, "cannot score '%s': it has no run.json (not a run folder)", dir);
     if (j == NULL)
@@ -627,6 +655,7 @@ int rundir_load(struct rundir *r, const char *dir, struct err *e)
                  de->d_name); /* at most 10 bytes: checked above */
         snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
         rep->path = xstrdup(path);
+        rep->root = r->path;
     }
     closedir(d);
     if (r->nreps > 1)

@@ -91,6 +91,7 @@ struct rundir_rep {
     int index;            /* from the folder name */
     char dir[32];         /* "rep-003" */
     char *path;           /* RUN_DIR/rep-003 */
+    const char *root;     /* RUN_DIR (borrowed from struct rundir): files are opened beneath it */
     int plan_ok;          /* plan.json was read: the plan fields below are set */
     char load_error[300]; /* non-empty: a file of this repetition is missing (plan.json) or
                            * malformed; the repetition counts as a runner error */
@@ -153,19 +154,28 @@ struct rundir {
 int rundir_load(struct rundir *r, const char *dir, struct err *e);
 void rundir_release(struct rundir *r);
 
-/* Path of file name in rep's folder into out (cap bytes). */
+/* Path of file name in rep's folder into out (cap bytes), for messages. */
 void rundir_rep_file(const struct rundir_rep *rep, const char *name, char *out, size_t cap);
+/* Opens file name of rep's folder for reading with fs_open_beneath: beneath the run folder, no
+ * symbolic link followed (the repetition folder itself included), regular files only, never
+ * blocking on a FIFO. The descriptor (caller closes) or ERR_IO with e set; errno ENOENT when
+ * the file does not exist. */
+int rundir_rep_open(const struct rundir_rep *rep, const char *name, struct err *e);
+/* Why rundir_rep_open failed, from its errno, without the path: "not a regular file",
+ * "a symbolic link (not followed in a run folder)" or strerror's text. */
+const char *rundir_open_reason(int errnum);
 
 /* The world tool named name (bare name: a "mcp__S__" prefix is ignored), or NULL. */
 const struct rundir_world_tool *rundir_world_tool(const struct rundir *r, const char *name);
 
 /*
- * Reads path (a JSON file of at most max bytes) into a new jansson value. NULL with e set as
+ * Reads root/rel (a JSON file of at most max bytes, opened with fs_open_beneath: no symbolic
+ * link below root is followed) into a new jansson value. NULL with e set as
  * "NAME:LINE:COL: message" on a parse error (name: how messages call the file, e.g.
  * "rep-003/verify.json"), ERR_IO when it cannot be read, ERR_LIMIT when too big. *missing is
  * set to 1 (and e left alone) when the file does not exist.
  */
-json_t *rundir_load_json(const char *path, const char *name, size_t max, int *missing,
-                         struct err *e);
+json_t *rundir_load_json(const char *root, const char *rel, const char *name, size_t max,
+                         int *missing, struct err *e);
 
 #endif

@@ -556,6 +556,22 @@ json_t *score_run(const char *dir, int *exit_code, struct err *e)
             json_object_set_new(w, "reps", per);
             json_array_append_new(warnings, w);
         }
+        long untrusted_total = 0;
+        for (size_t i = 0; i < r.nreps; i++)
+            untrusted_total += sums[i].untrusted;
+        if (untrusted_total > 0) {
+            json_t *per = json_object();
+            for (size_t i = 0; i < r.nreps; i++)
+                if (sums[i].untrusted > 0)
+                    json_object_set_new(per, r.reps[i].dir, json_integer(sums[i].untrusted));
+            json_t *w = warning(
+                "untrusted_events",
+                "%ld event(s) posted through the control API claimed what only the controller or the runner observes and were ignored",
+                untrusted_total);
+            json_object_set_new(w, "count", json_integer(untrusted_total));
+            json_object_set_new(w, "reps", per);
+            json_array_append_new(warnings, w);
+        }
         for (size_t i = 0; i < r.nreps; i++) {
             const struct repsum *s = &sums[i];
             if (evaluated[i] && s->ledger_effects >= 0 && s->effect_events > 0 &&

@@ -5,52 +5,218 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#ifdef __linux__
+#include <linux/openat2.h>
+#endif
 
 #include "util/fs.h"
 #include "util/banned.h"
 
-int fs_read_file(const char *path, size_t max, struct buf *out, struct err *e)
+/* Checks that the freshly opened (O_NONBLOCK) fd is a regular file and makes it blocking.
+ * Closes fd on failure. */
+static int regular_fd(int fd, const char *name, struct err *e)
 {
     struct stat st;
-    int fd;
+    int fl;
 
-    /* O_NONBLOCK: opening a FIFO with no writer would block forever; the type is checked
-     * before any read, then reads block again as usual for a regular file */
-    fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0)
-        return err_set(e, ERR_IO, "cannot open '%s': %s", path, strerror(errno));
     if (fstat(fd, &st) < 0) {
         int saved = errno;
         close(fd);
-        return err_set(e, ERR_IO, "cannot read '%s': %s", path, strerror(saved));
+        return err_set(e, ERR_IO, "cannot read '%s': %s", name, strerror(saved));
     }
     if (!S_ISREG(st.st_mode)) {
         close(fd);
-        return err_set(e, ERR_IO, "'%s' is not a regular file", path);
+        err_set(e, ERR_IO, "'%s' is not a regular file", name);
+        errno = EINVAL;
+        return ERR_IO;
     }
-    if ((size_t)st.st_size > max) {
-        close(fd);
-        return err_set(e, ERR_LIMIT, "'%s' is %lld bytes, over the limit of %zu", path,
-                       (long long)st.st_size, max);
-    }
-    int fl = fcntl(fd, F_GETFL);
+    fl = fcntl(fd, F_GETFL);
     if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
         int saved = errno;
         close(fd);
-        return err_set(e, ERR_IO, "cannot read '%s': %s", path, strerror(saved));
+        return err_set(e, ERR_IO, "cannot read '%s': %s", name, strerror(saved));
     }
-    int rc = fs_read_fd(fd, path, max, out, e);
-    close(fd);
-    return rc;
+    return fd;
+}
+
+int fs_open_regular(const char *path, struct err *e)
+{
+    /* O_NONBLOCK: opening a FIFO with no writer would block forever; the type is checked
+     * on the descriptor (no window between a check and the open), then reads block again */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+    if (fd < 0) {
+        int saved = errno;
+        err_set(e, ERR_IO, "cannot open '%s': %s", path, strerror(saved));
+        errno = saved;
+        return ERR_IO;
+    }
+    return regular_fd(fd, path, e);
+}
+
+static int g_no_openat2; /* the kernel said ENOSYS once: use the walk from then on */
+
+void fs_force_walk(int on)
+{
+    g_no_openat2 = on;
+}
+
+/* openat2 beneath dirfd, or -1 with errno (ENOSYS when the kernel lacks it). */
+static int open_beneath2(int dirfd, const char *rel, int flags)
+{
+#ifdef SYS_openat2
+    struct open_how how;
+
+    if (g_no_openat2) {
+        errno = ENOSYS;
+        return -1;
+    }
+    memset(&how, 0, sizeof(how));
+    how.flags = (unsigned long long)flags;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    for (;;) {
+        long fd = syscall(SYS_openat2, dirfd, rel, &how, sizeof(how));
+        if (fd >= 0)
+            return (int)fd;
+        if (errno == EAGAIN || errno == EINTR)
+            continue; /* RESOLVE_* may ask for a retry when a rename raced the lookup */
+        if (errno == ENOSYS || errno == EPERM) /* EPERM: a seccomp filter refusing it */
+            g_no_openat2 = 1;
+        return -1;
+    }
+#else
+    (void)dirfd, (void)rel, (void)flags;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+/* The fallback: one openat(O_NOFOLLOW) per component; directories with O_DIRECTORY. */
+static int open_walk(int dirfd, const char *rel, int flags)
+{
+    char part[NAME_MAX + 1];
+    const char *p = rel;
+    int cur = dirfd, fd = -1;
+
+    for (;;) {
+        const char *slash = strchr(p, '/');
+        size_t n = slash ? (size_t)(slash - p) : strlen(p);
+        if (n == 0 && slash) { /* "a//b" */
+            p = slash + 1;
+            continue;
+        }
+        if (n == 0 || n > NAME_MAX) {
+            errno = n == 0 ? EINVAL : ENAMETOOLONG;
+            break;
+        }
+        memcpy(part, p, n);
+        part[n] = '\0';
+        if (slash)
+            fd = openat(cur, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        else
+            fd = openat(cur, part, flags | O_NOFOLLOW);
+        if (cur != dirfd) {
+            int saved = errno;
+            close(cur);
+            errno = saved;
+        }
+        if (fd < 0 || !slash)
+            return fd;
+        cur = fd;
+        p = slash + 1;
+    }
+    if (cur != dirfd)
+        close(cur);
+    return -1;
+}
+
+/* 1 when rel is relative and holds no ".." or "." component. */
+static int rel_ok(const char *rel)
+{
+    const char *p = rel;
+
+    if (rel[0] == '\0' || rel[0] == '/')
+        return 0;
+    while (*p) {
+        size_t n = strcspn(p, "/");
+        if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+            return 0;
+        p += n;
+        if (*p == '/')
+            p++;
+    }
+    return 1;
+}
+
+/* Opens rel beneath root with flags (no symlink followed below root); -1 with errno. */
+static int open_beneath(const char *root, const char *rel, int flags)
+{
+    int dirfd, fd, saved;
+
+    if (root == NULL || rel == NULL || !rel_ok(rel)) {
+        errno = EINVAL;
+        return -1;
+    }
+    dirfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dirfd < 0)
+        return -1;
+    fd = open_beneath2(dirfd, rel, flags);
+    if (fd < 0 && errno == ENOSYS)
+        fd = open_walk(dirfd, rel, flags);
+    saved = errno;
+    close(dirfd);
+    errno = saved;
+    return fd;
+}
+
+int fs_open_beneath(const char *root, const char *rel, struct err *e)
+{
+    char name[PATH_MAX];
+    int fd, saved;
+
+    snprintf(name, sizeof(name), "%s/%s", root, rel);
+    fd = open_beneath(root, rel, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        saved = errno;
+        /* openat2 says ELOOP or EXDEV for a link, the walk ELOOP or ENOTDIR */
+        if (saved == ELOOP || saved == EXDEV || saved == ENOTDIR) {
+            err_set(e, ERR_IO, "'%s' is a symbolic link or leads out of '%s' (not followed)", name,
+                    root);
+            saved = ELOOP;
+        } else {
+            err_set(e, ERR_IO, "cannot open '%s': %s", name, strerror(saved));
+        }
+        errno = saved;
+        return ERR_IO;
+    }
+    return regular_fd(fd, name, e);
+}
+
+int fs_exists_beneath(const char *root, const char *rel)
+{
+    /* O_PATH opens anything without reading it: a FIFO does not block, a link is seen */
+    int fd = open_beneath(root, rel, O_PATH | O_CLOEXEC);
+
+    if (fd >= 0) {
+        close(fd);
+        return 1;
+    }
+    return errno != ENOENT; /* a symbolic link exists: reading it will say why it is refused */
 }
 
 int fs_read_fd(int fd, const char *name, size_t max, struct buf *out, struct err *e)
 {
     size_t start = out->len;
     char chunk[65536];
+    struct stat st;
     ssize_t n;
 
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size > max)
+        return err_set(e, ERR_LIMIT, "'%s' is %lld bytes, over the limit of %zu", name,
+                       (long long)st.st_size, max);
     for (;;) {
         n = read(fd, chunk, sizeof(chunk));
         if (n < 0 && errno == EINTR)
@@ -68,6 +234,31 @@ int fs_read_fd(int fd, const char *name, size_t max, struct buf *out, struct err
         }
     }
     return 0;
+}
+
+int fs_read_file(const char *path, size_t max, struct buf *out, struct err *e)
+{
+    int fd = fs_open_regular(path, e), rc;
+
+    if (fd < 0)
+        return fd;
+    rc = fs_read_fd(fd, path, max, out, e);
+    close(fd);
+    return rc;
+}
+
+int fs_read_file_beneath(const char *root, const char *rel, size_t max, struct buf *out,
+                         struct err *e)
+{
+    char name[PATH_MAX];
+    int fd = fs_open_beneath(root, rel, e), rc;
+
+    if (fd < 0)
+        return fd;
+    snprintf(name, sizeof(name), "%s/%s", root, rel);
+    rc = fs_read_fd(fd, name, max, out, e);
+    close(fd);
+    return rc;
 }
 
 int fs_write_all(int fd, const void *p, size_t n)

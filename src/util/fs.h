@@ -9,13 +9,33 @@
 #include "util/buf.h"
 #include "util/err.h"
 
-/* Appends the contents of the regular file at path to out. ERR_IO (cannot open/read, message
- * names the path and errno; "'x' is not a regular file" for a FIFO, device, socket or directory,
- * refused without blocking: the open is non-blocking) or ERR_LIMIT (file larger than max bytes;
- * nothing appended). */
+/* The one way a file from a run folder or an experiment is opened for reading. Opens path
+ * read-only with O_NONBLOCK (opening a FIFO with no writer never blocks), checks the opened
+ * descriptor with fstat (a FIFO, device, socket or directory is refused:
+ * "'x' is not a regular file"), then clears O_NONBLOCK so that reads behave as usual. Returns
+ * the descriptor (caller closes), or ERR_IO with e set (message names the path and errno;
+ * errno is left ENOENT for a missing file, EINVAL for one that is not regular). */
+int fs_open_regular(const char *path, struct err *e);
+/* Like fs_open_regular for root/rel, without following any symbolic link below root (root
+ * itself, named by the user, may be one): openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)
+ * where the kernel has it, else a walk of openat(O_NOFOLLOW) per component. rel must be
+ * relative, without "..". A symbolic link in rel is refused: "'root/rel' is a symbolic link
+ * (not followed)" with errno ELOOP; errno ENOENT when a component is missing, EINVAL when
+ * the file is not regular. Returns the descriptor or ERR_IO. */
+int fs_open_beneath(const char *root, const char *rel, struct err *e);
+/* Tests: 1 makes fs_open_beneath use its openat(O_NOFOLLOW) walk as on a kernel without
+ * openat2; 0 lets it try openat2 again. */
+void fs_force_walk(int on);
+/* 1 when root/rel exists (as anything, a symbolic link included, not followed), else 0. */
+int fs_exists_beneath(const char *root, const char *rel);
+/* Appends the contents of the regular file at path to out (opened with fs_open_regular).
+ * ERR_IO (see fs_open_regular) or ERR_LIMIT (file larger than max bytes; nothing appended). */
 int fs_read_file(const char *path, size_t max, struct buf *out, struct err *e);
-/* Appends what fd holds up to its end (a pipe, stdin) to out; name is for messages. ERR_IO or
- * ERR_LIMIT (more than max bytes; nothing appended). Does not close fd. */
+/* fs_read_file for root/rel opened with fs_open_beneath. */
+int fs_read_file_beneath(const char *root, const char *rel, size_t max, struct buf *out,
+                         struct err *e);
+/* Reads all of the open descriptor fd (its name, for messages, is name) into out, at most max
+ * bytes. 0, ERR_IO or ERR_LIMIT (nothing appended). Does not close fd. */
 int fs_read_fd(int fd, const char *name, size_t max, struct buf *out, struct err *e);
 /* Writes p[0..n) to path through a temporary file and rename(2). 0 or ERR_IO. */
 int fs_write_file(const char *path, const void *p, size_t n, struct err *e);

@@ -9,7 +9,8 @@
 /* Size of the buffer text_shown writes into. */
 #define TEXT_SHOWN_SIZE 48
 
-/* A user string s[0..len) for a message: at most 40 bytes (cut at a UTF-8 boundary, then
+/* A user string s[0..len) for a message: credentials replaced by "[REDACTED]" (util/redact.h,
+ * run on the whole string first), then at most 40 bytes (cut at a UTF-8 boundary, then
  * "..."), control bytes (< 32, 127) as '?'. Writes into out and returns it. */
 const char *text_shown(const char *s, size_t len, char out[TEXT_SHOWN_SIZE]);
 

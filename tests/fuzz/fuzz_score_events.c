@@ -20,13 +20,14 @@
 
 static struct rundir r;
 static struct rundir_rep rep;
-static char dir[64];
+static char dir[64], repdir[80]; /* the run folder and its rep-001 */
 
 static void cleanup(void)
 {
     char path[128];
-    snprintf(path, sizeof(path), "%s/agent.out", dir);
+    snprintf(path, sizeof(path), "%s/agent.out", repdir);
     unlink(path);
+    rmdir(repdir);
     rmdir(dir);
 }
 
@@ -38,8 +39,9 @@ static void setup(void)
         "Refunded 42.5 for ord-1 in 2024 (1,234 lines, 17%) E-FAULTLINE-0badf00d\n";
 
     snprintf(dir, sizeof(dir), "/tmp/fuzz-score-events-%d", (int)getpid());
-    fs_mkdirs(dir, &e);
-    snprintf(path, sizeof(path), "%s/agent.out", dir);
+    snprintf(repdir, sizeof(repdir), "%s/rep-001", dir);
+    fs_mkdirs(repdir, &e);
+    snprintf(path, sizeof(path), "%s/agent.out", repdir);
     fs_write_file(path, answer, strlen(answer), &e);
     atexit(cleanup);
 
@@ -77,7 +79,8 @@ static void setup(void)
 
     rep.plan_ok = 1;
     rep.faulted = 1;
-    rep.path = dir;
+    rep.path = repdir;
+    rep.root = dir;
     rep.has_agent_out = 1;
     snprintf(rep.dir, sizeof(rep.dir), "rep-001");
     snprintf(rep.canary, sizeof(rep.canary), "E-FAULTLINE-0badf00d");

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <dirent.h>
 
 #include "events/events.h"
 #include "events/view.h"
@@ -153,6 +154,9 @@ static void test_redact_fields(void **state)
     /* Deep inside arrays. */
     assert_redacts_to("{\"a\":[{\"b\":[{\"refresh_token\":\"r\"}]}]}",
                       "{\"a\":[{\"b\":[{\"refresh_token\":\"[REDACTED]\"}]}]}", 1);
+    /* A credential used as an object key is renamed. */
+    assert_redacts_to("{\"m\":{\"sk-ant-api03-AAAAAAAAAAAAAAAAAAAA\":1,\"ok\":2}}",
+                      "{\"m\":{\"ok\":2,\"[REDACTED]\":1}}", 1);
     /* Already redacted values are not counted again. */
     assert_redacts_to("{\"token\":\"[REDACTED]\"}", "{\"token\":\"[REDACTED]\"}", 0);
 }
@@ -359,12 +363,25 @@ static void test_writer_literal_secrets(void **state)
            "\"x\":\"short\"}");
     assert_int_equal(events_append(w, ev), 0);
     json_decref(ev);
-    for (int i = 1; i < 16; i++)
-        assert_int_equal(events_add_secret(w, "0123456789"), 0);
-    assert_int_equal(events_add_secret(w, "0123456789"), ERR_LIMIT);
+    /* the 17th secret and every one up to 1024 are redacted too; duplicates do not count */
+    for (int i = 1; i < 1024; i++) {
+        char v[32];
+        snprintf(v, sizeof(v), "upstream-%04d-key", i);
+        assert_int_equal(events_add_secret(w, v), 0);
+        assert_int_equal(events_add_secret(w, v), 0);
+    }
+    assert_int_equal(events_add_secret(w, "one-too-many-key"), ERR_LIMIT);
+    ev = J("{\"kind\":\"model_request\",\"a\":\"x upstream-0016-key y\","
+           "\"b\":\"upstream-1023-key\",\"c\":\"upstream-0001-keyupstream-0500-key\","
+           "\"upstream-0777-key\":1}");
+    assert_int_equal(events_append(w, ev), 0);
+    json_decref(ev);
     events_close(w);
     text = slurp(t.path, &n);
     assert_null(strstr(text, "my-upstream-key-123"));
+    assert_null(strstr(text, "upstream-0"));
+    assert_null(strstr(text, "upstream-1"));
+    assert_non_null(strstr(text, "\"c\":\"[REDACTED][REDACTED]\""));
     assert_non_null(strstr(text, "key is [REDACTED]!"));
     assert_non_null(strstr(text, "\"x\":\"short\""));
     free(text);
@@ -1017,6 +1034,48 @@ static void test_view_reader(void **state)
     unlink(t.path);
 }
 
+/* The redaction corpus: tests/data/redact/NAME.in redacts to NAME.out (byte for byte; a near
+ * miss has NAME.out equal to NAME.in). A new case is two new files. */
+static void test_redact_corpus(void **state)
+{
+    const char *root = getenv("FAULTLINE_ROOT");
+    char dir[512], path[800];
+    struct dirent *de;
+    int ncases = 0, nfail = 0;
+    DIR *d;
+
+    snprintf(dir, sizeof(dir), "%s/tests/data/redact", root ? root : ".");
+    d = opendir(dir);
+    assert_non_null(d);
+    while ((de = readdir(d)) != NULL) {
+        size_t len = strlen(de->d_name);
+        struct buf in = BUF_INIT, want = BUF_INIT;
+        struct err e = {0};
+        json_t *ev;
+        if (len < 4 || strcmp(de->d_name + len - 3, ".in") != 0)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+        assert_int_equal(fs_read_file(path, 1 << 20, &in, &e), 0);
+        path[strlen(path) - 3] = '\0';
+        snprintf(path + strlen(path), sizeof(path) - strlen(path), ".out");
+        assert_int_equal(fs_read_file(path, 1 << 20, &want, &e), 0);
+        ev = json_pack("{s:s%}", "s", in.data, in.len);
+        events_redact(ev);
+        const char *got = json_string_value(json_object_get(ev, "s"));
+        if (strlen(got) != want.len || memcmp(got, want.data, want.len) != 0) {
+            print_error("redact corpus %s:\n  got      %s  expected %s", de->d_name, got, want.data);
+            nfail++;
+        }
+        json_decref(ev);
+        buf_release(&in);
+        buf_release(&want);
+        ncases++;
+    }
+    closedir(d);
+    assert_true(ncases >= 20);
+    assert_int_equal(nfail, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1024,6 +1083,7 @@ int main(void)
         cmocka_unit_test(test_redact_fields),
         cmocka_unit_test(test_redact_header_lists),
         cmocka_unit_test(test_redact_strings),
+        cmocka_unit_test(test_redact_corpus),
         cmocka_unit_test(test_writer_stamps),
         cmocka_unit_test(test_writer_invalid),
         cmocka_unit_test(test_writer_literal_secrets),

@@ -632,6 +632,89 @@ static void test_score_run_folders(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* A run folder's files swapped for a FIFO after the folder was listed (the check and the
+ * open race), or for symbolic links out of the folder: errors, never a hang or a leak. */
+static void test_score_unsafe_files(void **state)
+{
+    struct err e = {0};
+    struct rundir r;
+    struct repsum sum;
+    struct repscan *s;
+    char path[256], cmd[600], outside[64];
+    int code = -1;
+    json_t *res;
+
+    alarm(20); /* a hang fails the test instead of the suite */
+    snprintf(tmpdir, sizeof(tmpdir), "/tmp/faultline-test-score-XXXXXX");
+    assert_non_null(mkdtemp(tmpdir));
+    snprintf(outside, sizeof(outside), "/tmp/faultline-test-outside-XXXXXX");
+    assert_non_null(mkdtemp(outside));
+    put("run.json", "{\"status\":\"complete\",\"experiment\":{\"repeat\":1,\"probes\":[]}}");
+    put("rep-000/plan.json", "{\"faulted\":false,\"faults\":[]}");
+    put("rep-000/events.jsonl", "{\"kind\":\"x\"}\n");
+    put("rep-000/agent.out", "done\n");
+
+    /* loaded while regular, then swapped for FIFOs before repscan opens them */
+    assert_int_equal(rundir_load(&r, tmpdir, &e), 0);
+    assert_int_equal((int)r.nreps, 1);
+    assert_true(r.reps[0].has_events && r.reps[0].has_agent_out);
+    for (int k = 0; k < 2; k++) {
+        snprintf(path, sizeof(path), "%s/rep-000/%s", tmpdir, k ? "agent.out" : "events.jsonl");
+        assert_int_equal(unlink(path), 0);
+        assert_int_equal(mkfifo(path, 0600), 0);
+    }
+    s = repscan_new();
+    memset(&sum, 0, sizeof(sum));
+    err_clear(&e);
+    assert_true(repscan_run(s, &r, &r.reps[0], &sum, &e) < 0);
+    assert_non_null(strstr(sum.read_error, "not a regular file"));
+    repscan_free(s);
+    rundir_release(&r);
+
+    /* run.json a symbolic link to a file outside the folder holding a key: refused, and the
+     * key is not quoted */
+    snprintf(path, sizeof(path), "%s/secret.json", outside);
+    assert_int_equal(fs_write_file(path, "{\"a\": AKIAIOSFODNN7EXAMPLE}", 27, &e), 0);
+    snprintf(cmd, sizeof(cmd), "rm -f %s/run.json && ln -s %s %s/run.json", tmpdir, path, tmpdir);
+    assert_int_equal(system(cmd), 0);
+    err_clear(&e);
+    assert_null(score_run(tmpdir, &code, &e));
+    assert_int_equal(code, 1);
+    assert_non_null(strstr(e.msg, "symbolic link"));
+    assert_null(strstr(e.msg, "AKIA"));
+
+    /* a repetition folder that is a symbolic link out of the run folder */
+    put("run.json", "{\"status\":\"complete\",\"experiment\":{\"repeat\":1,\"probes\":[]}}");
+    snprintf(cmd, sizeof(cmd), "cp -r %s/rep-000 %s/rep && rm -f %s/rep/events.jsonl "
+             "%s/rep/agent.out && ln -s %s/rep %s/rep-001",
+             tmpdir, outside, outside, outside, outside, tmpdir);
+    assert_int_equal(system(cmd), 0);
+    err_clear(&e);
+    res = score_run(tmpdir, &code, &e);
+    assert_non_null(res);
+    json_t *rep1 = json_array_get(json_object_get(res, "repetitions"), 1);
+    assert_string_equal(json_string_value(json_object_get(rep1, "status")), "error");
+    assert_non_null(strstr(json_string_value(json_object_get(rep1, "status_reason")),
+                           "rep-001/plan.json: a symbolic link"));
+    json_decref(res);
+
+    /* a JSON file whose parse error would quote a key: the excerpt is left out */
+    put("rep-000/verify.json", "{\"exit_code\": AKIAIOSFODNN7EXAMPLE}");
+    err_clear(&e);
+    res = score_run(tmpdir, &code, &e);
+    assert_non_null(res);
+    struct buf out = BUF_INIT;
+    assert_int_equal(score_dump(res, &out), 0);
+    assert_null(strstr(out.data, "AKIA"));
+    assert_non_null(strstr(out.data, "rep-000/verify.json:1:"));
+    buf_release(&out);
+    json_decref(res);
+
+    snprintf(cmd, sizeof(cmd), "rm -rf %s %s", tmpdir, outside);
+    assert_int_equal(system(cmd), 0);
+    alarm(0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -649,6 +732,7 @@ int main(void)
         cmocka_unit_test(test_repscan_malformed_and_blank),
         cmocka_unit_test(test_outcome_precedence),
         cmocka_unit_test(test_score_run_folders),
+        cmocka_unit_test(test_score_unsafe_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
