@@ -17,6 +17,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <event2/bufferevent.h>
@@ -276,13 +277,14 @@ static void ureq_dispatch(struct ureq *q);
 static void uconn_fail(struct uconn *c, int code, const char *msg)
 {
     struct ureq *q = c->q;
+    int reused = c->reused; /* c may be freed by uconn_close when no callback holds it */
 
     c->q = NULL;
     uconn_close(c);
     if (q == NULL)
         return;
     q->c = NULL;
-    if (c->reused && !q->got_bytes && !q->resent && q->wire && code != UPSTREAM_ETIMEOUT) {
+    if (reused && !q->got_bytes && !q->resent && q->wire && code != UPSTREAM_ETIMEOUT) {
         log_debug("upstream", "stale pooled connection to %s; sending again", q->u->url);
         q->resent = 1;
         q->got_bytes = 0;
@@ -299,6 +301,7 @@ static void uconn_finish(struct uconn *c)
     struct ureq *q = c->q;
     struct upstream *u = c->u;
     int reuse = c->head.keep_alive && evbuffer_get_length(bufferevent_get_input(c->bev)) == 0 &&
+                evbuffer_get_length(bufferevent_get_output(c->bev)) == 0 &&
                 u->nidle < u->cfg.max_idle;
 
     c->q = NULL;
@@ -324,37 +327,90 @@ static void uconn_finish(struct uconn *c)
     }
 }
 
-/* Writes q's request on c and waits for the head. */
-/* Writes q's request on c and waits for the head. A plain connection writes at once, from
- * here: the bufferevent's write event is armed only if the socket takes less than all, which
- * spares two epoll changes and a loop round per call. Called with c held. */
+/* Appends q->wire from byte off on to out (copied: the wire stays whole for a resend). */
+static void wire_copy_from(struct ureq *q, size_t off, struct evbuffer *out)
+{
+    size_t total = evbuffer_get_length(q->wire);
+
+    while (off < total) {
+        struct evbuffer_iovec v[16];
+        struct evbuffer_ptr pos;
+        int n;
+
+        evbuffer_ptr_set(q->wire, &pos, off, EVBUFFER_PTR_SET);
+        n = evbuffer_peek(q->wire, -1, &pos, v, 16);
+        if (n > 16)
+            n = 16;
+        for (int i = 0; i < n; i++) {
+            evbuffer_add(out, v[i].iov_base, v[i].iov_len);
+            off += v[i].iov_len;
+        }
+    }
+}
+
+/* Writes what the socket takes of q->wire at once, straight from the wire (never through
+ * the bufferevent's output, whose start libevent freezes outside its own write callback:
+ * evbuffer_write on it then fails with errno unset). Returns the bytes written, or -1 with
+ * errno set on a write error. */
+static ssize_t wire_write_direct(struct ureq *q, evutil_socket_t fd)
+{
+    size_t total = evbuffer_get_length(q->wire), done = 0;
+
+    while (done < total) {
+        struct evbuffer_iovec v[16];
+        struct evbuffer_ptr pos;
+        size_t want = 0;
+        ssize_t w;
+        int n;
+
+        evbuffer_ptr_set(q->wire, &pos, done, EVBUFFER_PTR_SET);
+        n = evbuffer_peek(q->wire, -1, &pos, v, 16);
+        if (n > 16)
+            n = 16;
+        for (int i = 0; i < n; i++)
+            want += v[i].iov_len;
+        w = writev(fd, (const struct iovec *)v, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                break;
+            return -1;
+        }
+        done += (size_t)w;
+        if ((size_t)w < want)
+            break; /* the socket buffer is full */
+    }
+    return (ssize_t)done;
+}
+
+/* Writes q's request on c and waits for the head. A plain connection with nothing pending
+ * writes at once, from here: the bufferevent's write event is armed only if the socket takes
+ * less than all (the rest is copied to its output), which spares two epoll changes and a
+ * loop round per call. Called with c held (c may be closed, never freed, on return). */
 static void uconn_send(struct uconn *c, struct ureq *q)
 {
     struct upstream *u = c->u;
     struct timeval rtv = ms_tv(u->cfg.first_byte_timeout_ms);
     struct timeval wtv = ms_tv(u->cfg.connect_timeout_ms);
     struct evbuffer *out = bufferevent_get_output(c->bev);
+    size_t off = 0;
 
     c->state = U_HEAD;
     c->scanned = 0;
-    evbuffer_add(out, evbuffer_pullup(q->wire, -1), evbuffer_get_length(q->wire));
     bufferevent_set_timeouts(c->bev, &rtv, &wtv);
-    if (!u->tls) {
-        while (evbuffer_get_length(out) > 0) {
-            int n = evbuffer_write(out, bufferevent_getfd(c->bev));
-            if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-                char msg[200];
-                snprintf(msg, sizeof(msg), "cannot write to %s: %s", u->url, strerror(errno));
-                uconn_fail(c, UPSTREAM_ERESET, msg);
-                return;
-            }
-            if (n <= 0)
-                break;
+    if (!u->tls && evbuffer_get_length(out) == 0) {
+        ssize_t n = wire_write_direct(q, bufferevent_getfd(c->bev));
+        if (n < 0) {
+            char msg[200];
+            snprintf(msg, sizeof(msg), "cannot write to %s: %s", u->url, strerror(errno));
+            uconn_fail(c, UPSTREAM_ERESET, msg);
+            return;
         }
-        bufferevent_enable(c->bev, evbuffer_get_length(out) > 0 ? EV_READ | EV_WRITE : EV_READ);
-        return;
+        off = (size_t)n;
     }
-    bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+    wire_copy_from(q, off, out);
+    bufferevent_enable(c->bev, evbuffer_get_length(out) > 0 ? EV_READ | EV_WRITE : EV_READ);
 }
 
 /* A plain connection's request has been written by the bufferevent: back to direct writes. */
@@ -628,7 +684,9 @@ static void ureq_dispatch(struct ureq *q)
         evtimer_del(c->timer);
         c->q = q;
         q->c = c;
+        uconn_hold(c); /* uconn_send may fail the request and close c */
         uconn_send(c, q);
+        uconn_unhold(c);
         return;
     }
     c = uconn_new(u);
