@@ -92,6 +92,22 @@ static struct timeval ms_tv(int ms)
 
 /* ---- origin ---- */
 
+void upstream_url_redact(const char *url, char *out, size_t n)
+{
+    const char *sep = strstr(url, "://");
+    const char *auth = sep ? sep + 3 : url;
+    size_t alen = strcspn(auth, "/?#");
+    const char *at = NULL;
+
+    for (const char *p = auth; p < auth + alen; p++)
+        if (*p == '@')
+            at = p;
+    if (at == NULL)
+        snprintf(out, n, "%s", url);
+    else
+        snprintf(out, n, "%.*s***%s", (int)(auth - url), url, at);
+}
+
 struct upstream *upstream_new(struct event_base *base, struct evdns_base *dns, const char *url,
                               const struct upstream_config *cfg, struct err *e)
 {
@@ -100,24 +116,26 @@ struct upstream *upstream_new(struct event_base *base, struct evdns_base *dns, c
     const char *scheme, *host, *path;
     int tls, port;
     struct buf b = BUF_INIT;
+    char shown[200]; /* url for messages, without its user info */
 
+    upstream_url_redact(url, shown, sizeof(shown));
     if (uri == NULL) {
-        err_set(e, ERR_INVALID, "invalid upstream URL '%s'", url);
+        err_set(e, ERR_INVALID, "invalid upstream URL '%s'", shown);
         return NULL;
     }
     scheme = evhttp_uri_get_scheme(uri);
     host = evhttp_uri_get_host(uri);
     path = evhttp_uri_get_path(uri);
     if (scheme == NULL || (strcasecmp(scheme, "http") != 0 && strcasecmp(scheme, "https") != 0)) {
-        err_set(e, ERR_INVALID, "upstream URL '%s': scheme must be http or https", url);
+        err_set(e, ERR_INVALID, "upstream URL '%s': scheme must be http or https", shown);
         goto fail;
     }
     if (host == NULL || host[0] == '\0') {
-        err_set(e, ERR_INVALID, "upstream URL '%s' has no host", url);
+        err_set(e, ERR_INVALID, "upstream URL '%s' has no host", shown);
         goto fail;
     }
     if (evhttp_uri_get_query(uri) || evhttp_uri_get_fragment(uri) || evhttp_uri_get_userinfo(uri)) {
-        err_set(e, ERR_INVALID, "upstream URL '%s': no query, fragment or user info allowed", url);
+        err_set(e, ERR_INVALID, "upstream URL '%s': no query, fragment or user info allowed", shown);
         goto fail;
     }
     tls = strcasecmp(scheme, "https") == 0;

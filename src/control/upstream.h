@@ -79,8 +79,12 @@ void upstream_free(struct upstream *u);
 /* The origin's Host field value and its path prefix ("" or "/v1" without a trailing '/'). */
 const char *upstream_host(const struct upstream *u);
 const char *upstream_prefix(const struct upstream *u);
-/* The URL as given, for messages. */
+/* The URL as given, for messages (it never holds user info: upstream_new refuses it). */
 const char *upstream_url(const struct upstream *u);
+/* url for a message or an event: the user info of its authority (anything before an '@'
+ * between "scheme://" and the first '/', '?' or '#') replaced by "***", so a password never
+ * reaches a log, an event or a reply. Cut to fit n (n > 0); out is always NUL-terminated. */
+void upstream_url_redact(const char *url, char *out, size_t n);
 
 /*
  * Sends "METHOD target" (target includes the prefix) with the header lines hdrs (hlen bytes of

@@ -669,6 +669,41 @@ static void test_bad_urls(void **state)
     event_base_free(base);
 }
 
+/* A password in an upstream URL never reaches a message (the URL is refused, and the
+ * refusal quotes it without its user info). */
+static void test_url_password_redacted(void **state)
+{
+    struct event_base *base = event_base_new();
+    struct upstream_config uc = {0};
+    static const char *bad[] = {"http://user:hunter2pw@127.0.0.1:9/",
+                                "https://user:hunter2pw@api.example.com/v1?x=1",
+                                "ftp://hunter2pw@h/", "http://u:hunter2pw@[::1",
+                                "http://a@b:hunter2pw@h#f", "u:hunter2pw@host"};
+    static const struct {
+        const char *in, *out;
+    } cases[] = {{"http://u:p@h:1/x@y", "http://***@h:1/x@y"},
+                 {"https://h/p@q", "https://h/p@q"},
+                 {"http://a@b@c/", "http://***@c/"},
+                 {"u:p@h", "***@h"},
+                 {"", ""}};
+    char out[64];
+
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct err e = {0};
+        assert_null(upstream_new(base, NULL, bad[i], &uc, &e));
+        assert_int_equal(e.code, ERR_INVALID);
+        assert_null(strstr(e.msg, "hunter2"));
+        assert_non_null(strstr(e.msg, "***"));
+    }
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        upstream_url_redact(cases[i].in, out, sizeof(out));
+        assert_string_equal(out, cases[i].out);
+    }
+    upstream_url_redact("http://user:hunter2pw@h/", out, 8);
+    assert_null(strstr(out, "hunter2"));
+    event_base_free(base);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -687,6 +722,7 @@ int main(void)
         cmocka_unit_test(test_roundtrip_keepalive),
         cmocka_unit_test(test_upstream_errors),
         cmocka_unit_test(test_bad_urls),
+        cmocka_unit_test(test_url_password_redacted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
