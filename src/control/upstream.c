@@ -59,7 +59,9 @@ struct ureq {
     struct uconn *c;
     struct ureq_callbacks cb;
     void *arg;
-    struct evbuffer *wire; /* the serialised request, until the response head arrives */
+    struct evbuffer *wire; /* the serialised request, until the response head arrives: the
+                            * head copied, then the caller's body by reference */
+    size_t head_len;       /* bytes of wire before the body */
     struct event *start;
     char method[16];
     int got_bytes; /* a byte of the response arrived */
@@ -345,7 +347,10 @@ static void uconn_finish(struct uconn *c)
     }
 }
 
-/* Appends q->wire from byte off on to out (copied: the wire stays whole for a resend). */
+/* Appends q->wire from byte off on to out: the head copied (the wire is freed when the
+ * response head arrives, which may be before out drains), the body by reference (the caller
+ * keeps it until the request ends, and a connection whose output still holds some is never
+ * pooled: uconn_finish). No copy of a 30 MiB body. */
 static void wire_copy_from(struct ureq *q, size_t off, struct evbuffer *out)
 {
     size_t total = evbuffer_get_length(q->wire);
@@ -360,7 +365,10 @@ static void wire_copy_from(struct ureq *q, size_t off, struct evbuffer *out)
         if (n > 16)
             n = 16;
         for (int i = 0; i < n; i++) {
-            evbuffer_add(out, v[i].iov_base, v[i].iov_len);
+            if (off >= q->head_len)
+                evbuffer_add_reference(out, v[i].iov_base, v[i].iov_len, NULL, NULL);
+            else
+                evbuffer_add(out, v[i].iov_base, v[i].iov_len);
             off += v[i].iov_len;
         }
     }
@@ -761,8 +769,9 @@ struct ureq *upstream_send(struct upstream *u, const char *method, const char *t
     if (blen || (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0))
         evbuffer_add_printf(q->wire, "Content-Length: %zu\r\n", blen);
     evbuffer_add(q->wire, "\r\n", 2);
+    q->head_len = evbuffer_get_length(q->wire);
     if (blen)
-        evbuffer_add(q->wire, body, blen);
+        evbuffer_add_reference(q->wire, body, blen, NULL, NULL);
     event_active(q->start, EV_TIMEOUT, 1);
     return q;
 }

@@ -89,7 +89,9 @@ void upstream_url_redact(const char *url, char *out, size_t n);
 /*
  * Sends "METHOD target" (target includes the prefix) with the header lines hdrs (hlen bytes of
  * "Name: value\r\n", without Host, Content-Length or hop-by-hop fields, which are added here)
- * and body (copied). Returns the request; never NULL.
+ * and body. The head is copied; body is borrowed, not copied (a 30 MiB body costs no copy):
+ * it must stay valid and unchanged until on_done or on_error has been called or q is
+ * cancelled. Returns the request; never NULL.
  */
 struct ureq *upstream_send(struct upstream *u, const char *method, const char *target,
                            const char *hdrs, size_t hlen, const void *body, size_t blen,
