@@ -564,8 +564,11 @@ static void uconn_process(struct uconn *c)
         if (c->state == U_HEAD) {
             long n = http_head_find(in, HTTP_HEAD_MAX_DEFAULT, &c->scanned);
             int rc;
-            if (n == 0)
+            if (n == 0) {
+                if (c->eof)
+                    uconn_at_eof(c); /* half a head, then the close: no timeout would fire */
                 return;
+            }
             if (n < 0) {
                 uconn_fail(c, UPSTREAM_EPROTO, "response head too large");
                 return;
