@@ -137,7 +137,8 @@ struct upstream *upstream_new(struct event_base *base, struct evdns_base *dns, c
         goto fail;
     }
     if (evhttp_uri_get_query(uri) || evhttp_uri_get_fragment(uri) || evhttp_uri_get_userinfo(uri)) {
-        err_set(e, ERR_INVALID, "upstream URL '%s': no query, fragment or user info allowed", shown);
+        err_set(e, ERR_INVALID, "upstream URL '%s': no query, fragment or user info allowed",
+                shown);
         goto fail;
     }
     tls = strcasecmp(scheme, "https") == 0;

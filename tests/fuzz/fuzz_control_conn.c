@@ -397,14 +397,13 @@ static void client_post(struct world *w, const uint8_t *body, size_t n, int chun
     struct evbuffer *out = bufferevent_get_output(w->client);
 
     if (!chunked) {
-        evbuffer_add_printf(out,
-                            "POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: %zu\r\n\r\n",
-                            n);
+        evbuffer_add_printf(
+            out, "POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: %zu\r\n\r\n", n);
         evbuffer_add(out, body, n);
         return;
     }
-    evbuffer_add_printf(out,
-                        "POST /v1/messages HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n");
+    evbuffer_add_printf(
+        out, "POST /v1/messages HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n");
     if (piece == 0)
         piece = 1;
     for (size_t i = 0; i < n; i += piece) {
