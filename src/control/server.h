@@ -106,8 +106,8 @@ void hreq_start(struct hreq *r, int status, const char *hdrs, size_t hlen, int64
 /* Appends body bytes (copied) / moves all of src into the response. */
 void hreq_write(struct hreq *r, const void *p, size_t n);
 void hreq_write_buffer(struct hreq *r, struct evbuffer *src);
-/* Ends the response and writes out what the socket takes at once; r is then no longer the
- * caller's. */
+/* Ends the response and writes out what the socket takes at once (with a before_write hook:
+ * at the loop iteration's flush, after the hook); r is then no longer the caller's. */
 void hreq_end(struct hreq *r);
 /* hreq_start + hreq_write + hreq_end with a Content-Length; hdrs is NUL-terminated (or
  * NULL). */
