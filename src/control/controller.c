@@ -70,7 +70,7 @@ void ctl_flush_events(struct ctl *c)
     size_t i;
     json_t *ev;
 
-    if (c->evq == NULL)
+    if (c->evq == NULL || json_array_size(c->evq) == 0)
         return;
     events_hold(c->ev); /* one write(2) for the lot */
     json_array_foreach(c->evq, i, ev) append_now(c, ev);
@@ -80,6 +80,13 @@ void ctl_flush_events(struct ctl *c)
 }
 
 static void evq_cb(evutil_socket_t fd, short what, void *arg)
+{
+    ctl_flush_events(arg);
+}
+
+/* The server is about to write response bytes: the queued events describing them go first,
+ * so a SIGKILL never leaves a response the agent received without its record. */
+static void before_write(void *arg)
 {
     ctl_flush_events(arg);
 }
@@ -346,6 +353,7 @@ int controller_run(const struct controller_config *cfg_in, struct err *e)
     c.evq_ev = event_new(c.base, -1, 0, evq_cb, &c);
     if (c.evq_ev)
         event_priority_set(c.evq_ev, CTL_PRIORITIES - 1); /* when nothing else is ready */
+    hsrv_set_before_write(c.srv, before_write, &c);
 
     sigterm = evsignal_new(c.base, SIGTERM, on_signal, &c);
     sigint = evsignal_new(c.base, SIGINT, on_signal, &c);

@@ -24,7 +24,9 @@
 
 #define CTL_MAX_SECRETS 16
 /* Loop priorities: I/O and timers at the default (1); queued events at the lowest, so they
- * are written when no request is waiting, but never more than CTL_EVQ_MAX at a time. */
+ * are written when no request is waiting, but never more than CTL_EVQ_MAX at a time. The
+ * queue is also written before the server writes response bytes (hsrv_set_before_write),
+ * so no response leaves ahead of the events that describe it. */
 #define CTL_PRIORITIES 3
 #define CTL_EVQ_MAX 64
 
@@ -68,7 +70,8 @@ struct ctl {
  * file keeps the order of the calls. */
 void ctl_emit(struct ctl *c, const char *kind, json_t *fields);
 /* Queues the event, to be written once the loop has nothing more urgent to do (requests
- * and responses first), or at once when CTL_EVQ_MAX wait. */
+ * and responses first), before the server next writes to a client, or at once when
+ * CTL_EVQ_MAX wait. An event about a response is queued before the handler ends it. */
 void ctl_emit_soon(struct ctl *c, const char *kind, json_t *fields);
 /* Writes the queued events now (shutdown). */
 void ctl_flush_events(struct ctl *c);

@@ -5,6 +5,7 @@
  * whatever the walk is not sure of answers JSCAN_FALLBACK. Top-level members are remembered
  * as their last occurrence, as jansson keeps the last of duplicate keys.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "control/jscan.h"
@@ -77,6 +78,25 @@ static size_t utf8_seq(const unsigned char *p, const unsigned char *end)
     return n;
 }
 
+/* The end of the run of plain string bytes (printable ASCII other than '"' and '\\') that
+ * starts at p, eight bytes at a time (SWAR zero-byte tests; a false alarm only hands the
+ * word to the byte-by-byte walk). Spares a 30 MiB body most of the per-byte walk. */
+static const unsigned char *plain_run(const unsigned char *p, const unsigned char *end)
+{
+    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+
+    while (end - p >= 8) {
+        uint64_t x, q, b;
+        memcpy(&x, p, 8);
+        q = x ^ (ones * '"');
+        b = x ^ (ones * '\\');
+        if (((x | ((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((b - ones) & ~b)) & highs) != 0)
+            break;
+        p += 8;
+    }
+    return p;
+}
+
 /* A string; s->p at the opening quote. */
 static int string(struct scan *s, struct val *out)
 {
@@ -85,7 +105,11 @@ static int string(struct scan *s, struct val *out)
     out->type = V_STRING;
     out->escaped = 0;
     while (s->p < s->end) {
-        unsigned c = *s->p;
+        unsigned c;
+        s->p = plain_run(s->p, s->end);
+        if (s->p >= s->end)
+            break;
+        c = *s->p;
         if (c == '"') {
             out->str = start;
             out->str_len = (size_t)(s->p - start);

@@ -48,6 +48,10 @@
 #define PAUSE_AT (256 * 1024)      /* client output pending before upstream reads pause */
 #define ACC_MAX ((size_t)16 << 20) /* whole response bodies kept for accounting */
 #define TEXT_EVENT_MAX 4096        /* assistant text kept in a model_response event */
+/* Request bodies parsed into a tree (the scan's fallback, the faults that rewrite a body):
+ * jansson takes about a second over 30 MiB, the whole loop's time. Larger bodies the scan
+ * refuses are forwarded unread (model_request says so); larger bodies are not rewritten. */
+#define TREE_MAX ((size_t)4 << 20)
 
 enum fault { F_NONE, F_RATE_LIMIT, F_5XX, F_TRIM, F_DEGRADE, F_LATENCY };
 
@@ -399,12 +403,16 @@ static void use_new_body(struct pcall *pc, json_t *req)
 }
 
 /* The request as a tree, for the faults that rewrite it (parsed on first use). */
-static json_t *request_tree(struct pcall *pc, json_t **req)
+static json_t *request_tree(struct pcall *pc, json_t **req, struct err *e)
 {
-    struct err e = {0};
-
-    if (*req == NULL)
-        *req = wire_json_parse(pc->body, pc->body_len, &e);
+    if (*req != NULL)
+        return *req;
+    if (pc->body_len > TREE_MAX) {
+        err_set(e, ERR_LIMIT, "request body of %zu bytes is over the %zu-byte rewrite limit",
+                pc->body_len, TREE_MAX);
+        return NULL;
+    }
+    *req = wire_json_parse(pc->body, pc->body_len, e);
     return *req;
 }
 
@@ -469,7 +477,7 @@ static int apply_fault(struct pcall *pc, json_t **reqp)
     faults_error_release(&fe);
     if (strcmp(kind, "llm.context_trim") == 0) {
         struct faults_trim t = {0};
-        json_t *req = request_tree(pc, reqp);
+        json_t *req = request_tree(pc, reqp, &e);
         pc->fault = F_TRIM;
         if (req == NULL ||
             faults_context_trim(pc->api, req, (size_t)opt_int(d.options, "drop_oldest", 1),
@@ -489,7 +497,7 @@ static int apply_fault(struct pcall *pc, json_t **reqp)
     if (strcmp(kind, "llm.model_degrade") == 0) {
         const char *to = json_string_value(json_object_get(d.options, "to_model"));
         char from[WIRE_MODEL_MAX];
-        json_t *req = request_tree(pc, reqp);
+        json_t *req = request_tree(pc, reqp, &e);
         pc->fault = F_DEGRADE;
         if (req == NULL || faults_model_degrade(req, to, from, sizeof(from), &e) != 0) {
             ctl_warn(ctl, "fault_not_applied", "llm.model_degrade on %s: %s", pc->id,
@@ -931,7 +939,7 @@ void proxy_handle(struct ctl *ctl, struct hreq *r)
         struct wire_request_info info;
         struct jscan_info ji;
         struct err e = {0};
-        int valid = 1;
+        int valid = 1, unread = 0;
         json_t *ev;
 
         wire_result_init(&pc->res);
@@ -947,6 +955,8 @@ void proxy_handle(struct ctl *ctl, struct hreq *r)
             pc->stream = ji.stream;
             info.n_messages = ji.n_messages;
             info.n_tools = ji.n_tools;
+        } else if (blen > TREE_MAX) {
+            unread = 1; /* too large to parse on the loop: the upstream judges it */
         } else if ((req = wire_json_parse(body, blen, &e)) != NULL &&
                    wire_request_info(pc->api, req, &info, &e) == 0) {
             size_t n = utf8_cut(info.model, strlen(info.model), sizeof(pc->model) - 1);
@@ -962,6 +972,8 @@ void proxy_handle(struct ctl *ctl, struct hreq *r)
                       (json_int_t)info.n_messages, "tools", (json_int_t)info.n_tools);
         if (ev && !valid)
             json_object_set_new(ev, "malformed", json_true());
+        if (ev && unread)
+            json_object_set_new(ev, "unread", json_true());
         /* Written just after the request goes upstream, not before: the event is the record,
          * the call is what the agent waits for. Events keep their order (ctl.h). */
         ctl_emit_soon(ctl, "model_request", ev);
@@ -975,6 +987,11 @@ void proxy_handle(struct ctl *ctl, struct hreq *r)
             refuse_over_ceiling(pc);
             return;
         }
+        if (unread)
+            ctl_warn(ctl, "request_not_read",
+                     "%s: body of %zu bytes is not plain enough for the scan and over the %zu-byte "
+                     "parse limit; forwarded unread",
+                     pc->id, blen, TREE_MAX);
         if (valid) {
             rc = apply_fault(pc, &req);
             json_decref(req);

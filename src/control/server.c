@@ -128,6 +128,8 @@ struct hsrv {
     struct hconn *headq_first[HQ_N], *headq_last[HQ_N]; /* C_HEAD connections, oldest first */
     uint64_t evicted; /* head-phase connections dropped at the limit */
     int64_t evict_logged_ms;
+    hsrv_hook_fn before_write; /* hsrv_set_before_write */
+    void *before_write_arg;
 };
 
 static void conn_process(struct hconn *c);
@@ -467,7 +469,7 @@ static void conn_linger(struct hconn *c)
     conn_set_state(c, C_CLOSING);
     evbuffer_drain(c->in, evbuffer_get_length(c->in));
     conn_read_limit(c, 0);
-    if (evbuffer_get_length(c->out) == 0 && !c->shut) {
+    if (evbuffer_get_length(c->out) == 0 && !c->shut && c->s->before_write == NULL) {
         c->shut = 1;
         shutdown(c->fd, SHUT_WR);
         timer_set(c, T_LINGER, linger_ms(c));
@@ -672,6 +674,8 @@ static void conn_flush(struct hconn *c)
     struct hreq *r = &c->req;
     size_t left;
 
+    if (c->s->before_write)
+        c->s->before_write(c->s->before_write_arg);
     while ((left = evbuffer_get_length(c->out)) > 0) {
         int n = evbuffer_write(c->out, c->fd);
         if (n < 0) {
@@ -1006,6 +1010,12 @@ struct hsrv *hsrv_new(struct event_base *base, const struct hsrv_config *cfg,
     return s;
 }
 
+void hsrv_set_before_write(struct hsrv *s, hsrv_hook_fn fn, void *arg)
+{
+    s->before_write = fn;
+    s->before_write_arg = arg;
+}
+
 static int add_listener(struct hsrv *s, evutil_socket_t fd, struct err *e)
 {
     struct evconnlistener *lev;
@@ -1295,6 +1305,11 @@ void hreq_end(struct hreq *r)
     if (r->chunked)
         evbuffer_add(c->out, "0\r\n\r\n", 5);
     conn_request_done(c);
+    if (c->s->before_write) {
+        /* The owner records what its end implies first: the end leaves with the flush. */
+        conn_mark_dirty(c);
+        return;
+    }
     /* The response is whole: write it now rather than at the end of the loop iteration, so
      * whatever the handler does next (accounting, events) is not in the client's wait. */
     conn_hold(c);

@@ -83,6 +83,7 @@ typedef void (*hsrv_handler_fn)(struct hreq *r, void *arg);
 typedef void (*hsrv_reject_fn)(void *arg, const struct http_head *h, int status, const char *type,
                                const char *msg, struct buf *headers, struct buf *body);
 typedef void (*hreq_event_fn)(struct hreq *r, void *arg);
+typedef void (*hsrv_hook_fn)(void *arg);
 
 /* A server on base. The config is copied. Caller frees with hsrv_free. */
 struct hsrv *hsrv_new(struct event_base *base, const struct hsrv_config *cfg,
@@ -95,6 +96,13 @@ int hsrv_listen(struct hsrv *s, const char *addr, struct err *e);
 int hsrv_listen_fd(struct hsrv *s, int fd, struct err *e);
 /* "HOST:PORT" of the first listening socket into out. 0 or ERR_SYS. */
 int hsrv_address(struct hsrv *s, char *out, size_t n);
+/* fn(arg) runs before any response byte (or a closing connection's FIN) is written to a
+ * client socket, so the owner can first write records that must precede what the client
+ * sees (the controller's queued events). With a hook set, hreq_end and hreq_abort leave the
+ * end of a response to the loop iteration's flush, so what the handler records right after
+ * them still precedes it, and one hook call serves every response of the iteration. fn must
+ * not call back into s. */
+void hsrv_set_before_write(struct hsrv *s, hsrv_hook_fn fn, void *arg);
 /* Stops accepting new connections; open ones continue. */
 void hsrv_stop_accepting(struct hsrv *s);
 /* Number of open client connections. */
@@ -122,8 +130,8 @@ void hreq_start(struct hreq *r, int status, const char *hdrs, size_t hlen, int64
 /* Appends body bytes (copied) / moves all of src into the response. */
 void hreq_write(struct hreq *r, const void *p, size_t n);
 void hreq_write_buffer(struct hreq *r, struct evbuffer *src);
-/* Ends the response and writes out what the socket takes at once; r is then no longer the
- * caller's. */
+/* Ends the response and writes out what the socket takes at once (with a before_write hook:
+ * at the loop iteration's flush, after the hook); r is then no longer the caller's. */
 void hreq_end(struct hreq *r);
 /* hreq_start + hreq_write + hreq_end with a Content-Length; hdrs is NUL-terminated (or
  * NULL). */

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <event2/bufferevent.h>
@@ -58,7 +59,9 @@ struct ureq {
     struct uconn *c;
     struct ureq_callbacks cb;
     void *arg;
-    struct evbuffer *wire; /* the serialised request, until the response head arrives */
+    struct evbuffer *wire; /* the serialised request, until the response head arrives: the
+                            * head copied, then the caller's body by reference */
+    size_t head_len;       /* bytes of wire before the body */
     struct event *start;
     char method[16];
     int got_bytes; /* a byte of the response arrived */
@@ -91,6 +94,22 @@ static struct timeval ms_tv(int ms)
 
 /* ---- origin ---- */
 
+void upstream_url_redact(const char *url, char *out, size_t n)
+{
+    const char *sep = strstr(url, "://");
+    const char *auth = sep ? sep + 3 : url;
+    size_t alen = strcspn(auth, "/?#");
+    const char *at = NULL;
+
+    for (const char *p = auth; p < auth + alen; p++)
+        if (*p == '@')
+            at = p;
+    if (at == NULL)
+        snprintf(out, n, "%s", url);
+    else
+        snprintf(out, n, "%.*s***%s", (int)(auth - url), url, at);
+}
+
 struct upstream *upstream_new(struct event_base *base, struct evdns_base *dns, const char *url,
                               const struct upstream_config *cfg, struct err *e)
 {
@@ -99,24 +118,27 @@ struct upstream *upstream_new(struct event_base *base, struct evdns_base *dns, c
     const char *scheme, *host, *path;
     int tls, port;
     struct buf b = BUF_INIT;
+    char shown[200]; /* url for messages, without its user info */
 
+    upstream_url_redact(url, shown, sizeof(shown));
     if (uri == NULL) {
-        err_set(e, ERR_INVALID, "invalid upstream URL '%s'", url);
+        err_set(e, ERR_INVALID, "invalid upstream URL '%s'", shown);
         return NULL;
     }
     scheme = evhttp_uri_get_scheme(uri);
     host = evhttp_uri_get_host(uri);
     path = evhttp_uri_get_path(uri);
     if (scheme == NULL || (strcasecmp(scheme, "http") != 0 && strcasecmp(scheme, "https") != 0)) {
-        err_set(e, ERR_INVALID, "upstream URL '%s': scheme must be http or https", url);
+        err_set(e, ERR_INVALID, "upstream URL '%s': scheme must be http or https", shown);
         goto fail;
     }
     if (host == NULL || host[0] == '\0') {
-        err_set(e, ERR_INVALID, "upstream URL '%s' has no host", url);
+        err_set(e, ERR_INVALID, "upstream URL '%s' has no host", shown);
         goto fail;
     }
     if (evhttp_uri_get_query(uri) || evhttp_uri_get_fragment(uri) || evhttp_uri_get_userinfo(uri)) {
-        err_set(e, ERR_INVALID, "upstream URL '%s': no query, fragment or user info allowed", url);
+        err_set(e, ERR_INVALID, "upstream URL '%s': no query, fragment or user info allowed",
+                shown);
         goto fail;
     }
     tls = strcasecmp(scheme, "https") == 0;
@@ -276,13 +298,14 @@ static void ureq_dispatch(struct ureq *q);
 static void uconn_fail(struct uconn *c, int code, const char *msg)
 {
     struct ureq *q = c->q;
+    int reused = c->reused; /* c may be freed by uconn_close when no callback holds it */
 
     c->q = NULL;
     uconn_close(c);
     if (q == NULL)
         return;
     q->c = NULL;
-    if (c->reused && !q->got_bytes && !q->resent && q->wire && code != UPSTREAM_ETIMEOUT) {
+    if (reused && !q->got_bytes && !q->resent && q->wire && code != UPSTREAM_ETIMEOUT) {
         log_debug("upstream", "stale pooled connection to %s; sending again", q->u->url);
         q->resent = 1;
         q->got_bytes = 0;
@@ -299,6 +322,7 @@ static void uconn_finish(struct uconn *c)
     struct ureq *q = c->q;
     struct upstream *u = c->u;
     int reuse = c->head.keep_alive && evbuffer_get_length(bufferevent_get_input(c->bev)) == 0 &&
+                evbuffer_get_length(bufferevent_get_output(c->bev)) == 0 &&
                 u->nidle < u->cfg.max_idle;
 
     c->q = NULL;
@@ -324,37 +348,96 @@ static void uconn_finish(struct uconn *c)
     }
 }
 
-/* Writes q's request on c and waits for the head. */
-/* Writes q's request on c and waits for the head. A plain connection writes at once, from
- * here: the bufferevent's write event is armed only if the socket takes less than all, which
- * spares two epoll changes and a loop round per call. Called with c held. */
+/* Appends q->wire from byte off on to out: the head copied (the wire is freed when the
+ * response head arrives, which may be before out drains), the body by reference (the caller
+ * keeps it until the request ends, and a connection whose output still holds some is never
+ * pooled: uconn_finish). No copy of a 30 MiB body. */
+static void wire_copy_from(struct ureq *q, size_t off, struct evbuffer *out)
+{
+    size_t total = evbuffer_get_length(q->wire);
+
+    while (off < total) {
+        struct evbuffer_iovec v[16];
+        struct evbuffer_ptr pos;
+        int n;
+
+        evbuffer_ptr_set(q->wire, &pos, off, EVBUFFER_PTR_SET);
+        n = evbuffer_peek(q->wire, -1, &pos, v, 16);
+        if (n > 16)
+            n = 16;
+        for (int i = 0; i < n; i++) {
+            if (off >= q->head_len)
+                evbuffer_add_reference(out, v[i].iov_base, v[i].iov_len, NULL, NULL);
+            else
+                evbuffer_add(out, v[i].iov_base, v[i].iov_len);
+            off += v[i].iov_len;
+        }
+    }
+}
+
+/* Writes what the socket takes of q->wire at once, straight from the wire (never through
+ * the bufferevent's output, whose start libevent freezes outside its own write callback:
+ * evbuffer_write on it then fails with errno unset). Returns the bytes written, or -1 with
+ * errno set on a write error. */
+static ssize_t wire_write_direct(struct ureq *q, evutil_socket_t fd)
+{
+    size_t total = evbuffer_get_length(q->wire), done = 0;
+
+    while (done < total) {
+        struct evbuffer_iovec v[16];
+        struct evbuffer_ptr pos;
+        size_t want = 0;
+        ssize_t w;
+        int n;
+
+        evbuffer_ptr_set(q->wire, &pos, done, EVBUFFER_PTR_SET);
+        n = evbuffer_peek(q->wire, -1, &pos, v, 16);
+        if (n > 16)
+            n = 16;
+        for (int i = 0; i < n; i++)
+            want += v[i].iov_len;
+        w = writev(fd, (const struct iovec *)v, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                break;
+            return -1;
+        }
+        done += (size_t)w;
+        if ((size_t)w < want)
+            break; /* the socket buffer is full */
+    }
+    return (ssize_t)done;
+}
+
+/* Writes q's request on c and waits for the head. A plain connection with nothing pending
+ * writes at once, from here: the bufferevent's write event is armed only if the socket takes
+ * less than all (the rest is copied to its output), which spares two epoll changes and a
+ * loop round per call. Called with c held (c may be closed, never freed, on return). */
 static void uconn_send(struct uconn *c, struct ureq *q)
 {
     struct upstream *u = c->u;
     struct timeval rtv = ms_tv(u->cfg.first_byte_timeout_ms);
     struct timeval wtv = ms_tv(u->cfg.connect_timeout_ms);
     struct evbuffer *out = bufferevent_get_output(c->bev);
+    size_t off = 0;
 
     c->state = U_HEAD;
     c->scanned = 0;
-    evbuffer_add(out, evbuffer_pullup(q->wire, -1), evbuffer_get_length(q->wire));
     bufferevent_set_timeouts(c->bev, &rtv, &wtv);
-    if (!u->tls) {
-        while (evbuffer_get_length(out) > 0) {
-            int n = evbuffer_write(out, bufferevent_getfd(c->bev));
-            if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-                char msg[200];
-                snprintf(msg, sizeof(msg), "cannot write to %s: %s", u->url, strerror(errno));
-                uconn_fail(c, UPSTREAM_ERESET, msg);
-                return;
-            }
-            if (n <= 0)
-                break;
+    if (!u->tls && evbuffer_get_length(out) == 0) {
+        ssize_t n = wire_write_direct(q, bufferevent_getfd(c->bev));
+        if (n < 0) {
+            char msg[200];
+            snprintf(msg, sizeof(msg), "cannot write to %s: %s", u->url, strerror(errno));
+            uconn_fail(c, UPSTREAM_ERESET, msg);
+            return;
         }
-        bufferevent_enable(c->bev, evbuffer_get_length(out) > 0 ? EV_READ | EV_WRITE : EV_READ);
-        return;
+        off = (size_t)n;
     }
-    bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+    wire_copy_from(q, off, out);
+    bufferevent_enable(c->bev, evbuffer_get_length(out) > 0 ? EV_READ | EV_WRITE : EV_READ);
 }
 
 /* A plain connection's request has been written by the bufferevent: back to direct writes. */
@@ -482,8 +565,11 @@ static void uconn_process(struct uconn *c)
         if (c->state == U_HEAD) {
             long n = http_head_find(in, HTTP_HEAD_MAX_DEFAULT, &c->scanned);
             int rc;
-            if (n == 0)
+            if (n == 0) {
+                if (c->eof)
+                    uconn_at_eof(c); /* half a head, then the close: no timeout would fire */
                 return;
+            }
             if (n < 0) {
                 uconn_fail(c, UPSTREAM_EPROTO, "response head too large");
                 return;
@@ -628,7 +714,9 @@ static void ureq_dispatch(struct ureq *q)
         evtimer_del(c->timer);
         c->q = q;
         q->c = c;
+        uconn_hold(c); /* uconn_send may fail the request and close c */
         uconn_send(c, q);
+        uconn_unhold(c);
         return;
     }
     c = uconn_new(u);
@@ -685,8 +773,9 @@ struct ureq *upstream_send(struct upstream *u, const char *method, const char *t
     if (blen || (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0))
         evbuffer_add_printf(q->wire, "Content-Length: %zu\r\n", blen);
     evbuffer_add(q->wire, "\r\n", 2);
+    q->head_len = evbuffer_get_length(q->wire);
     if (blen)
-        evbuffer_add(q->wire, body, blen);
+        evbuffer_add_reference(q->wire, body, blen, NULL, NULL);
     event_active(q->start, EV_TIMEOUT, 1);
     return q;
 }

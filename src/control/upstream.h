@@ -79,13 +79,19 @@ void upstream_free(struct upstream *u);
 /* The origin's Host field value and its path prefix ("" or "/v1" without a trailing '/'). */
 const char *upstream_host(const struct upstream *u);
 const char *upstream_prefix(const struct upstream *u);
-/* The URL as given, for messages. */
+/* The URL as given, for messages (it never holds user info: upstream_new refuses it). */
 const char *upstream_url(const struct upstream *u);
+/* url for a message or an event: the user info of its authority (anything before an '@'
+ * between "scheme://" and the first '/', '?' or '#') replaced by "***", so a password never
+ * reaches a log, an event or a reply. Cut to fit n (n > 0); out is always NUL-terminated. */
+void upstream_url_redact(const char *url, char *out, size_t n);
 
 /*
  * Sends "METHOD target" (target includes the prefix) with the header lines hdrs (hlen bytes of
  * "Name: value\r\n", without Host, Content-Length or hop-by-hop fields, which are added here)
- * and body (copied). Returns the request; never NULL.
+ * and body. The head is copied; body is borrowed, not copied (a 30 MiB body costs no copy):
+ * it must stay valid and unchanged until on_done or on_error has been called or q is
+ * cancelled. Returns the request; never NULL.
  */
 struct ureq *upstream_send(struct upstream *u, const char *method, const char *target,
                            const char *hdrs, size_t hlen, const void *body, size_t blen,

@@ -80,8 +80,9 @@ PY
 '
 
 test_expect "the run wrote events, logs and a record" '
-    test -s "$RUN/events.jsonl" && test -s "$RUN/mcp-events.jsonl"
-    test -s "$RUN/mock-record.jsonl" && test -s "$RUN/mock.log" && test -s "$RUN/proxy.log"
+    for f in events.jsonl mcp-events.jsonl mock-record.jsonl mock.log proxy.log; do
+        test -s "$RUN/$f"
+    done
     grep -q model_request "$RUN/events.jsonl"
     grep -q tool_result "$RUN/mcp-events.jsonl"
 '

@@ -8,6 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <cmocka.h>
 #include <event2/buffer.h>
@@ -18,6 +22,7 @@
 #include "control/server.h"
 #include "control/upstream.h"
 #include "model/wire.h"
+#include "util/timeutil.h"
 #include "util/banned.h"
 
 /* ---- heads ---- */
@@ -669,6 +674,99 @@ static void test_bad_urls(void **state)
     event_base_free(base);
 }
 
+/* A raw origin: once the request arrives, answers half a head and closes. */
+static void half_head_reply_cb(evutil_socket_t fd, short what, void *arg)
+{
+    char buf[4096];
+
+    (void)!read(fd, buf, sizeof(buf));
+    (void)!write(fd, "HTTP/1.1 200 OK\r\nContent-Le", 27);
+    close(fd);
+}
+
+static void half_head_cb(evutil_socket_t lfd, short what, void *arg)
+{
+    int fd = accept(lfd, NULL, NULL);
+
+    if (fd >= 0)
+        event_base_once(arg, fd, EV_READ, half_head_reply_cb, NULL, NULL);
+}
+
+/* Half a response head, then the origin's close: the request fails at once (ERESET), not
+ * after the first-byte timeout (the bufferevent stops reading at EOF, so no read timeout
+ * would ever fire: the call hung). */
+static void test_upstream_half_head(void **state)
+{
+    struct loop l;
+    struct upstream_config uc = {0};
+    struct sockaddr_in sin;
+    socklen_t slen = sizeof(sin);
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct event *ev;
+    struct upstream *up;
+    struct err e = {0};
+    char url[64];
+    int64_t t0;
+
+    loop_setup(&l, 0);
+    memset(&sin, 0, sizeof(sin));
+    sin.sin_family = AF_INET;
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+    assert_int_equal(listen(lfd, 4), 0);
+    getsockname(lfd, (struct sockaddr *)&sin, &slen);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", ntohs(sin.sin_port));
+    ev = event_new(l.base, lfd, EV_READ | EV_PERSIST, half_head_cb, l.base);
+    event_add(ev, NULL);
+    uc.first_byte_timeout_ms = 3000;
+    up = upstream_new(l.base, NULL, url, &uc, &e);
+    assert_non_null(up);
+    t0 = time_mono_ns();
+    upstream_send(up, "GET", "/", NULL, 0, NULL, 0, &cbs, &l);
+    run(&l);
+    assert_int_equal(l.error, UPSTREAM_ERESET);
+    assert_true(time_mono_ns() - t0 < (int64_t)1000 * 1000000);
+    upstream_free(up);
+    event_free(ev);
+    close(lfd);
+    loop_teardown(&l);
+}
+
+/* A password in an upstream URL never reaches a message (the URL is refused, and the
+ * refusal quotes it without its user info). */
+static void test_url_password_redacted(void **state)
+{
+    struct event_base *base = event_base_new();
+    struct upstream_config uc = {0};
+    static const char *bad[] = {"http://user:hunter2pw@127.0.0.1:9/",
+                                "https://user:hunter2pw@api.example.com/v1?x=1",
+                                "ftp://hunter2pw@h/", "http://u:hunter2pw@[::1",
+                                "http://a@b:hunter2pw@h#f", "u:hunter2pw@host"};
+    static const struct {
+        const char *in, *out;
+    } cases[] = {{"http://u:p@h:1/x@y", "http://***@h:1/x@y"},
+                 {"https://h/p@q", "https://h/p@q"},
+                 {"http://a@b@c/", "http://***@c/"},
+                 {"u:p@h", "***@h"},
+                 {"", ""}};
+    char out[64];
+
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct err e = {0};
+        assert_null(upstream_new(base, NULL, bad[i], &uc, &e));
+        assert_int_equal(e.code, ERR_INVALID);
+        assert_null(strstr(e.msg, "hunter2"));
+        assert_non_null(strstr(e.msg, "***"));
+    }
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        upstream_url_redact(cases[i].in, out, sizeof(out));
+        assert_string_equal(out, cases[i].out);
+    }
+    upstream_url_redact("http://user:hunter2pw@h/", out, 8);
+    assert_null(strstr(out, "hunter2"));
+    event_base_free(base);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -687,6 +785,8 @@ int main(void)
         cmocka_unit_test(test_roundtrip_keepalive),
         cmocka_unit_test(test_upstream_errors),
         cmocka_unit_test(test_bad_urls),
+        cmocka_unit_test(test_url_password_redacted),
+        cmocka_unit_test(test_upstream_half_head),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
