@@ -19,6 +19,7 @@ Attacks:
   malformed    41 kinds of malformed request, each on its own connection, in a loop
   midstream    streaming calls that hang up after the first bytes of the reply, 32 at a time
   hugebody     valid 9 MiB and 30 MiB model calls, one after another, on kept connections
+               (OpenAI chat calls, served by a second mock model)
   halfclose    complete requests followed by shutdown(SHUT_WR): is each one answered?
 
 Nothing here asserts: it measures. The tests in tests/e2e hold the assertions.
@@ -50,8 +51,11 @@ def request(body, path="/v1/messages", extra=b""):
 
 
 def huge_body(size):
+    """An OpenAI chat call of about size bytes: it goes to the second mock model, so that what
+    the well-behaved client (on the Anthropic API, the first mock) measures is the
+    controller's loop, not a mock model busy parsing 30 MiB."""
     pad = size - len(SMALL) - 64
-    return json.dumps({"model": "claude-haiku-4-5", "max_tokens": 16,
+    return json.dumps({"model": "gpt-4o-mini",
                        "messages": [{"role": "user", "content": "x" * pad}]}).encode()
 
 
@@ -335,7 +339,8 @@ async def attack_midstream(addr, secs, stats):
 
 async def attack_hugebody(addr, secs, stats):
     end = time.monotonic() + secs
-    bodies = [request(huge_body(9 << 20)), request(huge_body(30 << 20))]
+    bodies = [request(huge_body(9 << 20), "/v1/chat/completions"),
+              request(huge_body(30 << 20), "/v1/chat/completions")]
     answers = {}
     i = 0
     r = w = None
@@ -403,7 +408,7 @@ def start(args, tmp, extra):
     with open(plan, "w") as f:
         f.write('{"version":1,"run":"attack","canary":"E-FAULTLINE-00000000","faults":[],'
                 '"abort":{"cost_usd_above":1000000}}\n')
-    for name in ("mock.ready", "px.ready"):
+    for name in ("mock.ready", "mock2.ready", "px.ready"):
         try:
             os.unlink(os.path.join(tmp, name))
         except FileNotFoundError:
@@ -411,17 +416,21 @@ def start(args, tmp, extra):
     mock = Proc([args.faultline, "mock-model", "--script", mock_script, "--ready-file",
                  os.path.join(tmp, "mock.ready")], os.path.join(tmp, "mock.log"))
     up = wait_file(os.path.join(tmp, "mock.ready"))
+    mock2 = Proc([args.faultline, "mock-model", "--script", mock_script, "--ready-file",
+                  os.path.join(tmp, "mock2.ready")], os.path.join(tmp, "mock2.log"))
+    up2 = wait_file(os.path.join(tmp, "mock2.ready"))
     px = Proc([args.faultline, "proxy", "--plan", plan, "--events",
                os.path.join(tmp, "events.jsonl"), "--upstream-anthropic", "http://" + up,
+               "--upstream-openai", "http://" + up2,
                "--ready-file", os.path.join(tmp, "px.ready")] + extra,
               os.path.join(tmp, "proxy.log"))
     host, port = wait_file(os.path.join(tmp, "px.ready")).rsplit(":", 1)
-    return mock, px, (host, int(port))
+    return [mock, mock2], px, (host, int(port))
 
 
 async def run_one(name, args, tmp):
     fn, extra = ATTACKS[name]
-    mock, px, addr = start(args, tmp, extra)
+    mocks, px, addr = start(args, tmp, extra)
     good = Good(addr)
     stats = {}
     rss = [px.rss_kib()]
@@ -443,7 +452,8 @@ async def run_one(name, args, tmp):
     alive = px.alive()
     rss.append(px.rss_kib())
     px.stop()
-    mock.stop()
+    for m in mocks:
+        m.stop()
     lat = sorted(good.lat)
 
     def pct(p):

@@ -201,7 +201,7 @@ for line in sys.stdin.buffer:
     if b'"initialize"' in line:
         sys.stdout.buffer.write(b'{"jsonrpc":"2.0","id":"init","result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}\n')
     elif b'"tools/call"' in line:
-        i = line.split(b'"id":')[1].split(b',')[0]
+        i = line.split(b'"id":')[1].split(b',')[0].strip()
         sys.stdout.buffer.write(replies[n % 3] % i + b"\n")
         n += 1
     sys.stdout.buffer.flush()
