@@ -25,6 +25,14 @@ test_expect "the tree keeps to the layers" '
     "$FAULTLINE_ROOT/tests/lint-layers" >tree.out
     grep -q "^1 passed, 0 failed" tree.out
 '
+test_expect "docs/architecture.md names every directory of the table in its layer" '
+    sed -n "/^## Layers/,/^## /p" "$FAULTLINE_ROOT/docs/architecture.md" >layers.md
+    sed -n "/^layers=/,/^.$/p" "$FAULTLINE_ROOT/tests/lint-layers" | grep -E "^[a-z]+ +[0-9]" >table
+    test "$(wc -l <table)" -ge 10
+    while read -r dir rank name kind; do
+        grep -qE "^\| $rank $name( \(side by side\))? \|.*src/$dir[,) |]" layers.md || { echo "src/$dir: not in layer $rank $name"; exit 1; }
+    done <table
+'
 test_expect "a tree that keeps to the rule passes: own directory, lower layers, open layers" '
     fake
     fake/tests/lint-layers >ok.out
