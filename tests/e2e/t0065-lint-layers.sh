@@ -46,6 +46,12 @@ test_expect "a codec including a boundary header fails with FILE:LINE and the ru
     grep -q "^src/codec/sse.c:3: #include \"mcp/relay.h\": codec (layer 2, codecs) may not include mcp (layer 4, boundaries)" up.out
     grep -q "^0 passed, 1 failed" up.out
     refute grep -q "src/codec/sse.c:2:" up.out
+    mkdir fake/src/codec/sub
+    printf "#include \"codec/sub/x.h\"\n#include \"agent/llm.h\"\n" >fake/src/codec/sub/x.c
+    rc=0; fake/tests/lint-layers >sub.out || rc=$?
+    test "$rc" = 1
+    grep -q "^src/codec/sub/x.c:2: #include \"agent/llm.h\": codec (layer 2, codecs) may not include agent" sub.out
+    refute grep -q "src/codec/sub/x.c:1:" sub.out
 '
 test_expect "a contract including a codec fails" '
     fake
