@@ -16,7 +16,7 @@
 #include "agent/agent.h"
 #include "agent/cmdrun.h"
 #include "agent/mcpclient.h"
-#include "model/pricing.h"
+#include "codec/pricing.h"
 #include "util/hash.h"
 #include "util/timeutil.h"
 #include "util/banned.h"

@@ -34,7 +34,7 @@
 
 #include "agent/hook.h"
 #include "agent/llm.h"
-#include "model/wire.h"
+#include "codec/wire.h"
 #include "util/err.h"
 
 #define AGENT_MCP_MAX 16

@@ -2,7 +2,7 @@
  * llm: requests, replies and one HTTP exchange with a model API (see llm.h for the neutral
  * conversation form and how each API renders it).
  *
- * Reading a stream: bytes from the HTTP layer go into an SSE parser (src/model/sse.h); each
+ * Reading a stream: bytes from the HTTP layer go into an SSE parser (src/codec/sse.h); each
  * event goes both to wire_result_stream_event (usage, terminal event) and to the per-API
  * handler below, which hands text deltas to the caller at once and assembles tool calls:
  *
@@ -25,7 +25,7 @@
 #include <time.h>
 
 #include "agent/llm.h"
-#include "model/sse.h"
+#include "codec/sse.h"
 #include "util/num.h"
 #include "util/banned.h"
 

@@ -23,7 +23,7 @@
  * to a callback at once, tool calls are assembled from their pieces: Anthropic
  * input_json_delta by block index, chat tool_calls[].function.arguments by index, Responses
  * function_call_arguments.delta by output index, with response.completed authoritative).
- * Usage and completeness come from src/model/wire.h. Errors (an error status, an error event
+ * Usage and completeness come from src/codec/wire.h. Errors (an error status, an error event
  * mid-stream, a stream cut before its terminal event) set reply->error with the HTTP status,
  * the provider's error type and its whole message (which carries faultline's canary when a
  * fault was injected).
@@ -38,7 +38,7 @@
 #include <jansson.h>
 
 #include "util/httpc.h"
-#include "model/wire.h"
+#include "codec/wire.h"
 #include "util/buf.h"
 #include "util/err.h"
 

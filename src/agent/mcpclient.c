@@ -16,7 +16,7 @@
 
 #include "agent/cmdrun.h"
 #include "agent/mcpclient.h"
-#include "mcp/jsonrpc.h"
+#include "codec/jsonrpc.h"
 #include "util/log.h"
 #include "util/proc.h"
 #include "util/timeutil.h"

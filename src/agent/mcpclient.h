@@ -3,7 +3,7 @@
  * tools, call them, stop it.
  *
  * The server command runs with `sh -c` in its own process group (src/util/proc.h), speaking
- * newline-delimited JSON-RPC (src/mcp/jsonrpc.h) on its stdin/stdout; its stderr is read and
+ * newline-delimited JSON-RPC (src/codec/jsonrpc.h) on its stdin/stdout; its stderr is read and
  * only its last bytes kept (for error messages). The session:
  *
  *   -> initialize {protocolVersion "2025-06-18", capabilities {}, clientInfo}   <- result

@@ -19,7 +19,7 @@
 #include "control/server.h"
 #include "control/upstream.h"
 #include "events/events.h"
-#include "model/pricing.h"
+#include "codec/pricing.h"
 #include "plan/plan.h"
 
 #define CTL_MAX_SECRETS 16

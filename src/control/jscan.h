@@ -20,7 +20,7 @@
 
 #include <stddef.h>
 
-#include "model/wire.h"
+#include "codec/wire.h"
 
 #define JSCAN_DEPTH_MAX 256
 #define JSCAN_FALLBACK (-1)

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "mcp/alter.h"
-#include "mcp/jsonrpc.h"
+#include "codec/jsonrpc.h"
 #include "util/banned.h"
 
 void mcp_alter_canary_text(struct buf *out, const char *message, const char *canary)

@@ -26,7 +26,7 @@
 
 #include <jansson.h>
 
-#include "mcp/jsonrpc.h"
+#include "codec/jsonrpc.h"
 #include "plan/plan.h"
 #include "util/buf.h"
 

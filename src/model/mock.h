@@ -32,7 +32,7 @@
 #include <stdint.h>
 
 #include "model/mockscript.h"
-#include "model/wire.h"
+#include "codec/wire.h"
 #include "util/buf.h"
 #include "util/err.h"
 

@@ -30,7 +30,7 @@
 
 #include <jansson.h>
 
-#include "model/wire.h"
+#include "codec/wire.h"
 #include "util/buf.h"
 #include "util/err.h"
 

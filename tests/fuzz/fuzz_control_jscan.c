@@ -15,7 +15,7 @@
 #include <jansson.h>
 
 #include "control/jscan.h"
-#include "model/wire.h"
+#include "codec/wire.h"
 #include "util/banned.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

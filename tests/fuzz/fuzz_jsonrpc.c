@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mcp/jsonrpc.h"
+#include "codec/jsonrpc.h"
 #include "mcp/session.h"
 #include "util/banned.h"
 

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "model/mock.h"
-#include "model/sse.h"
+#include "codec/sse.h"
 #include "util/banned.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

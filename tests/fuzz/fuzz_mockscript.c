@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "model/mockscript.h"
-#include "model/pricing.h"
+#include "codec/pricing.h"
 #include "util/banned.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -8,8 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model/sse.h"
-#include "model/wire.h"
+#include "codec/sse.h"
+#include "codec/wire.h"
 #include "util/banned.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -21,7 +21,7 @@
 #include "control/jscan.h"
 #include "control/server.h"
 #include "control/upstream.h"
-#include "model/wire.h"
+#include "codec/wire.h"
 #include "util/timeutil.h"
 #include "util/banned.h"
 

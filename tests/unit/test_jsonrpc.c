@@ -1,4 +1,4 @@
-/* Unit tests for src/mcp/jsonrpc: framing with a line limit, the skim, classification, id keys
+/* Unit tests for src/codec/jsonrpc: framing with a line limit, the skim, classification, id keys
  * and the per-direction id map, message builders. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "mcp/jsonrpc.h"
+#include "codec/jsonrpc.h"
 #include "util/err.h"
 #include "util/banned.h"
 

@@ -13,8 +13,8 @@
 
 #include "model/mock.h"
 #include "model/mockscript.h"
-#include "model/sse.h"
-#include "model/wire.h"
+#include "codec/sse.h"
+#include "codec/wire.h"
 #include "util/banned.h"
 
 static struct mockscript *parse_ok(const char *y)

@@ -1,4 +1,4 @@
-/* Unit tests for src/model/pricing: lookup tolerance, cost formula, tiers, override files, and
+/* Unit tests for src/codec/pricing: lookup tolerance, cost formula, tiers, override files, and
  * that docs/pricing.md holds exactly the generated table (FAULTLINE_UPDATE_DOCS=1 rewrites it). */
 #include <math.h>
 #include <setjmp.h>
@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "model/pricing.h"
+#include "codec/pricing.h"
 #include "util/fs.h"
 #include "util/banned.h"
 

@@ -1,4 +1,4 @@
-/* Unit tests for src/model/sse: incremental parsing, line endings, limits, errors, writer. */
+/* Unit tests for src/codec/sse: incremental parsing, line endings, limits, errors, writer. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "model/sse.h"
+#include "codec/sse.h"
 #include "util/banned.h"
 
 /* The Anthropic tool-call stream of protocols.md section 2. */

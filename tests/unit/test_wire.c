@@ -1,4 +1,4 @@
-/* Unit tests for src/model/wire: paths, request info, usage, results from bodies and streams,
+/* Unit tests for src/codec/wire: paths, request info, usage, results from bodies and streams,
  * error bodies and mid-stream errors. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,8 +9,8 @@
 
 #include <cmocka.h>
 
-#include "model/sse.h"
-#include "model/wire.h"
+#include "codec/sse.h"
+#include "codec/wire.h"
 #include "util/banned.h"
 
 static void test_api_from_path(void **state)

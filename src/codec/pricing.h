@@ -33,13 +33,13 @@
  * cache_write, cache_read is input (no caching discount unless stated). A row for an existing
  * id replaces it; a new id is added. Keys per row: the five rates, tier_above, tier, note.
  */
-#ifndef FAULTLINE_MODEL_PRICING_H
-#define FAULTLINE_MODEL_PRICING_H
+#ifndef FAULTLINE_CODEC_PRICING_H
+#define FAULTLINE_CODEC_PRICING_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model/wire.h"
+#include "codec/wire.h"
 #include "util/buf.h"
 #include "util/err.h"
 

@@ -22,15 +22,15 @@
  * stream ends with "data: [DONE]". Responses put them in response.completed (also
  * response.incomplete / response.failed) under response.usage.
  */
-#ifndef FAULTLINE_MODEL_WIRE_H
-#define FAULTLINE_MODEL_WIRE_H
+#ifndef FAULTLINE_CODEC_WIRE_H
+#define FAULTLINE_CODEC_WIRE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include <jansson.h>
 
-#include "model/sse.h"
+#include "codec/sse.h"
 #include "util/buf.h"
 #include "util/err.h"
 

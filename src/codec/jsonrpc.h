@@ -24,8 +24,8 @@
  * Ids are compared as JSON values by type: 1 and "1" differ; 1 and 1.0 differ too (as JSON
  * texts they do, and SDKs echo ids verbatim).
  */
-#ifndef FAULTLINE_MCP_JSONRPC_H
-#define FAULTLINE_MCP_JSONRPC_H
+#ifndef FAULTLINE_CODEC_JSONRPC_H
+#define FAULTLINE_CODEC_JSONRPC_H
 
 #include <stddef.h>
 #include <stdint.h>

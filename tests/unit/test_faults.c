@@ -1,4 +1,4 @@
-/* Unit tests for src/model/faults: context_trim on each API (pairing kept valid),
+/* Unit tests for src/control/faults: context_trim on each API (pairing kept valid),
  * model_degrade, and the canary-carrying error bodies and stream cuts. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,9 +9,9 @@
 
 #include <cmocka.h>
 
-#include "model/faults.h"
-#include "model/sse.h"
-#include "model/wire.h"
+#include "control/faults.h"
+#include "codec/sse.h"
+#include "codec/wire.h"
 #include "util/banned.h"
 
 static json_t *load(const char *s)

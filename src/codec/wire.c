@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/wire.h"
+#include "codec/wire.h"
 #include "util/banned.h"
 
 enum wire_api wire_api_from_path(const char *path)

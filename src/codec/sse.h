@@ -18,8 +18,8 @@
  * Writer: sse_write* append one event in the framing the providers use: an "event: NAME" line
  * when a name is given, one "data: " line per line of data, then a blank line.
  */
-#ifndef FAULTLINE_MODEL_SSE_H
-#define FAULTLINE_MODEL_SSE_H
+#ifndef FAULTLINE_CODEC_SSE_H
+#define FAULTLINE_CODEC_SSE_H
 
 #include <stddef.h>
 

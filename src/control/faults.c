@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/faults.h"
+#include "control/faults.h"
 #include "util/banned.h"
 
 #define ORPHAN_PREFIX "[result of an earlier tool call] "

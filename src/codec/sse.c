@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/sse.h"
+#include "codec/sse.h"
 #include "util/utf8.h"
 #include "util/banned.h"
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/pricing.h"
+#include "codec/pricing.h"
 #include "util/fs.h"
 #include "util/yaml.h"
 #include "util/banned.h"

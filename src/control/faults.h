@@ -24,15 +24,15 @@
  *       becomes a user message item with that text.
  *   Dropped and converted entries are counted in struct faults_trim.
  */
-#ifndef FAULTLINE_MODEL_FAULTS_H
-#define FAULTLINE_MODEL_FAULTS_H
+#ifndef FAULTLINE_CONTROL_FAULTS_H
+#define FAULTLINE_CONTROL_FAULTS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include <jansson.h>
 
-#include "model/wire.h"
+#include "codec/wire.h"
 #include "util/buf.h"
 #include "util/err.h"
 

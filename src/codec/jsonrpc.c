@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mcp/jsonrpc.h"
+#include "codec/jsonrpc.h"
 #include "util/err.h"
 #include "util/hash.h"
 #include "util/banned.h"
