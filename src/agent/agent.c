@@ -70,7 +70,8 @@ int agent_resolve_provider(struct agent_opts *o, const char *api, struct err *e)
         if (o->api_key == NULL && (o->api_key = env_set("ANTHROPIC_AUTH_TOKEN")) != NULL)
             o->bearer = 1;
         if (o->model == NULL)
-            o->model = env_set("ANTHROPIC_MODEL") ? env_set("ANTHROPIC_MODEL") : AGENT_MODEL_ANTHROPIC;
+            o->model =
+                env_set("ANTHROPIC_MODEL") ? env_set("ANTHROPIC_MODEL") : AGENT_MODEL_ANTHROPIC;
     } else {
         if (o->base_url == NULL)
             o->base_url = env_set("OPENAI_BASE_URL");

@@ -42,7 +42,9 @@
 #define AGENT_RESULT_MAX ((size_t)100 << 10) /* tool result text sent to the model */
 #define AGENT_LINE_MAX 300                   /* bytes of detail in a step line */
 #define AGENT_NAME_MAX 64                    /* tool names offered (OpenAI's limit) */
-#define AGENT_MODEL_ANTHROPIC "claude-sonnet-4-5" /* the model when none is given */
+
+/* The model when neither --model nor ANTHROPIC_MODEL / OPENAI_MODEL gives one. */
+#define AGENT_MODEL_ANTHROPIC "claude-sonnet-4-5"
 #define AGENT_MODEL_OPENAI "gpt-5-mini"
 
 /* What agent_run ended with; cmd_agent's exit codes (docs/agent.md). */

@@ -2,9 +2,10 @@
  * cmd_agent: `faultline agent`, the reference agent (src/agent/agent.h; docs/agent.md).
  *
  * Reads the flags, leaves the provider (API, base URL, key, model from the flags and the
- * environment) to agent_resolve_provider, loads the project's Claude Code hook settings, runs the loop with SIGINT/SIGTERM turned into a
- * clean stop, prints a one-line summary on stderr, and maps the outcome to the exit code:
- * 0 the model ended its turn, 1 error, 2 bad settings, 3 max turns reached, 64 usage.
+ * environment) to agent_resolve_provider, loads the project's Claude Code hook settings, runs the
+ * loop with SIGINT/SIGTERM turned into a clean stop, prints a one-line summary on stderr, and maps
+ * the outcome to the exit code: 0 the model ended its turn, 1 error, 2 bad settings, 3 max turns
+ * reached, 64 usage.
  */
 #include <errno.h>
 #include <limits.h>
