@@ -6,10 +6,13 @@
 #   make bench         build optimised and run the benchmarks (figures in docs/performance.md)
 #   make attack        build optimised and attack the controller and the shim (docs/reliability.md)
 #   make fuzz          build libFuzzer targets with clang (build/fuzz/)
+#   make mutation-check build with redaction switched off (build/mutant/) and check that every
+#                      secret-leak test fails against it (docs/testing.md); not part of check
 #   make install PREFIX=/usr/local
 #   make format-check
 #
-# MODE selects the build flavour and its object directory: rel (default) or asan.
+# MODE selects the build flavour and its object directory: rel (default), asan, or mutant
+# (optimised, with FAULTLINE_MUTATE_NO_REDACT: redaction off, for `make mutation-check` only).
 
 MODE    ?= rel
 BUILD   := build/$(MODE)
@@ -22,6 +25,8 @@ WARN    := -Wall -Wextra -Werror -Wstrict-prototypes -Wvla -Wwrite-strings -Wfor
 STD     := -std=gnu11 -D_GNU_SOURCE
 ifeq ($(MODE),asan)
 OPT     := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+else ifeq ($(MODE),mutant)
+OPT     := -O2 -g -DFAULTLINE_MUTATE_NO_REDACT
 else
 OPT     := -O2 -g
 endif
@@ -45,7 +50,8 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz-replay/%)
 BENCH_BIN:= $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all tests check demo bench attack fuzz install format format-check clean bootstrap
+.PHONY: all tests check demo bench attack fuzz install format format-check clean bootstrap \
+        mutation-check
 .DEFAULT_GOAL := all
 
 ifeq ($(MODE),rel)
@@ -98,6 +104,11 @@ demo: bootstrap
 bench: bootstrap
 	$(MAKE) MODE=rel all $(BENCH_BIN)
 	bench/run build/rel
+
+# The secret-leak tests (listed in tests/mutation) must all fail when redaction is off.
+mutation-check: bootstrap
+	$(MAKE) MODE=mutant all
+	tests/mutation build/mutant
 
 # ATTACK_SECONDS: how long each attack on the controller lasts (60 in docs/reliability.md)
 ATTACK_SECONDS ?= 60

@@ -45,6 +45,43 @@ void agent_opts_defaults(struct agent_opts *o)
     o->out = stdout;
 }
 
+/* ---- provider ---- */
+
+static const char *env_set(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : NULL;
+}
+
+int agent_resolve_provider(struct agent_opts *o, const char *api, struct err *e)
+{
+    /* the API: the flag, else the one whose base URL is set, else Anthropic */
+    if (api) {
+        if (llm_api_parse(api, &o->api) < 0)
+            return err_set(e, ERR_INVALID, "--api: expected anthropic, openai or responses");
+    } else if (!env_set("ANTHROPIC_BASE_URL") && env_set("OPENAI_BASE_URL")) {
+        o->api = LLM_API_CHAT;
+    }
+    o->bearer = 0;
+    if (o->api == LLM_API_ANTHROPIC) {
+        if (o->base_url == NULL)
+            o->base_url = env_set("ANTHROPIC_BASE_URL");
+        o->api_key = env_set("ANTHROPIC_API_KEY");
+        if (o->api_key == NULL && (o->api_key = env_set("ANTHROPIC_AUTH_TOKEN")) != NULL)
+            o->bearer = 1;
+        if (o->model == NULL)
+            o->model =
+                env_set("ANTHROPIC_MODEL") ? env_set("ANTHROPIC_MODEL") : AGENT_MODEL_ANTHROPIC;
+    } else {
+        if (o->base_url == NULL)
+            o->base_url = env_set("OPENAI_BASE_URL");
+        o->api_key = env_set("OPENAI_API_KEY");
+        if (o->model == NULL)
+            o->model = env_set("OPENAI_MODEL") ? env_set("OPENAI_MODEL") : AGENT_MODEL_OPENAI;
+    }
+    return 0;
+}
+
 /* ---- text helpers ---- */
 
 void agent_mcp_tool_name(const char *server, const char *tool, char *out, size_t n)

@@ -43,6 +43,10 @@
 #define AGENT_LINE_MAX 300                   /* bytes of detail in a step line */
 #define AGENT_NAME_MAX 64                    /* tool names offered (OpenAI's limit) */
 
+/* The model when neither --model nor ANTHROPIC_MODEL / OPENAI_MODEL gives one. */
+#define AGENT_MODEL_ANTHROPIC "claude-sonnet-4-5"
+#define AGENT_MODEL_OPENAI "gpt-5-mini"
+
 /* What agent_run ended with; cmd_agent's exit codes (docs/agent.md). */
 enum agent_outcome {
     AGENT_DONE = 0,     /* the model ended its turn */
@@ -97,6 +101,17 @@ struct agent_stats {
  * MCP start and 60 s MCP call timeouts, 2 retries waiting at most 60 s, timeouts 10 s connect,
  * 300 s read, 900 s per request, output to stdout. */
 void agent_opts_defaults(struct agent_opts *o);
+
+/* Which model API the agent talks to, where, with which key and model, from the flags and the
+ * environment (docs/agent.md). api: the --api flag's value or NULL; then the API whose base URL
+ * is set (OPENAI_BASE_URL alone: openai chat), else anthropic. o->base_url and o->model hold
+ * the --base-url and --model flags (NULL: not given) and are kept when set; else
+ * ANTHROPIC_BASE_URL / OPENAI_BASE_URL and ANTHROPIC_MODEL / OPENAI_MODEL, else the API's
+ * default model. The key: ANTHROPIC_API_KEY, else ANTHROPIC_AUTH_TOKEN (sent as Bearer, sets
+ * o->bearer), or OPENAI_API_KEY. Empty variables count as unset. Sets o->api, o->base_url,
+ * o->api_key, o->bearer and o->model, borrowed from api and the environment. 0, or
+ * ERR_INVALID for an unknown api (e says). */
+int agent_resolve_provider(struct agent_opts *o, const char *api, struct err *e);
 
 /* Runs the agent. Returns an agent_outcome; on AGENT_ERROR e says why (the [error] line has
  * already been written). The model name, MCP names and cwd must be set. st may be NULL. */

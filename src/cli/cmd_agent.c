@@ -1,11 +1,11 @@
 /*
  * cmd_agent: `faultline agent`, the reference agent (src/agent/agent.h; docs/agent.md).
  *
- * Reads the flags and the environment (ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY,
- * ANTHROPIC_AUTH_TOKEN, ANTHROPIC_MODEL, OPENAI_BASE_URL, OPENAI_API_KEY, OPENAI_MODEL), loads
- * the project's Claude Code hook settings, runs the loop with SIGINT/SIGTERM turned into a
- * clean stop, prints a one-line summary on stderr, and maps the outcome to the exit code:
- * 0 the model ended its turn, 1 error, 2 bad settings, 3 max turns reached, 64 usage.
+ * Reads the flags, leaves the provider (API, base URL, key, model from the flags and the
+ * environment) to agent_resolve_provider, loads the project's Claude Code hook settings, runs the
+ * loop with SIGINT/SIGTERM turned into a clean stop, prints a one-line summary on stderr, and maps
+ * the outcome to the exit code: 0 the model ended its turn, 1 error, 2 bad settings, 3 max turns
+ * reached, 64 usage.
  */
 #include <errno.h>
 #include <limits.h>
@@ -45,12 +45,6 @@ static int valid_server_name(const char *s, size_t n)
             return 0;
     }
     return 1;
-}
-
-static const char *env(const char *name)
-{
-    const char *v = getenv(name);
-    return v && *v ? v : NULL;
 }
 
 /* What the repeatable and compound flags fill in (OPT_CALL contexts). */
@@ -212,30 +206,10 @@ int cmd_agent(int argc, char **argv)
         goto out;
     }
 
-    /* the API: the flag, else the one whose base URL is set, else Anthropic */
-    if (api_s) {
-        if (llm_api_parse(api_s, &o.api) < 0) {
-            opt_usage_error(&cmd, "--api: expected anthropic, openai or responses");
-            rc = EXIT_USAGE;
-            goto out;
-        }
-    } else if (!env("ANTHROPIC_BASE_URL") && env("OPENAI_BASE_URL")) {
-        o.api = LLM_API_CHAT;
-    }
-    if (o.api == LLM_API_ANTHROPIC) {
-        if (o.base_url == NULL)
-            o.base_url = env("ANTHROPIC_BASE_URL");
-        o.api_key = env("ANTHROPIC_API_KEY");
-        if (o.api_key == NULL && (o.api_key = env("ANTHROPIC_AUTH_TOKEN")) != NULL)
-            o.bearer = 1;
-        if (o.model == NULL)
-            o.model = env("ANTHROPIC_MODEL") ? env("ANTHROPIC_MODEL") : "claude-sonnet-4-5";
-    } else {
-        if (o.base_url == NULL)
-            o.base_url = env("OPENAI_BASE_URL");
-        o.api_key = env("OPENAI_API_KEY");
-        if (o.model == NULL)
-            o.model = env("OPENAI_MODEL") ? env("OPENAI_MODEL") : "gpt-5-mini";
+    if (agent_resolve_provider(&o, api_s, &e) < 0) {
+        opt_usage_error(&cmd, e.msg);
+        rc = EXIT_USAGE;
+        goto out;
     }
 
     if (dir && chdir(dir) < 0) {

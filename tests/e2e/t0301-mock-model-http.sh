@@ -122,6 +122,9 @@ test_expect "count_tokens answers {input_tokens}" '
 '
 test_expect "the record file has one line per request, without secrets" '
     curl -s -o /dev/null -H "x-api-key: sk-secret-value" "$URL/v1/messages" -d "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}"
+    # the path is recorded: a key in its query string is redacted there (tests/mutation)
+    curl -s -o /dev/null "$URL/v1/messages?key=sk-secret-value" -d "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}"
+    grep -q "key=\[REDACTED\]" rec.jsonl
     test "$(wc -l <rec.jsonl)" -ge 10
     tail -n1 rec.jsonl | grep -q "\"rule\":-1"
     refute grep -q sk-secret-value rec.jsonl

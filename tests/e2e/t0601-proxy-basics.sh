@@ -105,6 +105,9 @@ test_expect "count_tokens and unknown paths pass through without model events" '
 '
 
 test_expect "keys never reach the events file or the log" '
+    # the path is recorded: a key in its query string is redacted there (tests/mutation)
+    curl -sS -o /dev/null "http://$A/v1/messages?key=$KEY" -H "x-api-key: $KEY" -d "{\"model\":\"claude-haiku-4-5\",\"max_tokens\":8,\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}"
+    wait_for 10 grep -q "key=\[REDACTED\]" "$EVENTS"
     refute grep -q "$KEY" "$EVENTS"
     refute grep -q "$OKEY" "$EVENTS"
     refute grep -q "$KEY" proxy.log

@@ -159,6 +159,14 @@ const scenarios = {
     assert.ok(e instanceof Anthropic.RateLimitError, String(e));
     assert.ok(Date.now() - t0 >= 900, 'the SDK waited retry-after (1 s) once');
   },
+  async keyInQuery() {
+    // a key in the query string too (as some gateways take it): the proxy records the path,
+    // so only redaction keeps it out of the events (t0610 greps; tests/mutation)
+    const key = 'sk-ant-interop-secret-0123456789';
+    const c = new Anthropic({ baseURL: px, apiKey: key, maxRetries: 0, defaultQuery: { key } });
+    const r = await c.messages.create(req('claude-haiku-4-5'));
+    assert.equal(r.type, 'message');
+  },
 };
 
 const name = process.argv[2];

@@ -39,7 +39,8 @@ wait_file 10 "$TMP/px.ready" || echo "proxy did not start"
 export MOCK PX=$(cat "$TMP/px.ready") EVENTS="$TMP/events.jsonl"
 
 for s in anthropicCreate anthropicStream anthropicRateLimit anthropicServerError anthropicCut \
-    anthropicDegradeTrim openaiChat openaiResponses openaiErrors openaiCut sdkRetriesMeetTheFault; do
+    anthropicDegradeTrim openaiChat openaiResponses openaiErrors openaiCut sdkRetriesMeetTheFault \
+    keyInQuery; do
     test_expect "sdk through the proxy: $s" "timeout 60 node '$INTEROP/proxy-sdk.mjs' $s"
 done
 
@@ -52,6 +53,7 @@ test_expect "served calls carry usage and cost; the running total is the sum" '
     jq -se "[.[] | select(.kind == \"model_response\")] as \$r | ((\$r | map(.cost_usd) | add) - \$r[-1].cost_total_usd | fabs) < 1e-9" "$EVENTS"
 '
 test_expect "the SDKs' keys are in no event and no log line" '
+    grep -q "key=\[REDACTED\]" "$EVENTS"
     refute grep -q "interop-secret" "$EVENTS" "$TMP/proxy.log"
 '
 test_expect "the proxy is still serving" 'kill -0 '"$PROXY_PID"

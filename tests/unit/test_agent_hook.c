@@ -15,6 +15,7 @@
 #include "agent/hook.h"
 #include "util/fs.h"
 #include "util/timeutil.h"
+#include "helpers.h"
 #include "util/banned.h"
 
 static void decide(int code, const char *out, const char *err, struct hook_decision *d)
@@ -133,30 +134,21 @@ static void test_matchers(void **state)
     hook_set_release(&s);
 }
 
-static char *tmpfile_with(const char *text)
-{
-    char *path = strdup("/tmp/faultline-hook-test-XXXXXX");
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    assert_int_equal(fs_write_all(fd, text, strlen(text)), 0);
-    close(fd);
-    return path;
-}
-
 static void test_settings(void **state)
 {
     struct hook_set s;
     struct err e = {0};
-    char *p;
+    struct ut_tmpfile t;
+    char *p = t.path;
 
     hook_set_init(&s);
     assert_int_equal(hook_set_load_settings(&s, "/nonexistent/settings.json", &e), 0);
     assert_int_equal(s.n, 0);
 
-    p = tmpfile_with("{\"permissions\":{},\"hooks\":{\"PostToolUse\":[],\"PreToolUse\":["
-                     "{\"matcher\":\"Bash\",\"hooks\":[{\"type\":\"command\",\"command\":\"a\","
-                     "\"timeout\":30},{\"type\":\"http\",\"url\":\"http://x\"}]},"
-                     "{\"hooks\":[{\"command\":\"b\"}]}]}}");
+    ut_tmpfile_with(&t, "{\"permissions\":{},\"hooks\":{\"PostToolUse\":[],\"PreToolUse\":["
+                        "{\"matcher\":\"Bash\",\"hooks\":[{\"type\":\"command\",\"command\":\"a\","
+                        "\"timeout\":30},{\"type\":\"http\",\"url\":\"http://x\"}]},"
+                        "{\"hooks\":[{\"command\":\"b\"}]}]}}");
     assert_int_equal(hook_set_load_settings(&s, p, &e), 1);
     assert_int_equal(s.n, 2);
     assert_string_equal(s.v[0].command, "a");
@@ -164,13 +156,11 @@ static void test_settings(void **state)
     assert_string_equal(s.v[0].source, p);
     assert_true(s.v[1].match_all);
     unlink(p);
-    free(p);
 
-    p = tmpfile_with("{\"other\":1}");
+    ut_tmpfile_with(&t, "{\"other\":1}");
     assert_int_equal(hook_set_load_settings(&s, p, &e), 1);
     assert_int_equal(s.n, 2);
     unlink(p);
-    free(p);
 
     struct {
         const char *text;
@@ -192,12 +182,11 @@ static void test_settings(void **state)
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         err_clear(&e);
-        p = tmpfile_with(bad[i].text);
+        ut_tmpfile_with(&t, bad[i].text);
         assert_int_equal(hook_set_load_settings(&s, p, &e), bad[i].code);
         assert_non_null(strstr(e.msg, bad[i].msg));
         assert_non_null(strstr(e.msg, p));
         unlink(p);
-        free(p);
     }
     hook_set_release(&s);
 }

@@ -17,6 +17,7 @@
 #include "experiment/schema.h"
 #include "util/buf.h"
 #include "util/fs.h"
+#include "helpers.h"
 #include "util/banned.h"
 
 static void test_fault_ids_unique_and_named_by_family(void **state)
@@ -338,18 +339,11 @@ static void test_probes_invariants_aborts(void **state)
     (void)a;
 }
 
-static json_t *opts(const char *text)
-{
-    json_t *j = json_loads(text, 0, NULL);
-    assert_non_null(j);
-    return j;
-}
-
 static int run_check(const char *id, const char *options)
 {
     const struct catalog_fault *f = catalog_fault_find(id);
     char msg[200] = "";
-    json_t *o = opts(options);
+    json_t *o = ut_json(options);
     assert_non_null(f->check);
     int rc = f->check(o, msg, sizeof(msg));
     if (rc < 0)

@@ -18,66 +18,16 @@
 #include "events/view.h"
 #include "util/buf.h"
 #include "util/fs.h"
+#include "helpers.h"
 #include "util/banned.h"
 
 /* ---- helpers ----------------------------------------------------------------------------- */
 
-struct tmpfile {
-    char path[64];
-};
-
-static void tmp_init(struct tmpfile *t)
-{
-    int fd;
-    snprintf(t->path, sizeof(t->path), "/tmp/faultline-test-events-XXXXXX");
-    fd = mkstemp(t->path);
-    assert_true(fd >= 0);
-    close(fd);
-}
-
-static void tmp_write(struct tmpfile *t, const char *data, size_t n)
-{
-    struct err e = {0};
-    assert_int_equal(fs_write_file(t->path, data, n, &e), 0);
-}
-
-static void tmp_append(struct tmpfile *t, const char *data)
-{
-    FILE *f = fopen(t->path, "a");
-    assert_non_null(f);
-    fputs(data, f);
-    fclose(f);
-}
-
-/* The whole file, for checks (tests only: the reader never does this). */
-static char *slurp(const char *path, size_t *n)
-{
-    struct buf b = BUF_INIT;
-    struct err e = {0};
-    assert_int_equal(fs_read_file(path, (size_t)64 << 20, &b, &e), 0);
-    return buf_detach(&b, n);
-}
-
-static json_t *J(const char *text)
-{
-    json_error_t je;
-    json_t *j = json_loads(text, 0, &je);
-    if (j == NULL)
-        fail_msg("bad test JSON: %s", je.text);
-    return j;
-}
-
-/* Dumps v compactly with sorted keys, for comparisons. */
-static char *dumps(json_t *v)
-{
-    return json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
-}
-
 static void assert_redacts_to(const char *in, const char *expect, int count)
 {
-    json_t *a = J(in), *b = J(expect);
+    json_t *a = ut_json(in), *b = ut_json(expect);
     int n = events_redact(a);
-    char *sa = dumps(a), *sb = dumps(b);
+    char *sa = ut_dumps(a), *sb = ut_dumps(b);
 
     if (strcmp(sa, sb) != 0 || n != count)
         fail_msg("redact %s\n  got      %s (%d)\n  expected %s (%d)", in, sa, n, sb, count);
@@ -243,7 +193,7 @@ static json_t *read_all(const char *path, size_t *n, size_t *malformed)
 
 static void test_writer_stamps(void **state)
 {
-    struct tmpfile t;
+    struct ut_tmpfile t;
     struct err e = {0};
     struct events_writer *w;
     json_t *ev, *all, *x;
@@ -252,24 +202,24 @@ static void test_writer_stamps(void **state)
     static const char *const order[] = {"t", "seq", "run", "src", "kind", "tool", "args"};
     char *before, *after, *text;
 
-    tmp_init(&t);
+    ut_tmpfile_init(&t);
     w = events_open(t.path, "run-1", "mcp", &e);
     assert_non_null(w);
     assert_int_equal(events_next_seq(w), 0);
-    ev = J("{\"tool\":\"read\",\"kind\":\"tool_call\",\"args\":{\"password\":\"hunter2\"}}");
-    before = dumps(ev);
+    ev = ut_json("{\"tool\":\"read\",\"kind\":\"tool_call\",\"args\":{\"password\":\"hunter2\"}}");
+    before = ut_dumps(ev);
     assert_int_equal(events_append(w, ev), 0);
-    after = dumps(ev);
+    after = ut_dumps(ev);
     assert_string_equal(before, after); /* the caller's object is not modified */
     free(before);
     free(after);
     json_decref(ev);
     /* The caller's t, seq and src are kept; the writer's counter continues above seq. */
-    ev = J("{\"kind\":\"warning\",\"t\":5,\"seq\":10,\"src\":\"agent\",\"run\":\"other\"}");
+    ev = ut_json("{\"kind\":\"warning\",\"t\":5,\"seq\":10,\"src\":\"agent\",\"run\":\"other\"}");
     assert_int_equal(events_append(w, ev), 0);
     json_decref(ev);
     assert_int_equal(events_next_seq(w), 11);
-    ev = J("{\"code\":\"x\"}");
+    ev = ut_json("{\"code\":\"x\"}");
     assert_int_equal(events_emit(w, "warning", ev), 0);
     json_decref(ev);
     assert_int_equal(events_emit(w, "plan_loaded", NULL), 0);
@@ -305,7 +255,7 @@ static void test_writer_stamps(void **state)
     json_decref(all);
 
     /* Compact: one line per event, no spaces. */
-    text = slurp(t.path, &n);
+    text = ut_slurp(t.path, &n);
     assert_null(strstr(text, ": "));
     assert_null(strstr(text, "hunter2"));
     free(text);
@@ -314,15 +264,15 @@ static void test_writer_stamps(void **state)
 
 static void test_writer_invalid(void **state)
 {
-    struct tmpfile t;
+    struct ut_tmpfile t;
     struct err e = {0};
     struct events_writer *w;
-    json_t *a = json_array(), *nokind = J("{\"x\":1}"), *numkind = J("{\"kind\":1}");
+    json_t *a = json_array(), *nokind = ut_json("{\"x\":1}"), *numkind = ut_json("{\"kind\":1}");
     char big[400];
     size_t n;
     char *text;
 
-    tmp_init(&t);
+    ut_tmpfile_init(&t);
     w = events_open(t.path, NULL, NULL, &e);
     assert_int_equal(events_append(w, a), ERR_INVALID);
     assert_int_equal(events_append(w, nokind), ERR_INVALID);
@@ -334,7 +284,7 @@ static void test_writer_invalid(void **state)
     assert_int_equal(events_emit(w, big, NULL), ERR_INVALID);
     assert_int_equal(events_next_seq(w), 0);
     events_close(w);
-    text = slurp(t.path, &n);
+    text = ut_slurp(t.path, &n);
     assert_int_equal(n, 0);
     free(text);
     json_decref(a);
@@ -348,19 +298,19 @@ static void test_writer_invalid(void **state)
 
 static void test_writer_literal_secrets(void **state)
 {
-    struct tmpfile t;
+    struct ut_tmpfile t;
     struct err e = {0};
     struct events_writer *w;
     json_t *ev;
     char *text;
     size_t n;
 
-    tmp_init(&t);
+    ut_tmpfile_init(&t);
     w = events_open(t.path, "r", "controller", &e);
     assert_int_equal(events_add_secret(w, "my-upstream-key-123"), 0);
     assert_int_equal(events_add_secret(w, "short"), 0); /* ignored */
-    ev = J("{\"kind\":\"model_request\",\"body\":{\"note\":\"key is my-upstream-key-123!\"},"
-           "\"x\":\"short\"}");
+    ev = ut_json("{\"kind\":\"model_request\",\"body\":{\"note\":\"key is my-upstream-key-123!\"},"
+                 "\"x\":\"short\"}");
     assert_int_equal(events_append(w, ev), 0);
     json_decref(ev);
     /* the 17th secret and every one up to 1024 are redacted too; duplicates do not count */
@@ -371,13 +321,13 @@ static void test_writer_literal_secrets(void **state)
         assert_int_equal(events_add_secret(w, v), 0);
     }
     assert_int_equal(events_add_secret(w, "one-too-many-key"), ERR_LIMIT);
-    ev = J("{\"kind\":\"model_request\",\"a\":\"x upstream-0016-key y\","
-           "\"b\":\"upstream-1023-key\",\"c\":\"upstream-0001-keyupstream-0500-key\","
-           "\"upstream-0777-key\":1}");
+    ev = ut_json("{\"kind\":\"model_request\",\"a\":\"x upstream-0016-key y\","
+                 "\"b\":\"upstream-1023-key\",\"c\":\"upstream-0001-keyupstream-0500-key\","
+                 "\"upstream-0777-key\":1}");
     assert_int_equal(events_append(w, ev), 0);
     json_decref(ev);
     events_close(w);
-    text = slurp(t.path, &n);
+    text = ut_slurp(t.path, &n);
     assert_null(strstr(text, "my-upstream-key-123"));
     assert_null(strstr(text, "upstream-0"));
     assert_null(strstr(text, "upstream-1"));
@@ -403,7 +353,7 @@ static void test_writer_io_error(void **state)
 static json_t *one_line(const char *path)
 {
     size_t n;
-    char *text = slurp(path, &n);
+    char *text = ut_slurp(path, &n);
     json_t *j;
 
     assert_true(n <= EVENTS_LINE_MAX);
@@ -417,7 +367,7 @@ static json_t *one_line(const char *path)
 
 static void test_writer_cut_big_string(void **state)
 {
-    struct tmpfile t;
+    struct ut_tmpfile t;
     struct err e = {0};
     struct events_writer *w;
     struct buf big = BUF_INIT;
@@ -425,7 +375,7 @@ static void test_writer_cut_big_string(void **state)
     const char *s, *m;
     size_t removed = 0;
 
-    tmp_init(&t);
+    ut_tmpfile_init(&t);
     w = events_open(t.path, "r", "mcp", &e);
     for (int i = 0; i < 200000; i++)
         buf_addc(&big, (char)('a' + i % 26));
@@ -452,7 +402,7 @@ static void test_writer_cut_big_string(void **state)
 
 static void test_writer_cut_utf8_and_escapes(void **state)
 {
-    struct tmpfile t;
+    struct ut_tmpfile t;
     struct err e = {0};
     struct events_writer *w;
     struct buf u = BUF_INIT, c = BUF_INIT;
@@ -463,7 +413,7 @@ static void test_writer_cut_utf8_and_escapes(void **state)
     for (int i = 0; i < 30000; i++)
         buf_addc(&c, (char)1); /* dumps as \u0001: six times its size */
     for (int round = 0; round < 2; round++) {
-        tmp_init(&t);
+        ut_tmpfile_init(&t);
         w = events_open(t.path, "r", "mcp", &e);
         ev = json_object();
         json_object_set_new(ev, "kind", json_string("tool_result"));
@@ -485,12 +435,12 @@ static void test_writer_cut_utf8_and_escapes(void **state)
 
 static void test_writer_cut_fallback(void **state)
 {
-    struct tmpfile t;
+    struct ut_tmpfile t;
     struct err e = {0};
     struct events_writer *w;
     json_t *ev = json_object(), *a = json_array(), *j;
 
-    tmp_init(&t);
+    ut_tmpfile_init(&t);
     w = events_open(t.path, "run-9", "world", &e);
     for (int i = 0; i < 30000; i++)
         json_array_append_new(a, json_integer(1000 + i));
@@ -514,13 +464,13 @@ static void test_writer_cut_fallback(void **state)
  * run set on the writer) is dropped, so the line stays under EVENTS_LINE_MAX. */
 static void test_writer_cut_fallback_run(void **state)
 {
-    struct tmpfile t;
+    struct ut_tmpfile t;
     struct err e = {0};
     struct events_writer *w;
     json_t *ev = json_object(), *a = json_array(), *j;
     struct stat st;
 
-    tmp_init(&t);
+    ut_tmpfile_init(&t);
     w = events_open(t.path, NULL, "world", &e);
     assert_non_null(w);
     for (int i = 0; i < 30000; i++)
@@ -544,13 +494,13 @@ static void test_writer_cut_fallback_run(void **state)
 static void test_writer_concurrent_appends(void **state)
 {
     enum { PROCS = 4, LINES = 300 };
-    struct tmpfile t;
+    struct ut_tmpfile t;
     pid_t pids[PROCS];
     json_t *all;
     size_t n, malformed;
     int count[PROCS] = {0};
 
-    tmp_init(&t);
+    ut_tmpfile_init(&t);
     for (int p = 0; p < PROCS; p++) {
         pids[p] = fork();
         assert_true(pids[p] >= 0);
@@ -597,7 +547,7 @@ static void test_writer_concurrent_appends(void **state)
 
 static void test_reader_malformed(void **state)
 {
-    struct tmpfile t;
+    struct ut_tmpfile t;
     static const char text[] =
         "{\"kind\":\"a\",\"seq\":0}\n"
         "not json\n"
@@ -616,8 +566,8 @@ static void test_reader_malformed(void **state)
     json_t *all;
     size_t n, malformed;
 
-    tmp_init(&t);
-    tmp_write(&t, text, sizeof(text) - 1);
+    ut_tmpfile_init(&t);
+    ut_tmpfile_write(&t, text, sizeof(text) - 1);
     all = read_all(t.path, &n, &malformed);
     assert_int_equal(n, 4);
     assert_string_equal(json_string_value(json_object_get(json_array_get(all, 0), "kind")), "a");
@@ -632,7 +582,7 @@ static void test_reader_malformed(void **state)
 
 static void test_reader_overlong(void **state)
 {
-    struct tmpfile t;
+    struct ut_tmpfile t;
     struct buf b = BUF_INIT;
     struct err e = {0};
     struct events_reader *r;
@@ -640,7 +590,7 @@ static void test_reader_overlong(void **state)
     size_t len;
     json_t *ev;
 
-    tmp_init(&t);
+    ut_tmpfile_init(&t);
     buf_adds(&b, "{\"kind\":\"first\"}\n");
     /* A line of exactly EVENTS_LINE_MAX bytes with its newline: accepted. */
     buf_adds(&b, "{\"kind\":\"fits\",\"p\":\"");
@@ -656,7 +606,7 @@ static void test_reader_overlong(void **state)
     for (int i = 0; i < (1 << 20); i++)
         buf_addc(&b, 'z');
     buf_adds(&b, "\"}\n{\"kind\":\"last\"}\n");
-    tmp_write(&t, b.data, b.len);
+    ut_tmpfile_write(&t, b.data, b.len);
     buf_release(&b);
 
     r = events_reader_open(t.path, &e);
@@ -679,12 +629,12 @@ static void test_reader_overlong(void **state)
     unlink(t.path);
 
     /* An overlong final line with no newline at all. */
-    tmp_init(&t);
+    ut_tmpfile_init(&t);
     b = (struct buf)BUF_INIT;
     buf_adds(&b, "{\"kind\":\"a\"}\n");
     for (int i = 0; i < 3 * EVENTS_LINE_MAX; i++)
         buf_addc(&b, 'q');
-    tmp_write(&t, b.data, b.len);
+    ut_tmpfile_write(&t, b.data, b.len);
     buf_release(&b);
     r = events_reader_open(t.path, &e);
     assert_int_equal(events_next(r, &ev), 1);
@@ -697,20 +647,20 @@ static void test_reader_overlong(void **state)
 
 static void test_reader_follow(void **state)
 {
-    struct tmpfile t;
+    struct ut_tmpfile t;
     struct err e = {0};
     struct events_reader *r;
     json_t *ev;
 
-    tmp_init(&t);
-    tmp_write(&t, "{\"kind\":\"a\"}\n{\"kind\":\"b", 23);
+    ut_tmpfile_init(&t);
+    ut_tmpfile_write(&t, "{\"kind\":\"a\"}\n{\"kind\":\"b", 23);
     r = events_reader_open(t.path, &e);
     events_reader_set_follow(r, 1);
     assert_int_equal(events_next(r, &ev), 1);
     json_decref(ev);
     assert_int_equal(events_next(r, &ev), 0); /* half a line is held back */
     assert_int_equal(events_reader_malformed(r), 0);
-    tmp_append(&t, "\"}\n{\"kind\":\"c\"}\n");
+    ut_tmpfile_append(&t, "\"}\n{\"kind\":\"c\"}\n");
     assert_int_equal(events_next(r, &ev), 1);
     assert_string_equal(json_string_value(json_object_get(ev, "kind")), "b");
     json_decref(ev);
@@ -727,7 +677,7 @@ static void test_reader_follow(void **state)
         json_decref(ev);
     }
     assert_int_equal(events_next(r, &ev), 0);
-    tmp_append(&t, "{\"kind\":\"d\"}\n");
+    ut_tmpfile_append(&t, "{\"kind\":\"d\"}\n");
     assert_int_equal(events_next(r, &ev), 1);
     assert_string_equal(json_string_value(json_object_get(ev, "kind")), "d");
     json_decref(ev);
@@ -741,14 +691,14 @@ static void test_reader_follow(void **state)
 /* Many lines across many buffer refills: every one comes back, in order. */
 static void test_reader_many_lines(void **state)
 {
-    struct tmpfile t;
+    struct ut_tmpfile t;
     struct err e = {0};
     struct events_writer *w;
     struct events_reader *r;
     json_t *ev;
     int i = 0;
 
-    tmp_init(&t);
+    ut_tmpfile_init(&t);
     w = events_open(t.path, "r", "runner", &e);
     for (int k = 0; k < 20000; k++) {
         ev = json_pack("{s:s,s:i,s:s#}", "kind", "tool_call", "k", k, "pad",
@@ -774,7 +724,7 @@ static void test_reader_many_lines(void **state)
  * that outgrows 256 KiB is written early; events_close releases what is held. */
 static void test_writer_hold_release(void **state)
 {
-    struct tmpfile t;
+    struct ut_tmpfile t;
     struct err e = {0};
     struct events_writer *w;
     struct stat st;
@@ -782,7 +732,7 @@ static void test_writer_hold_release(void **state)
     size_t n;
     char pad[1000];
 
-    tmp_init(&t);
+    ut_tmpfile_init(&t);
     w = events_open(t.path, "r", "controller", &e);
     assert_non_null(w);
     events_hold(w);
@@ -1004,7 +954,7 @@ static void test_view_many_fields(void **state)
 /* events_next_view sees the same events and malformed lines as events_next. */
 static void test_view_reader(void **state)
 {
-    struct tmpfile t;
+    struct ut_tmpfile t;
     struct err e = {0};
     struct events_reader *r1, *r2;
     struct events_view v;
@@ -1013,8 +963,8 @@ static void test_view_reader(void **state)
                                "{\"kind\":\"c\",\"x\":[1,2]}\r\n{\"kind\":5}\n{\"kind\":\"d\"}";
     int n1 = 0, n2 = 0;
 
-    tmp_init(&t);
-    tmp_write(&t, text, sizeof(text) - 1);
+    ut_tmpfile_init(&t);
+    ut_tmpfile_write(&t, text, sizeof(text) - 1);
     r1 = events_reader_open(t.path, &e);
     r2 = events_reader_open(t.path, &e);
     while (events_next(r1, &ev) == 1) {

@@ -16,6 +16,7 @@
 #include "events/kinds.h"
 #include "util/buf.h"
 #include "util/fs.h"
+#include "helpers.h"
 #include "util/banned.h"
 
 static json_t *example(const struct evkind *k)
@@ -261,16 +262,15 @@ static void test_check_details(void **state)
 /* What the events writer stamps on a caller's object satisfies the common fields. */
 static void test_writer_output_passes(void **state)
 {
-    char path[] = "/tmp/test_evkinds.XXXXXX";
-    int fd = mkstemp(path);
+    struct ut_tmpfile t;
+    const char *path = t.path;
     struct err e = {0};
     struct events_writer *w;
     struct events_reader *r;
     json_t *f = json_pack("{s:s,s:s}", "code", "plan_missing", "message", "no plan");
     json_t *ev = NULL;
 
-    assert_true(fd >= 0);
-    close(fd);
+    ut_tmpfile_init(&t);
     w = events_open(path, "r-1", "mcp", &e);
     assert_non_null(w);
     assert_int_equal(events_emit(w, "warning", f), 0);

@@ -12,26 +12,8 @@
 #include "control/faults.h"
 #include "codec/sse.h"
 #include "codec/wire.h"
+#include "helpers.h"
 #include "util/banned.h"
-
-static json_t *load(const char *s)
-{
-    json_error_t je;
-    json_t *j = json_loads(s, 0, &je);
-    if (j == NULL)
-        fail_msg("bad test JSON: %s", je.text);
-    return j;
-}
-
-static void assert_json(const json_t *j, const char *expect)
-{
-    json_t *x = load(expect);
-    if (!json_equal(j, x)) {
-        char *got = json_dumps(j, JSON_COMPACT);
-        fail_msg("got %s\nwant %s", got, expect);
-    }
-    json_decref(x);
-}
 
 /* An agent loop: prompt, then two tool rounds. */
 static const char anth_conv[] =
@@ -51,7 +33,7 @@ static void test_trim_anthropic(void **state)
 {
     struct faults_trim t;
     struct err e = {0};
-    json_t *req = load(anth_conv);
+    json_t *req = ut_json(anth_conv);
 
     /* Dropping 1 (the prompt) leaves an assistant first: it goes too, and t1's result is
      * orphaned, so it becomes text. */
@@ -59,31 +41,31 @@ static void test_trim_anthropic(void **state)
     assert_int_equal(t.dropped, 2);
     assert_int_equal(t.converted, 1);
     assert_false(t.dropped_system);
-    assert_json(json_object_get(req, "messages"),
-                "[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":"
-                "\"[result of an earlier tool call] one\"}]},"
-                "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"again\"},"
-                "{\"type\":\"tool_use\",\"id\":\"t2\",\"name\":\"Bash\",\"input\":{}}]},"
-                "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":"
-                "\"t2\",\"content\":[{\"type\":\"text\",\"text\":\"two\"},{\"type\":\"text\","
-                "\"text\":\"lines\"}],\"is_error\":true}]}]");
+    ut_assert_json(json_object_get(req, "messages"),
+                   "[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":"
+                   "\"[result of an earlier tool call] one\"}]},"
+                   "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"again\"},"
+                   "{\"type\":\"tool_use\",\"id\":\"t2\",\"name\":\"Bash\",\"input\":{}}]},"
+                   "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":"
+                   "\"t2\",\"content\":[{\"type\":\"text\",\"text\":\"two\"},{\"type\":\"text\","
+                   "\"text\":\"lines\"}],\"is_error\":true}]}]");
     assert_string_equal(json_string_value(json_object_get(req, "system")), "be brief");
     json_decref(req);
 
     /* Dropping "everything" keeps the last message; its orphan result becomes text. */
-    req = load(anth_conv);
+    req = ut_json(anth_conv);
     assert_int_equal(faults_context_trim(WIRE_API_ANTHROPIC_MESSAGES, req, 100, 1, &t, &e), 0);
     assert_int_equal(t.dropped, 4);
     assert_int_equal(t.converted, 1);
     assert_true(t.dropped_system);
     assert_null(json_object_get(req, "system"));
-    assert_json(json_object_get(req, "messages"),
-                "[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":"
-                "\"[result of an earlier tool call] two\\nlines\"}]}]");
+    ut_assert_json(json_object_get(req, "messages"),
+                   "[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":"
+                   "\"[result of an earlier tool call] two\\nlines\"}]}]");
     json_decref(req);
 
     /* Nothing to do: counts stay zero and the request is unchanged. */
-    req = load(anth_conv);
+    req = ut_json(anth_conv);
     json_t *orig = json_deep_copy(req);
     assert_int_equal(faults_context_trim(WIRE_API_ANTHROPIC_MESSAGES, req, 0, 0, &t, &e), 0);
     assert_int_equal(t.dropped + t.converted + (size_t)t.dropped_system, 0);
@@ -96,23 +78,25 @@ static void test_trim_anthropic_system_role_entries(void **state)
 {
     /* Claude Code may put a "role":"system" entry in messages: not counted, dropped by
      * drop_system only. */
-    json_t *req = load("{\"messages\":[{\"role\":\"system\",\"content\":\"s\"},{\"role\":\"user\","
-                       "\"content\":\"a\"},{\"role\":\"assistant\",\"content\":\"b\"},{\"role\":"
-                       "\"user\",\"content\":\"c\"}]}");
+    json_t *req =
+        ut_json("{\"messages\":[{\"role\":\"system\",\"content\":\"s\"},{\"role\":\"user\","
+                "\"content\":\"a\"},{\"role\":\"assistant\",\"content\":\"b\"},{\"role\":"
+                "\"user\",\"content\":\"c\"}]}");
     struct faults_trim t;
     assert_int_equal(faults_context_trim(WIRE_API_ANTHROPIC_MESSAGES, req, 1, 0, &t, NULL), 0);
     assert_int_equal(t.dropped, 2);
-    assert_json(json_object_get(req, "messages"),
-                "[{\"role\":\"system\",\"content\":\"s\"},{\"role\":\"user\",\"content\":\"c\"}]");
+    ut_assert_json(
+        json_object_get(req, "messages"),
+        "[{\"role\":\"system\",\"content\":\"s\"},{\"role\":\"user\",\"content\":\"c\"}]");
     assert_int_equal(faults_context_trim(WIRE_API_ANTHROPIC_MESSAGES, req, 0, 1, &t, NULL), 0);
     assert_true(t.dropped_system);
-    assert_json(json_object_get(req, "messages"), "[{\"role\":\"user\",\"content\":\"c\"}]");
+    ut_assert_json(json_object_get(req, "messages"), "[{\"role\":\"user\",\"content\":\"c\"}]");
     json_decref(req);
 }
 
 static void test_trim_chat(void **state)
 {
-    json_t *req = load(
+    json_t *req = ut_json(
         "{\"messages\":[{\"role\":\"system\",\"content\":\"sys\"},{\"role\":\"user\",\"content\":"
         "\"go\"},{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":\"c1\",\"type\":"
         "\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}},{\"id\":\"c2\",\"type\":"
@@ -125,34 +109,34 @@ static void test_trim_chat(void **state)
     assert_int_equal(t.dropped, 2);
     assert_int_equal(t.converted, 2);
     assert_true(t.dropped_system);
-    assert_json(json_object_get(req, "messages"),
-                "[{\"role\":\"user\",\"content\":\"[result of an earlier tool call] r1\"},"
-                "{\"role\":\"user\",\"content\":\"[result of an earlier tool call] r2\"}]");
+    ut_assert_json(json_object_get(req, "messages"),
+                   "[{\"role\":\"user\",\"content\":\"[result of an earlier tool call] r1\"},"
+                   "{\"role\":\"user\",\"content\":\"[result of an earlier tool call] r2\"}]");
     json_decref(req);
 }
 
 static void test_trim_responses(void **state)
 {
-    json_t *req = load(
-        "{\"instructions\":\"ins\",\"input\":[{\"type\":\"message\",\"role\":\"developer\","
-        "\"content\":\"env\"},{\"type\":\"message\",\"role\":\"user\",\"content\":\"go\"},"
-        "{\"type\":\"reasoning\",\"encrypted_content\":\"x\"},{\"type\":\"function_call\","
-        "\"call_id\":\"k1\",\"name\":\"exec_command\",\"arguments\":\"{}\"},{\"type\":"
-        "\"function_call_output\",\"call_id\":\"k1\",\"output\":\"done\"},{\"type\":"
-        "\"custom_tool_call\",\"call_id\":\"k2\",\"name\":\"apply_patch\",\"input\":\"p\"},"
-        "{\"type\":\"custom_tool_call_output\",\"call_id\":\"k2\",\"output\":\"ok\"}]}");
+    json_t *req =
+        ut_json("{\"instructions\":\"ins\",\"input\":[{\"type\":\"message\",\"role\":\"developer\","
+                "\"content\":\"env\"},{\"type\":\"message\",\"role\":\"user\",\"content\":\"go\"},"
+                "{\"type\":\"reasoning\",\"encrypted_content\":\"x\"},{\"type\":\"function_call\","
+                "\"call_id\":\"k1\",\"name\":\"exec_command\",\"arguments\":\"{}\"},{\"type\":"
+                "\"function_call_output\",\"call_id\":\"k1\",\"output\":\"done\"},{\"type\":"
+                "\"custom_tool_call\",\"call_id\":\"k2\",\"name\":\"apply_patch\",\"input\":\"p\"},"
+                "{\"type\":\"custom_tool_call_output\",\"call_id\":\"k2\",\"output\":\"ok\"}]}");
     struct faults_trim t;
     assert_int_equal(faults_context_trim(WIRE_API_OPENAI_RESPONSES, req, 3, 0, &t, NULL), 0);
     assert_int_equal(t.dropped, 3);
     assert_int_equal(t.converted, 1);
     assert_false(t.dropped_system);
-    assert_json(json_object_get(req, "input"),
-                "[{\"type\":\"message\",\"role\":\"developer\",\"content\":\"env\"},"
-                "{\"type\":\"message\",\"role\":\"user\",\"content\":[{\"type\":\"input_text\","
-                "\"text\":\"[result of an earlier tool call] done\"}]},"
-                "{\"type\":\"custom_tool_call\",\"call_id\":\"k2\",\"name\":\"apply_patch\","
-                "\"input\":\"p\"},{\"type\":\"custom_tool_call_output\",\"call_id\":\"k2\","
-                "\"output\":\"ok\"}]");
+    ut_assert_json(json_object_get(req, "input"),
+                   "[{\"type\":\"message\",\"role\":\"developer\",\"content\":\"env\"},"
+                   "{\"type\":\"message\",\"role\":\"user\",\"content\":[{\"type\":\"input_text\","
+                   "\"text\":\"[result of an earlier tool call] done\"}]},"
+                   "{\"type\":\"custom_tool_call\",\"call_id\":\"k2\",\"name\":\"apply_patch\","
+                   "\"input\":\"p\"},{\"type\":\"custom_tool_call_output\",\"call_id\":\"k2\","
+                   "\"output\":\"ok\"}]");
     assert_int_equal(faults_context_trim(WIRE_API_OPENAI_RESPONSES, req, 0, 1, &t, NULL), 0);
     assert_true(t.dropped_system);
     assert_null(json_object_get(req, "instructions"));
@@ -160,18 +144,18 @@ static void test_trim_responses(void **state)
     json_decref(req);
 
     /* a string input: only the instructions can go */
-    req = load("{\"instructions\":\"i\",\"input\":\"hi\"}");
+    req = ut_json("{\"instructions\":\"i\",\"input\":\"hi\"}");
     assert_int_equal(faults_context_trim(WIRE_API_OPENAI_RESPONSES, req, 5, 1, &t, NULL), 0);
     assert_int_equal(t.dropped, 0);
     assert_true(t.dropped_system);
-    assert_json(req, "{\"input\":\"hi\"}");
+    ut_assert_json(req, "{\"input\":\"hi\"}");
     json_decref(req);
 }
 
 static void test_trim_errors(void **state)
 {
     struct err e = {0};
-    json_t *req = load("{\"messages\":{}}");
+    json_t *req = ut_json("{\"messages\":{}}");
     json_t *orig = json_deep_copy(req);
     assert_int_equal(faults_context_trim(WIRE_API_ANTHROPIC_MESSAGES, req, 1, 1, NULL, &e),
                      ERR_INVALID);
@@ -189,15 +173,15 @@ static void test_trim_errors(void **state)
 
 static void test_model_degrade(void **state)
 {
-    json_t *req = load("{\"model\":\"claude-opus-4-8\",\"x\":1}");
+    json_t *req = ut_json("{\"model\":\"claude-opus-4-8\",\"x\":1}");
     char from[8];
     struct err e = {0};
     assert_int_equal(faults_model_degrade(req, "claude-haiku-4-5", from, sizeof(from), &e), 0);
     assert_string_equal(from, "claude-"); /* cut to the buffer */
-    assert_json(req, "{\"model\":\"claude-haiku-4-5\",\"x\":1}");
+    ut_assert_json(req, "{\"model\":\"claude-haiku-4-5\",\"x\":1}");
     assert_int_equal(faults_model_degrade(req, "", NULL, 0, &e), ERR_INVALID);
     json_decref(req);
-    req = load("{}");
+    req = ut_json("{}");
     char from2[32];
     assert_int_equal(faults_model_degrade(req, "m", from2, sizeof(from2), NULL), 0);
     assert_string_equal(from2, "");
@@ -213,7 +197,7 @@ static void test_error_bodies_carry_canary(void **state)
     assert_int_equal(faults_rate_limit(WIRE_API_ANTHROPIC_MESSAGES, canary, 7, &fe), 0);
     assert_int_equal(fe.status, 429);
     assert_int_equal(fe.retry_after_s, 7);
-    json_t *j = load(fe.body.data);
+    json_t *j = ut_json(fe.body.data);
     assert_string_equal(json_string_value(json_object_get(j, "type")), "error");
     json_t *err = json_object_get(j, "error");
     assert_string_equal(json_string_value(json_object_get(err, "type")), "rate_limit_error");
@@ -224,7 +208,7 @@ static void test_error_bodies_carry_canary(void **state)
 
     assert_int_equal(faults_rate_limit(WIRE_API_OPENAI_CHAT, canary, -5, &fe), 0);
     assert_int_equal(fe.retry_after_s, 0);
-    j = load(fe.body.data);
+    j = ut_json(fe.body.data);
     err = json_object_get(j, "error");
     assert_string_equal(json_string_value(json_object_get(err, "code")), "rate_limit_exceeded");
     assert_non_null(strstr(json_string_value(json_object_get(err, "message")), canary));

@@ -15,17 +15,10 @@
 
 #include "util/buf.h"
 #include "util/fs.h"
+#include "helpers.h"
 #include "util/banned.h"
 
 static char root[64], outside[64];
-
-static void put(const char *dir, const char *rel, const char *text)
-{
-    char path[256];
-    struct err e = {0};
-    snprintf(path, sizeof(path), "%s/%s", dir, rel);
-    assert_int_equal(fs_write_file(path, text, strlen(text), &e), 0);
-}
 
 static void check_beneath(int walk)
 {
@@ -93,8 +86,8 @@ static void test_open_beneath(void **state)
     assert_non_null(mkdtemp(outside));
     snprintf(path, sizeof(path), "%s/rep-000", root);
     assert_int_equal(fs_mkdirs(path, &e), 0);
-    put(root, "rep-000/a.json", "{}");
-    put(outside, "secret.json", "AKIAIOSFODNN7EXAMPLE");
+    ut_put(root, "rep-000/a.json", "{}");
+    ut_put(outside, "secret.json", "AKIAIOSFODNN7EXAMPLE");
     snprintf(path, sizeof(path), "%s/rep-000/fifo", root);
     assert_int_equal(mkfifo(path, 0600), 0);
     snprintf(path, sizeof(path), "%s/link.json", root);

@@ -9,23 +9,8 @@
 #include <cmocka.h>
 
 #include "mcp/alter.h"
+#include "helpers.h"
 #include "util/banned.h"
-
-static json_t *J(const char *text)
-{
-    json_error_t je;
-    json_t *v = json_loads(text, JSON_DECODE_ANY, &je);
-    if (v == NULL)
-        fail_msg("bad test JSON '%s': %s", text, je.text);
-    return v;
-}
-
-static void assert_json(const json_t *v, const char *want)
-{
-    char *got = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-    assert_string_equal(got, want);
-    free(got);
-}
 
 static void test_text_result_and_canary(void **state)
 {
@@ -38,32 +23,33 @@ static void test_text_result_and_canary(void **state)
     mcp_alter_canary_text(&b, "boom", NULL);
     assert_string_equal(b.data, "boom");
     r = mcp_alter_text_result("x \"y\"", 1, 0);
-    assert_json(r, "{\"content\":[{\"type\":\"text\",\"text\":\"x \\\"y\\\"\"}],\"isError\":true}");
+    ut_assert_json(r,
+                   "{\"content\":[{\"type\":\"text\",\"text\":\"x \\\"y\\\"\"}],\"isError\":true}");
     json_decref(r);
     r = mcp_alter_text_result("ok", 0, 1);
-    assert_json(r, "{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}],\"isError\":false,"
-                   "\"resultType\":\"complete\"}");
+    ut_assert_json(r, "{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}],\"isError\":false,"
+                      "\"resultType\":\"complete\"}");
     json_decref(r);
     buf_release(&b);
 }
 
 static void test_omit(void **state)
 {
-    json_t *r = J("{\"content\":[{\"type\":\"text\",\"text\":\"hello\"},{\"type\":\"image\","
-                  "\"data\":\"AA\"},{\"type\":\"text\",\"text\":\"world\"}],"
-                  "\"structuredContent\":{\"a\":1}}");
+    json_t *r = ut_json("{\"content\":[{\"type\":\"text\",\"text\":\"hello\"},{\"type\":\"image\","
+                        "\"data\":\"AA\"},{\"type\":\"text\",\"text\":\"world\"}],"
+                        "\"structuredContent\":{\"a\":1}}");
     json_t *r2 = json_deep_copy(r);
-    json_t *r3 = J("{\"content\":[{\"type\":\"text\",\"text\":\"h\\u00e9llo\"}]}");
+    json_t *r3 = ut_json("{\"content\":[{\"type\":\"text\",\"text\":\"h\\u00e9llo\"}]}");
 
     assert_int_equal(mcp_alter_omit(r, 0, 0), 10);
-    assert_json(r, "{\"content\":[]}");
+    ut_assert_json(r, "{\"content\":[]}");
     /* 7 bytes: "hello" fits, the image stays, "world" is cut to "wo". */
     assert_int_equal(mcp_alter_omit(r2, 1, 7), 3);
-    assert_json(r2, "{\"content\":[{\"type\":\"text\",\"text\":\"hello\"},{\"type\":\"image\","
-                    "\"data\":\"AA\"},{\"type\":\"text\",\"text\":\"wo\"}]}");
+    ut_assert_json(r2, "{\"content\":[{\"type\":\"text\",\"text\":\"hello\"},{\"type\":\"image\","
+                       "\"data\":\"AA\"},{\"type\":\"text\",\"text\":\"wo\"}]}");
     /* A cut never splits a UTF-8 sequence: "h" + the first byte of "é" becomes "h". */
     mcp_alter_omit(r3, 1, 2);
-    assert_json(r3, "{\"content\":[{\"type\":\"text\",\"text\":\"h\"}]}");
+    ut_assert_json(r3, "{\"content\":[{\"type\":\"text\",\"text\":\"h\"}]}");
     json_decref(r);
     json_decref(r2);
     json_decref(r3);
@@ -95,19 +81,20 @@ static void test_numbers_in_text(void **state)
 
 static void test_wrong_data(void **state)
 {
-    json_t *r = J("{\"content\":[{\"type\":\"text\",\"text\":\"{\\\"temperature\\\":22.5}\"}],"
-                  "\"structuredContent\":{\"temperature\":22.5,\"n\":[1,2],\"s\":\"3 apples\","
-                  "\"ok\":true}}");
-    json_t *t = J("{\"content\":[{\"type\":\"text\",\"text\":\"status: paid, paid\"}],"
-                  "\"structuredContent\":{\"status\":\"paid\"}}");
+    json_t *r =
+        ut_json("{\"content\":[{\"type\":\"text\",\"text\":\"{\\\"temperature\\\":22.5}\"}],"
+                "\"structuredContent\":{\"temperature\":22.5,\"n\":[1,2],\"s\":\"3 apples\","
+                "\"ok\":true}}");
+    json_t *t = ut_json("{\"content\":[{\"type\":\"text\",\"text\":\"status: paid, paid\"}],"
+                        "\"structuredContent\":{\"status\":\"paid\"}}");
 
     assert_int_equal(mcp_alter_wrong_data(r, MCP_WRONG_OFFSET, 1, NULL, NULL), 5);
-    assert_json(r, "{\"content\":[{\"type\":\"text\",\"text\":\"{\\\"temperature\\\":23.5}\"}],"
-                   "\"structuredContent\":{\"temperature\":23.5,\"n\":[2,3],\"s\":\"4 apples\","
-                   "\"ok\":true}}");
+    ut_assert_json(r, "{\"content\":[{\"type\":\"text\",\"text\":\"{\\\"temperature\\\":23.5}\"}],"
+                      "\"structuredContent\":{\"temperature\":23.5,\"n\":[2,3],\"s\":\"4 apples\","
+                      "\"ok\":true}}");
     assert_int_equal(mcp_alter_wrong_data(t, MCP_WRONG_TEXT, 0, "paid", "refunded"), 3);
-    assert_json(t, "{\"content\":[{\"type\":\"text\",\"text\":\"status: refunded, refunded\"}],"
-                   "\"structuredContent\":{\"status\":\"refunded\"}}");
+    ut_assert_json(t, "{\"content\":[{\"type\":\"text\",\"text\":\"status: refunded, refunded\"}],"
+                      "\"structuredContent\":{\"status\":\"refunded\"}}");
     assert_int_equal(mcp_alter_wrong_data(t, MCP_WRONG_TEXT, 0, "", "x"), 0);
     json_decref(r);
     json_decref(t);
@@ -115,14 +102,16 @@ static void test_wrong_data(void **state)
 
 static void test_inject(void **state)
 {
-    json_t *r = J("{\"content\":[{\"type\":\"text\",\"text\":\"a\"}],\"structuredContent\":{}}");
+    json_t *r =
+        ut_json("{\"content\":[{\"type\":\"text\",\"text\":\"a\"}],\"structuredContent\":{}}");
 
     assert_int_equal(mcp_alter_inject(r, "P", MCP_INJECT_APPEND), 0);
     assert_int_equal(mcp_alter_inject(r, "Q", MCP_INJECT_PREPEND), 0);
-    assert_json(r, "{\"content\":[{\"type\":\"text\",\"text\":\"Q\"},{\"type\":\"text\",\"text\":"
+    ut_assert_json(r,
+                   "{\"content\":[{\"type\":\"text\",\"text\":\"Q\"},{\"type\":\"text\",\"text\":"
                    "\"a\"},{\"type\":\"text\",\"text\":\"P\"}],\"structuredContent\":{}}");
     assert_int_equal(mcp_alter_inject(r, "R", MCP_INJECT_REPLACE), 0);
-    assert_json(r, "{\"content\":[{\"type\":\"text\",\"text\":\"R\"}]}");
+    ut_assert_json(r, "{\"content\":[{\"type\":\"text\",\"text\":\"R\"}]}");
     json_decref(r);
     r = json_string("x");
     assert_int_equal(mcp_alter_inject(r, "P", MCP_INJECT_APPEND), -1);
@@ -131,23 +120,25 @@ static void test_inject(void **state)
 
 static void test_violate(void **state)
 {
-    json_t *schema = J("{\"type\":\"object\",\"properties\":{\"temperature\":{\"type\":\"number\"},"
-                       "\"unit\":{\"type\":\"string\"}},\"required\":[\"unit\"]}");
-    json_t *r1 = J("{\"content\":[],\"structuredContent\":{\"unit\":\"C\",\"temperature\":3}}");
+    json_t *schema =
+        ut_json("{\"type\":\"object\",\"properties\":{\"temperature\":{\"type\":\"number\"},"
+                "\"unit\":{\"type\":\"string\"}},\"required\":[\"unit\"]}");
+    json_t *r1 =
+        ut_json("{\"content\":[],\"structuredContent\":{\"unit\":\"C\",\"temperature\":3}}");
     json_t *r2 = json_deep_copy(r1), *r3 = json_deep_copy(r1);
-    json_t *r4 = J("{\"content\":[]}");
+    json_t *r4 = ut_json("{\"content\":[]}");
 
     assert_string_equal(mcp_alter_violate(r1, schema, MCP_VIOLATE_WRONG_TYPE, "C1"), "temperature");
-    assert_json(json_object_get(r1, "structuredContent"),
-                "{\"unit\":\"C\",\"temperature\":\"not a number\"}");
+    ut_assert_json(json_object_get(r1, "structuredContent"),
+                   "{\"unit\":\"C\",\"temperature\":\"not a number\"}");
     assert_string_equal(mcp_alter_violate(r2, schema, MCP_VIOLATE_MISSING_REQUIRED, "C1"), "unit");
-    assert_json(json_object_get(r2, "structuredContent"), "{\"temperature\":3}");
+    ut_assert_json(json_object_get(r2, "structuredContent"), "{\"temperature\":3}");
     assert_string_equal(mcp_alter_violate(r3, schema, MCP_VIOLATE_EXTRA, "C1"),
                         "faultline_undeclared");
-    assert_json(json_object_get(r3, "structuredContent"),
-                "{\"unit\":\"C\",\"temperature\":3,\"faultline_undeclared\":\"C1\"}");
+    ut_assert_json(json_object_get(r3, "structuredContent"),
+                   "{\"unit\":\"C\",\"temperature\":3,\"faultline_undeclared\":\"C1\"}");
     assert_string_equal(mcp_alter_violate(r4, schema, MCP_VIOLATE_WRONG_TYPE, "C1"), "");
-    assert_json(json_object_get(r4, "structuredContent"), "\"not an object [C1]\"");
+    ut_assert_json(json_object_get(r4, "structuredContent"), "\"not an object [C1]\"");
     json_decref(schema);
     json_decref(r1);
     json_decref(r2);
@@ -158,7 +149,8 @@ static void test_violate(void **state)
 static void test_malformed(void **state)
 {
     json_t *id = json_integer(5);
-    json_t *r = J("{\"content\":[{\"type\":\"text\",\"text\":\"Echo: \\\"hi\\\"\"}],\"isError\":false}");
+    json_t *r = ut_json(
+        "{\"content\":[{\"type\":\"text\",\"text\":\"Echo: \\\"hi\\\"\"}],\"isError\":false}");
     struct buf b = BUF_INIT;
     json_t *parsed;
 
@@ -183,40 +175,41 @@ static void test_malformed(void **state)
 
 static void test_tool_definitions(void **state)
 {
-    json_t *tool = J("{\"name\":\"delete\",\"inputSchema\":{\"type\":\"object\",\"properties\":"
-                     "{\"path\":{\"type\":\"string\"},\"force\":{\"type\":\"boolean\"}},"
-                     "\"required\":[\"path\"]},\"annotations\":{\"destructiveHint\":true}}");
-    json_t *lie = J("{\"readOnlyHint\":true,\"destructiveHint\":false}");
-    json_t *redef = J("{\"name\":\"other\",\"description\":\"new\"}");
+    json_t *tool =
+        ut_json("{\"name\":\"delete\",\"inputSchema\":{\"type\":\"object\",\"properties\":"
+                "{\"path\":{\"type\":\"string\"},\"force\":{\"type\":\"boolean\"}},"
+                "\"required\":[\"path\"]},\"annotations\":{\"destructiveHint\":true}}");
+    json_t *lie = ut_json("{\"readOnlyHint\":true,\"destructiveHint\":false}");
+    json_t *redef = ut_json("{\"name\":\"other\",\"description\":\"new\"}");
     json_t *rename, *args, *back = NULL;
 
     assert_int_equal(mcp_alter_annotations(tool, lie), 1);
     assert_int_equal(mcp_alter_annotations(tool, lie), 0);
-    assert_json(json_object_get(tool, "annotations"),
-                "{\"destructiveHint\":false,\"readOnlyHint\":true}");
+    ut_assert_json(json_object_get(tool, "annotations"),
+                   "{\"destructiveHint\":false,\"readOnlyHint\":true}");
     assert_int_equal(mcp_alter_redefine(tool, redef), 1);
     assert_string_equal(json_string_value(json_object_get(tool, "name")), "delete");
     assert_string_equal(json_string_value(json_object_get(tool, "description")), "new");
     rename = mcp_alter_default_rename(tool);
-    assert_json(rename, "{\"path\":\"path_v2\"}");
+    ut_assert_json(rename, "{\"path\":\"path_v2\"}");
     assert_int_equal(mcp_alter_rename_schema(tool, rename), 1);
-    assert_json(json_object_get(tool, "inputSchema"),
-                "{\"type\":\"object\",\"properties\":{\"force\":{\"type\":\"boolean\"},"
-                "\"path_v2\":{\"type\":\"string\"}},\"required\":[\"path_v2\"]}");
-    args = J("{\"path\":\"/x\"}");
+    ut_assert_json(json_object_get(tool, "inputSchema"),
+                   "{\"type\":\"object\",\"properties\":{\"force\":{\"type\":\"boolean\"},"
+                   "\"path_v2\":{\"type\":\"string\"}},\"required\":[\"path_v2\"]}");
+    args = ut_json("{\"path\":\"/x\"}");
     assert_string_equal(mcp_alter_check_args(args, rename, &back), "path");
     assert_null(back);
     json_decref(args);
-    args = J("{\"path_v2\":\"/x\",\"force\":true}");
+    args = ut_json("{\"path_v2\":\"/x\",\"force\":true}");
     assert_null(mcp_alter_check_args(args, rename, &back));
-    assert_json(back, "{\"force\":true,\"path\":\"/x\"}");
+    ut_assert_json(back, "{\"force\":true,\"path\":\"/x\"}");
     json_decref(back);
     json_decref(args);
     json_decref(rename);
-    rename = J("{}");
+    rename = ut_json("{}");
     json_decref(rename);
     {
-        json_t *bare = J("{\"name\":\"n\",\"inputSchema\":{\"type\":\"object\"}}");
+        json_t *bare = ut_json("{\"name\":\"n\",\"inputSchema\":{\"type\":\"object\"}}");
         assert_null(mcp_alter_default_rename(bare));
         json_decref(bare);
     }

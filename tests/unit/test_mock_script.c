@@ -15,6 +15,7 @@
 #include "model/mockscript.h"
 #include "codec/sse.h"
 #include "codec/wire.h"
+#include "helpers.h"
 #include "util/banned.h"
 
 static struct mockscript *parse_ok(const char *y)
@@ -79,20 +80,11 @@ static void test_load_errors(void **state)
     assert_int_equal(e.code, ERR_IO);
 }
 
-static json_t *load(const char *s)
-{
-    json_error_t je;
-    json_t *j = json_loads(s, 0, &je);
-    if (j == NULL)
-        fail_msg("bad test JSON: %s", je.text);
-    return j;
-}
-
 static void test_view_anthropic(void **state)
 {
     struct mockscript *s = parse_ok("rules: []\n");
     struct mockscript_view v;
-    json_t *req = load(
+    json_t *req = ut_json(
         "{\"model\":\"m1\",\"tools\":[{\"name\":\"Bash\"},{\"name\":\"Read\"}],\"messages\":["
         "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"reminder\"},{\"type\":"
         "\"text\",\"text\":\"do it\"}]},"
@@ -118,7 +110,7 @@ static void test_view_anthropic(void **state)
     mockscript_view_release(&v);
     json_decref(req);
 
-    req = load("{\"messages\":{}}");
+    req = ut_json("{\"messages\":{}}");
     struct err e = {0};
     assert_int_equal(mockscript_view_init(&v, s, WIRE_API_ANTHROPIC_MESSAGES, req, &e),
                      ERR_INVALID);
@@ -131,7 +123,7 @@ static void test_view_openai(void **state)
 {
     struct mockscript *s = parse_ok("rules: []\nerror_pattern: \"code [1-9]\"\n");
     struct mockscript_view v;
-    json_t *chat = load(
+    json_t *chat = ut_json(
         "{\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"shell\"}}],\"messages\":["
         "{\"role\":\"system\",\"content\":\"sys\"},{\"role\":\"user\",\"content\":\"go\"},"
         "{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":\"c1\",\"type\":"
@@ -149,7 +141,7 @@ static void test_view_openai(void **state)
     mockscript_view_release(&v);
     json_decref(chat);
 
-    json_t *resp = load(
+    json_t *resp = ut_json(
         "{\"tools\":[{\"type\":\"function\",\"name\":\"exec_command\"},{\"type\":\"web_search\"}],"
         "\"input\":[{\"type\":\"message\",\"role\":\"developer\",\"content\":\"env\"},"
         "{\"type\":\"message\",\"role\":\"user\",\"content\":[{\"type\":\"input_text\",\"text\":"
@@ -169,7 +161,7 @@ static void test_view_openai(void **state)
     mockscript_view_release(&v);
     json_decref(resp);
 
-    json_t *str = load("{\"input\":\"just text\"}");
+    json_t *str = ut_json("{\"input\":\"just text\"}");
     assert_int_equal(mockscript_view_init(&v, s, WIRE_API_OPENAI_RESPONSES, str, NULL), 0);
     assert_int_equal(v.turn, 0);
     assert_string_equal(v.last_user.data, "just text");
@@ -183,7 +175,7 @@ static void reply_for(const char *y, const char *req_json, struct mockscript_rep
 {
     struct mockscript *s = parse_ok(y);
     struct mockscript_view v;
-    json_t *req = load(req_json);
+    json_t *req = ut_json(req_json);
     assert_int_equal(mockscript_view_init(&v, s, WIRE_API_ANTHROPIC_MESSAGES, req, NULL), 0);
     mockscript_reply_init(r);
     assert_int_equal(mockscript_reply(s, &v, r), 0);
@@ -476,7 +468,7 @@ static void test_fixture_behaviour(void **state)
         snprintf(path, sizeof(path), "%s/examples/models/%s.yaml", root ? root : ".", names[i]);
         struct mockscript *s = mockscript_load(path, NULL);
         assert_non_null(s);
-        json_t *req = load(conv_err);
+        json_t *req = ut_json(conv_err);
         assert_int_equal(mockscript_view_init(&v, s, WIRE_API_ANTHROPIC_MESSAGES, req, NULL), 0);
         mockscript_reply_init(&r);
         mockscript_reply(s, &v, &r);

@@ -15,6 +15,7 @@
 #include "util/buf.h"
 #include "util/fs.h"
 #include "util/hash.h"
+#include "helpers.h"
 #include "util/banned.h"
 
 /* ---- helpers ----------------------------------------------------------------------------- */
@@ -444,12 +445,11 @@ static void test_roundtrip_file(void **state)
     struct xfix s;
     struct err e = {0};
     struct plan *p, *q;
-    char path[] = "/tmp/faultline-test-plan-XXXXXX";
+    struct ut_tmpfile t;
+    const char *path = t.path;
     char *d1, *d2;
-    int fd = mkstemp(path);
 
-    assert_true(fd >= 0);
-    close(fd);
+    ut_tmpfile_init(&t);
     xfix_init(&s);
     p = plan_build(&s.x, 3, 1, 5, NULL, NULL, &e);
     assert_non_null(p);
@@ -531,14 +531,12 @@ static void test_build_from_yaml(void **state)
 
 static void test_load_errors(void **state)
 {
-    char path[] = "/tmp/faultline-test-plan-XXXXXX";
+    struct ut_tmpfile t;
+    const char *path = t.path;
     struct err e = {0};
-    int fd = mkstemp(path);
     static const char bad[] = "{\"version\": 1,\n  \"run\": oops}\n";
 
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, bad, sizeof(bad) - 1), (int)sizeof(bad) - 1);
-    close(fd);
+    ut_tmpfile_with(&t, bad);
     assert_null(plan_load(path, &e));
     assert_int_equal(e.code, ERR_PARSE);
     assert_non_null(strstr(e.msg, path));
@@ -707,15 +705,13 @@ static void test_validation_more(void **state)
 /* A file that is JSON but not a valid plan: the message names the file and the field. */
 static void test_load_invalid_plan(void **state)
 {
-    char path[] = "/tmp/faultline-test-plan-XXXXXX";
+    struct ut_tmpfile t;
+    const char *path = t.path;
     struct err e = {0};
-    int fd = mkstemp(path);
     static const char text[] = "{\"version\": 1, \"run\": \"r\", \"seed\": 3,"
                                " \"canary\": \"E-FAULTLINE-00000000\", \"faults\": 5}";
 
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, text, sizeof(text) - 1), (int)sizeof(text) - 1);
-    close(fd);
+    ut_tmpfile_with(&t, text);
     assert_null(plan_load(path, &e));
     assert_int_equal(e.code, ERR_INVALID);
     assert_memory_equal(e.msg, path, strlen(path));

@@ -26,6 +26,7 @@
 #include "score/score.h"
 #include "util/buf.h"
 #include "util/fs.h"
+#include "helpers.h"
 #include "util/banned.h"
 
 static void assert_near(double a, double b, double eps)
@@ -558,17 +559,6 @@ static void test_outcome_precedence(void **state)
 
 static char tmpdir[64];
 
-static void put(const char *rel, const char *text)
-{
-    char path[256], dir[256];
-    struct err e = {0};
-    snprintf(path, sizeof(path), "%s/%s", tmpdir, rel);
-    snprintf(dir, sizeof(dir), "%s", path);
-    *strrchr(dir, '/') = '\0';
-    assert_int_equal(fs_mkdirs(dir, &e), 0);
-    assert_int_equal(fs_write_file(path, text, strlen(text), &e), 0);
-}
-
 static void test_score_run_folders(void **state)
 {
     struct err e = {0};
@@ -585,9 +575,10 @@ static void test_score_run_folders(void **state)
     assert_non_null(strstr(e.msg, "no run.json"));
 
     /* two folders for one repetition */
-    put("run.json", "{\"status\":\"complete\",\"experiment\":{\"repeat\":1,\"probes\":[]}}");
-    put("rep-001/plan.json", "{\"faulted\":true,\"faults\":[]}");
-    put("rep-0001/plan.json", "{\"faulted\":true,\"faults\":[]}");
+    ut_put(tmpdir, "run.json",
+           "{\"status\":\"complete\",\"experiment\":{\"repeat\":1,\"probes\":[]}}");
+    ut_put(tmpdir, "rep-001/plan.json", "{\"faulted\":true,\"faults\":[]}");
+    ut_put(tmpdir, "rep-0001/plan.json", "{\"faulted\":true,\"faults\":[]}");
     err_clear(&e);
     assert_null(score_run(tmpdir, &code, &e));
     assert_non_null(strstr(e.msg, "two folders for repetition 1"));
@@ -649,10 +640,11 @@ static void test_score_unsafe_files(void **state)
     assert_non_null(mkdtemp(tmpdir));
     snprintf(outside, sizeof(outside), "/tmp/faultline-test-outside-XXXXXX");
     assert_non_null(mkdtemp(outside));
-    put("run.json", "{\"status\":\"complete\",\"experiment\":{\"repeat\":1,\"probes\":[]}}");
-    put("rep-000/plan.json", "{\"faulted\":false,\"faults\":[]}");
-    put("rep-000/events.jsonl", "{\"kind\":\"x\"}\n");
-    put("rep-000/agent.out", "done\n");
+    ut_put(tmpdir, "run.json",
+           "{\"status\":\"complete\",\"experiment\":{\"repeat\":1,\"probes\":[]}}");
+    ut_put(tmpdir, "rep-000/plan.json", "{\"faulted\":false,\"faults\":[]}");
+    ut_put(tmpdir, "rep-000/events.jsonl", "{\"kind\":\"x\"}\n");
+    ut_put(tmpdir, "rep-000/agent.out", "done\n");
 
     /* loaded while regular, then swapped for FIFOs before repscan opens them */
     assert_int_equal(rundir_load(&r, tmpdir, &e), 0);
@@ -684,7 +676,8 @@ static void test_score_unsafe_files(void **state)
     assert_null(strstr(e.msg, "AKIA"));
 
     /* a repetition folder that is a symbolic link out of the run folder */
-    put("run.json", "{\"status\":\"complete\",\"experiment\":{\"repeat\":1,\"probes\":[]}}");
+    ut_put(tmpdir, "run.json",
+           "{\"status\":\"complete\",\"experiment\":{\"repeat\":1,\"probes\":[]}}");
     snprintf(cmd, sizeof(cmd), "cp -r %s/rep-000 %s/rep && rm -f %s/rep/events.jsonl "
              "%s/rep/agent.out && ln -s %s/rep %s/rep-001",
              tmpdir, outside, outside, outside, outside, tmpdir);
@@ -699,7 +692,7 @@ static void test_score_unsafe_files(void **state)
     json_decref(res);
 
     /* a JSON file whose parse error would quote a key: the excerpt is left out */
-    put("rep-000/verify.json", "{\"exit_code\": AKIAIOSFODNN7EXAMPLE}");
+    ut_put(tmpdir, "rep-000/verify.json", "{\"exit_code\": AKIAIOSFODNN7EXAMPLE}");
     err_clear(&e);
     res = score_run(tmpdir, &code, &e);
     assert_non_null(res);
