@@ -52,14 +52,16 @@ bad_plan() { # NAME JSON-FAULTS: writes NAME.json, a plan whose faults are JSON-
 import json, sys, mcpclient
 p = mcpclient.plan([])
 p["faults"] = json.loads(sys.argv[2])
+p["faulted"] = True
 json.dump(p, open(sys.argv[1] + ".json", "w"))
 PY
 }
 export -f bad_plan
 
-for case in 'unknown-kind|[{"index": 0, "kind": "tool.nope", "injectors": ["mcp"], "match": {}, "after_calls": 0, "times": -1, "probability": 1, "options": {}, "safety": "fail-safe"}]' \
+for case in 'bad-injector|[{"index": 0, "kind": "tool.error", "injectors": ["nobody"], "match": {}, "after_calls": 0, "times": -1, "probability": 1, "options": {}, "safety": "fail-safe"}]' \
             'probability|[{"index": 0, "kind": "tool.error", "injectors": ["mcp"], "match": {}, "after_calls": 0, "times": -1, "probability": 7, "options": {}, "safety": "fail-safe"}]' \
-            'not-objects|[1, 2]'; do
+            'not-objects|[1, 2]' \
+            'index|[{"index": 3, "kind": "tool.error", "injectors": ["mcp"], "match": {}, "after_calls": 0, "times": -1, "probability": 1, "options": {}, "safety": "fail-safe"}]'; do
     name=${case%%|*} faults=${case#*|}
     test_expect "an invalid plan ($name) stops the shim at start with the loader's message" '
         bad_plan '"$name"' '"'$faults'"'
