@@ -11,8 +11,8 @@
  *               in batches by POST /_faultline/events from a sender thread (woken by
  *               seam_flush), so nothing on the caller's path waits for the controller past the
  *               deadline. A plan file, when given, is only read for what is decided outside
- *               calls (seam_plan_faults, seam_select: e.g. mcp.annotation_lie on tools/list
- *               replies); the counters live in the controller.
+ *               calls (seam_plan_faults, seam_select: faults applied to a list a component
+ *               hands out rather than to a call); the counters live in the controller.
  *   standalone  the plan is loaded in-process (plan_decide keeps the counters) and events are
  *               appended to the events file by this process. Without a plan: no faults; without
  *               an events file: no events.
