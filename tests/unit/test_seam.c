@@ -25,12 +25,13 @@
 #include "util/timeutil.h"
 #include "util/banned.h"
 
-#define FAULT(kind, tool, extra)                                                               \
-    "{\"index\": 0, \"kind\": \"" kind "\", \"injectors\": [\"mcp\"], \"match\": {\"tool\": \"" \
-    tool "\"}, \"after_calls\": 0, \"times\": 1, \"probability\": 1, \"options\": {}, "        \
+#define FAULT(kind, tool, extra)                                                                   \
+    "{\"index\": 0, \"kind\": \"" kind                                                             \
+    "\", \"injectors\": [\"mcp\"], \"match\": {\"tool\": \"" tool                                  \
+    "\"}, \"after_calls\": 0, \"times\": 1, \"probability\": 1, \"options\": {}, "                 \
     "\"safety\": \"fail-safe\"" extra "}"
-#define PLAN(faults)                                                                           \
-    "{\"version\": 1, \"run\": \"unit-seam-1\", \"rep\": 1, \"faulted\": true, \"canary\": "   \
+#define PLAN(faults)                                                                               \
+    "{\"version\": 1, \"run\": \"unit-seam-1\", \"rep\": 1, \"faulted\": true, \"canary\": "       \
     "\"E-FAULTLINE-00c0ffee\", \"seed\": \"0x0000000000000001\", \"faults\": [" faults "]}"
 
 static char dir[64];
