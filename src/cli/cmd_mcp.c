@@ -1,6 +1,6 @@
 /*
  * cmd_mcp: `faultline mcp`, the MCP stdio shim. Parses flags and the environment, sets up the
- * backend (controller or standalone) and runs the relay; the process exits with the server's
+ * seam (controller or standalone) and runs the relay; the process exits with the server's
  * status. stdout carries only the MCP protocol: every message of ours goes to stderr or --log.
  *
  *   faultline mcp [--name SERVER] [--plan PLAN] [--events EVENTS] [--log FILE]
@@ -18,17 +18,18 @@
 #include "cli/cli.h"
 #include "mcp/backend.h"
 #include "mcp/relay.h"
+#include "seam/seam.h"
 #include "util/log.h"
 #include "util/opt.h"
 #include "util/banned.h"
 
 int cmd_mcp(int argc, char **argv)
 {
-    struct mcp_backend_opts bo;
+    struct seam_opts bo;
     struct mcp_relay_opts ro;
     struct mcp_session_opts so;
     struct mcp_backend b;
-    struct mcp_backend_ctx *bx;
+    struct seam *seam;
     struct err e = {0};
     const char *name = NULL, *log_path = NULL, *level = NULL;
     int nargs, rc;
@@ -89,21 +90,22 @@ int cmd_mcp(int argc, char **argv)
     if (bo.control_url && bo.events_path)
         log_info("mcp", "FAULTLINE_CONTROL_URL is set: events go to the controller, not '%s'",
                  bo.events_path);
-    bo.server = name;
-    bx = mcp_backend_new(&bo, &b, &e);
-    if (bx == NULL) {
+    bo.component = "mcp";
+    seam = seam_new(&bo, &e);
+    if (seam == NULL) {
         fprintf(stderr, "faultline mcp: %s\n", e.msg);
         return e.code == ERR_IO ? EXIT_FAIL : EXIT_INVALID;
     }
+    mcp_backend_init(&b, seam);
     so.server = name;
     /* The controller runs only in sandboxed runs; standalone, only FAULTLINE_SANDBOX says so. */
     so.refuse_mutating = bo.control_url == NULL && (getenv("FAULTLINE_SANDBOX") == NULL ||
                                                     *getenv("FAULTLINE_SANDBOX") == '\0');
     ro.argv = (const char *const *)argv; /* opt_parse moved COMMAND [ARGS...] to argv[0..) */
     ro.idle = mcp_backend_flush;
-    ro.idle_ctx = bx;
+    ro.idle_ctx = seam;
     rc = mcp_relay_run(&ro, &so, &b, &e);
-    mcp_backend_free(bx);
+    seam_free(seam);
     if (rc < 0) {
         fprintf(stderr, "faultline mcp: %s\n", e.msg);
         return EXIT_FAIL;

@@ -130,7 +130,7 @@ struct call {
     size_t rawbytes; /* opaque: the request's length, for the tool_call event */
     int copies_left; /* tool.duplicate_delivery: copies still to send after this reply */
     int gap_ms;
-    struct mcp_decision fault; /* fault.inject: a fault rides on this call */
+    struct seam_decision fault; /* fault.inject: a fault rides on this call */
     enum fkind fk;
     uint64_t timer; /* token, 0 = none */
     int timer_what;
@@ -777,7 +777,8 @@ static json_t *list_of(const json_t *v)
 
 /* Builds the copy number `dup` of call orig's request and sends it now or after gap_ms. */
 static void send_duplicate(struct mcp_session *s, const char *tool, const json_t *params, int dup,
-                           int copies_left, int gap_ms, const struct mcp_decision *d, int stateless)
+                           int copies_left, int gap_ms, const struct seam_decision *d,
+                           int stateless)
 {
     char idbuf[64];
     json_t *id, *p, *req;
@@ -1062,7 +1063,7 @@ static void handle_tool_call(struct mcp_session *s, struct call *c, struct jsonr
     json_t *opaque_name = NULL;
     const char *name;
     struct plan_call pc;
-    struct mcp_decision d;
+    struct seam_decision d;
     json_t *rename;
 
     if (m->flags & JSONRPC_F_OPAQUE) {

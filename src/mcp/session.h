@@ -28,24 +28,16 @@
 
 #include "codec/jsonrpc.h"
 #include "plan/plan.h"
+#include "seam/seam.h"
 #include "util/buf.h"
 
-/* One fault decision, whoever made it (the plan in-process, or the controller). */
-struct mcp_decision {
-    int inject;          /* 1: inject `kind` into this call */
-    size_t fault_index;  /* index in the plan's faults */
-    char kind[64];       /* catalog id, e.g. "tool.error" */
-    json_t *options;     /* the fault's options: a reference the session owns, or NULL */
-    uint64_t call_index; /* the call's index among the fault's matching calls */
-    int safety;          /* 1 mutating, 0 fail-safe, -1 unknown (the catalog then says) */
-};
-
-/* Where decisions come from and where events go (backend.c: standalone or controller). */
+/* Where decisions come from and where events go: a seam (src/seam/seam.h, through
+ * src/mcp/backend.c), or a test's fakes. */
 struct mcp_backend {
     void *ctx;
     /* Decides for one tools/call. 0 with *out filled, or a negative code: the call then goes
      * through unfaulted and the session emits a warning. */
-    int (*decide)(void *ctx, const struct plan_call *call, struct mcp_decision *out);
+    int (*decide)(void *ctx, const struct plan_call *call, struct seam_decision *out);
     /* Records one event. The session builds ev for this call and drops its reference after
      * it: the backend may add fields to it (t, src) and keep a reference. NULL: no events are
      * recorded, and the session does not build them. */

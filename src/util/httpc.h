@@ -1,7 +1,7 @@
 /*
  * httpc: the one blocking HTTP/1.1 client, for a caller that sends a request and waits for
  * its answer: the reference agent's model calls (one-shot) and the control API client
- * (src/control/client.c, keep-alive).
+ * (src/seam/client.c, keep-alive).
  *
  * Nothing else runs while a request is in flight, so a blocking client with poll(2) timeouts
  * is the simplest thing that is exact about failures (a refused connection is reported as

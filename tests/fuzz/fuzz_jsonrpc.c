@@ -32,7 +32,7 @@ static uint64_t timers[64];
 static size_t ntimers;
 static int64_t clock_ms;
 
-static int f_decide(void *ctx, const struct plan_call *c, struct mcp_decision *out)
+static int f_decide(void *ctx, const struct plan_call *c, struct seam_decision *out)
 {
     size_t n = c->tool ? strlen(c->tool) : 0;
     memset(out, 0, sizeof(*out));

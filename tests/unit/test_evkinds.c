@@ -102,14 +102,14 @@ static void test_examples_pass(void **state)
 
 /* Every kind the code writes today, from `grep -rn '"kind"' src/` and the ctl_emit /
  * ctl_emit_soon / ctl_warn calls (src/control/controller.c, proxy.c; src/mcp/session.c,
- * backend.c). A writer that emits a new kind adds it here, and a row to the table. */
+ * src/seam/seam.c). A writer that emits a new kind adds it here, and a row to the table. */
 static const char *const emitted[] = {
-    "plan_loaded",    /* controller.c emit_plan_loaded, backend.c emit_plan_loaded */
+    "plan_loaded",    /* controller.c emit_plan_loaded, seam.c emit_plan_loaded */
     "model_request",  /* proxy.c proxy_handle */
     "model_response", /* proxy.c */
     "abort",          /* proxy.c, cost ceiling */
     "fault_injected", /* proxy.c emit_fault, session.c emit_fault and mcp.annotation_lie */
-    "warning",        /* controller.c ctl_warn, on_reject; session.c; backend.c events_dropped */
+    "warning",        /* controller.c ctl_warn, on_reject; session.c; seam.c events_dropped, controller_slow */
     "tool_call",      /* session.c emit_tool_call */
     "tool_result",    /* session.c emit_tool_result */
 };

@@ -33,7 +33,7 @@ struct fake {
 
 static struct fake F;
 
-static int f_decide(void *ctx, const struct plan_call *c, struct mcp_decision *out)
+static int f_decide(void *ctx, const struct plan_call *c, struct seam_decision *out)
 {
     json_t *d;
 

@@ -13,12 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "control/client.h"
+#include "seam/client.h"
 #include "experiment/catalog.h"
 #include "util/httpc.h"
 #include "util/banned.h"
 
-struct control_client {
+struct seam_client {
     struct httpc_url url;
     struct httpc_conn *conn;
     char peer[HTTPC_HOST_MAX + 48]; /* "the controller at host:port", for messages */
@@ -26,9 +26,9 @@ struct control_client {
     size_t max_response;
 };
 
-struct control_client *control_client_new(const char *url, struct err *e)
+struct seam_client *seam_client_new(const char *url, struct err *e)
 {
-    struct control_client *c;
+    struct seam_client *c;
     struct err sub = {0};
     char where[HTTPC_HOST_MAX + 16];
 
@@ -45,13 +45,13 @@ struct control_client *control_client_new(const char *url, struct err *e)
     c->conn = httpc_conn_new(&c->url);
     httpc_url_authority(&c->url, where, sizeof(where));
     snprintf(c->peer, sizeof(c->peer), "the controller at %s", where);
-    c->connect_ms = CONTROL_CLIENT_CONNECT_MS;
-    c->io_ms = CONTROL_CLIENT_IO_MS;
-    c->max_response = CONTROL_CLIENT_MAX_RESPONSE;
+    c->connect_ms = SEAM_CLIENT_CONNECT_MS;
+    c->io_ms = SEAM_CLIENT_IO_MS;
+    c->max_response = SEAM_CLIENT_MAX_RESPONSE;
     return c;
 }
 
-void control_client_free(struct control_client *c)
+void seam_client_free(struct seam_client *c)
 {
     if (c == NULL)
         return;
@@ -59,8 +59,7 @@ void control_client_free(struct control_client *c)
     free(c);
 }
 
-void control_client_set_limits(struct control_client *c, int connect_ms, int io_ms,
-                               size_t max_response)
+void seam_client_set_limits(struct seam_client *c, int connect_ms, int io_ms, size_t max_response)
 {
     if (connect_ms > 0)
         c->connect_ms = connect_ms;
@@ -85,7 +84,7 @@ static int on_body(const struct httpc_parser *p, const char *d, size_t n, void *
 }
 
 /* Words a failed exchange (rc, sub) as client.h documents it. */
-static int request_error(struct control_client *c, int rc, const struct httpc_parser *p,
+static int request_error(struct seam_client *c, int rc, const struct httpc_parser *p,
                          const struct err *sub, struct err *e)
 {
     if (!httpc_conn_sent(c->conn)) { /* resolving or connecting: the message names the peer */
@@ -104,9 +103,8 @@ static int request_error(struct control_client *c, int rc, const struct httpc_pa
     return err_set(e, ERR_IO, "%s", sub->msg); /* sending or receiving failed */
 }
 
-int control_client_request(struct control_client *c, const char *method, const char *path,
-                           const char *body, size_t len, int *status, struct buf *resp,
-                           struct err *e)
+int seam_client_request(struct seam_client *c, const char *method, const char *path,
+                        const char *body, size_t len, int *status, struct buf *resp, struct err *e)
 {
     struct buf target = BUF_INIT;
     struct httpc_parser p;
@@ -143,8 +141,8 @@ int control_client_request(struct control_client *c, const char *method, const c
     return rc;
 }
 
-int control_client_post_json(struct control_client *c, const char *path, const json_t *body,
-                             json_t **reply, struct err *e)
+int seam_client_post_json(struct seam_client *c, const char *path, const json_t *body,
+                          json_t **reply, struct err *e)
 {
     char *text = json_dumps(body, JSON_COMPACT | JSON_ENCODE_ANY);
     struct buf resp = BUF_INIT;
@@ -154,7 +152,7 @@ int control_client_post_json(struct control_client *c, const char *path, const j
     *reply = NULL;
     if (text == NULL)
         return err_set(e, ERR_INVALID, "cannot serialize the request to %s", path);
-    rc = control_client_request(c, "POST", path, text, strlen(text), &status, &resp, e);
+    rc = seam_client_request(c, "POST", path, text, strlen(text), &status, &resp, e);
     free(text);
     if (rc < 0)
         goto out;
@@ -175,13 +173,13 @@ out:
     return rc;
 }
 
-int control_client_sent(const struct control_client *c)
+int seam_client_sent(const struct seam_client *c)
 {
     return c != NULL && c->conn != NULL && httpc_conn_sent(c->conn);
 }
 
-int control_client_decide(struct control_client *c, const struct plan_call *call, json_t **reply,
-                          struct err *e)
+int seam_client_decide(struct seam_client *c, const struct plan_call *call, json_t **reply,
+                       struct err *e)
 {
     const char *comp = catalog_injector_name(call->component);
     json_t *body;
@@ -197,7 +195,7 @@ int control_client_decide(struct control_client *c, const struct plan_call *call
         return err_set(e, ERR_INVALID, "decide: a call field is not valid UTF-8");
     if (call->session_call > 0)
         json_object_set_new(body, "session_call", json_integer((json_int_t)call->session_call));
-    rc = control_client_post_json(c, "/_faultline/decide", body, reply, e);
+    rc = seam_client_post_json(c, "/_faultline/decide", body, reply, e);
     json_decref(body);
     if (rc == 0 && !json_is_object(*reply)) {
         json_decref(*reply);
@@ -207,39 +205,38 @@ int control_client_decide(struct control_client *c, const struct plan_call *call
     return rc;
 }
 
-int control_client_post_events(struct control_client *c, const json_t *events, struct err *e)
+int seam_client_post_events(struct seam_client *c, const json_t *events, struct err *e)
 {
     json_t *reply = NULL;
     int rc;
 
     if (json_is_array(events) && json_array_size(events) > 1000)
         return err_set(e, ERR_LIMIT, "at most 1000 events per POST");
-    rc = control_client_post_json(c, "/_faultline/events", events, &reply, e);
+    rc = seam_client_post_json(c, "/_faultline/events", events, &reply, e);
     json_decref(reply);
     return rc;
 }
 
-int control_client_post_events_text(struct control_client *c, const char *text, size_t len,
-                                    struct err *e)
+int seam_client_post_events_text(struct seam_client *c, const char *text, size_t len, struct err *e)
 {
     struct buf resp = BUF_INIT;
     int status, rc;
 
-    rc = control_client_request(c, "POST", "/_faultline/events", text, len, &status, &resp, e);
+    rc = seam_client_request(c, "POST", "/_faultline/events", text, len, &status, &resp, e);
     if (rc == 0 && status != 200)
         rc = err_set(e, ERR_PROTO, "the controller answered /_faultline/events with %d", status);
     buf_release(&resp);
     return rc;
 }
 
-int control_client_health(struct control_client *c, json_t **reply, struct err *e)
+int seam_client_health(struct seam_client *c, json_t **reply, struct err *e)
 {
     struct buf resp = BUF_INIT;
     json_error_t je;
     int status, rc;
 
     *reply = NULL;
-    rc = control_client_request(c, "GET", "/_faultline/health", NULL, 0, &status, &resp, e);
+    rc = seam_client_request(c, "GET", "/_faultline/health", NULL, 0, &status, &resp, e);
     if (rc == 0 && status != 200)
         rc = err_set(e, ERR_PROTO, "the controller's health check answered %d", status);
     if (rc == 0) {

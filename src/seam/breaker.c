@@ -3,16 +3,16 @@
  */
 #include <string.h>
 
-#include "mcp/breaker.h"
+#include "seam/breaker.h"
 #include "util/banned.h"
 
-void mcp_breaker_init(struct mcp_breaker *b, int probe_ms)
+void seam_breaker_init(struct seam_breaker *b, int probe_ms)
 {
     memset(b, 0, sizeof(*b));
     b->probe_ms = probe_ms > 0 ? probe_ms : 250;
 }
 
-int mcp_breaker_allow(struct mcp_breaker *b)
+int seam_breaker_allow(struct seam_breaker *b)
 {
     if (!b->open)
         return 1;
@@ -20,7 +20,7 @@ int mcp_breaker_allow(struct mcp_breaker *b)
     return 0;
 }
 
-int mcp_breaker_trip(struct mcp_breaker *b, int64_t now_ms)
+int seam_breaker_trip(struct seam_breaker *b, int64_t now_ms)
 {
     if (b->open)
         return 0;
@@ -31,7 +31,7 @@ int mcp_breaker_trip(struct mcp_breaker *b, int64_t now_ms)
     return 1;
 }
 
-int mcp_breaker_probe_due(struct mcp_breaker *b, int64_t now_ms)
+int seam_breaker_probe_due(struct seam_breaker *b, int64_t now_ms)
 {
     if (!b->open || now_ms < b->next_probe_ms)
         return 0;
@@ -39,14 +39,14 @@ int mcp_breaker_probe_due(struct mcp_breaker *b, int64_t now_ms)
     return 1;
 }
 
-int64_t mcp_breaker_wait_ms(const struct mcp_breaker *b, int64_t now_ms)
+int64_t seam_breaker_wait_ms(const struct seam_breaker *b, int64_t now_ms)
 {
     if (!b->open)
         return -1;
     return b->next_probe_ms > now_ms ? b->next_probe_ms - now_ms : 0;
 }
 
-uint64_t mcp_breaker_reset(struct mcp_breaker *b)
+uint64_t seam_breaker_reset(struct seam_breaker *b)
 {
     uint64_t n = b->open ? b->skipped : 0;
 

@@ -4,17 +4,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mcp/outq.h"
+#include "seam/outq.h"
 #include "util/banned.h"
 
-void mcp_outq_init(struct mcp_outq *q, size_t cap)
+void seam_outq_init(struct seam_outq *q, size_t cap)
 {
     memset(q, 0, sizeof(*q));
     q->cap = cap > 0 ? cap : 1;
     q->items = xcalloc(q->cap, sizeof(*q->items));
 }
 
-void mcp_outq_release(struct mcp_outq *q)
+void seam_outq_release(struct seam_outq *q)
 {
     for (size_t i = 0; i < q->len; i++)
         free(q->items[(q->head + i) % q->cap]);
@@ -22,7 +22,7 @@ void mcp_outq_release(struct mcp_outq *q)
     memset(q, 0, sizeof(*q));
 }
 
-int mcp_outq_push(struct mcp_outq *q, char *line)
+int seam_outq_push(struct seam_outq *q, char *line)
 {
     int dropped = 0;
 
@@ -38,7 +38,7 @@ int mcp_outq_push(struct mcp_outq *q, char *line)
     return dropped;
 }
 
-size_t mcp_outq_take(struct mcp_outq *q, size_t max, struct buf *out)
+size_t seam_outq_take(struct seam_outq *q, size_t max, struct buf *out)
 {
     size_t n = 0;
 

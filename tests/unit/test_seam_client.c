@@ -1,4 +1,4 @@
-/* Unit tests for src/control/client (the control API client faultline mcp uses): URL parsing,
+/* Unit tests for src/seam/client (the control API client under the seam): URL parsing,
  * Content-Length / chunked / until-close bodies, keep-alive reuse and reconnect, limits,
  * timeouts, refused connections, bad responses, and the decide/events/health helpers. The
  * server is a forked child in this file, on 127.0.0.1, answering by request path. */
@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "control/client.h"
+#include "seam/client.h"
 #include "experiment/catalog.h"
 #include "util/timeutil.h"
 #include "util/banned.h"
@@ -170,123 +170,123 @@ static int teardown_server(void **state)
 static void test_url_parsing(void **state)
 {
     struct err e = {0};
-    struct control_client *c;
+    struct seam_client *c;
     const char *bad[] = {"https://127.0.0.1:1", "ftp://x", "http://", "http://:80",
                          "http://h:0",         "http://h:99999", "http://h:8x", "http://[::1",
                          NULL};
 
     for (int i = 0; bad[i]; i++) {
         err_clear(&e);
-        assert_null(control_client_new(bad[i], &e));
+        assert_null(seam_client_new(bad[i], &e));
         assert_int_equal(e.code, ERR_INVALID);
     }
-    c = control_client_new("http://[::1]:8080/", &e);
+    c = seam_client_new("http://[::1]:8080/", &e);
     assert_non_null(c);
-    control_client_free(c);
-    c = control_client_new("http://localhost", &e);
+    seam_client_free(c);
+    c = seam_client_new("http://localhost", &e);
     assert_non_null(c);
-    control_client_free(c);
-    control_client_free(NULL);
+    seam_client_free(c);
+    seam_client_free(NULL);
 }
 
 static void test_content_length_and_reuse(void **state)
 {
     struct err e = {0};
-    struct control_client *c = control_client_new(url, &e);
+    struct seam_client *c = seam_client_new(url, &e);
     json_t *body = json_pack("{s:s}", "x", "y"), *reply = NULL, *reply2 = NULL;
 
     assert_non_null(c);
-    assert_int_equal(control_client_post_json(c, "/cl", body, &reply, &e), 0);
+    assert_int_equal(seam_client_post_json(c, "/cl", body, &reply, &e), 0);
     assert_string_equal(json_string_value(json_object_get(json_object_get(reply, "got"), "x")), "y");
     /* The second request reuses the connection. */
-    assert_int_equal(control_client_post_json(c, "/cl", body, &reply2, &e), 0);
+    assert_int_equal(seam_client_post_json(c, "/cl", body, &reply2, &e), 0);
     assert_int_equal(json_integer_value(json_object_get(reply2, "conn")),
                      json_integer_value(json_object_get(reply, "conn")));
     json_decref(reply);
     json_decref(reply2);
     json_decref(body);
-    control_client_free(c);
+    seam_client_free(c);
 }
 
 static void test_body_framings(void **state)
 {
     struct err e = {0};
-    struct control_client *c = control_client_new(url, &e);
+    struct seam_client *c = seam_client_new(url, &e);
     struct buf resp = BUF_INIT;
     int status;
 
-    assert_int_equal(control_client_request(c, "GET", "/chunked", NULL, 0, &status, &resp, &e), 0);
+    assert_int_equal(seam_client_request(c, "GET", "/chunked", NULL, 0, &status, &resp, &e), 0);
     assert_int_equal(status, 200);
     assert_string_equal(resp.data, "{\"a\":1234}");
     buf_reset(&resp);
-    assert_int_equal(control_client_request(c, "GET", "/close", NULL, 0, &status, &resp, &e), 0);
+    assert_int_equal(seam_client_request(c, "GET", "/close", NULL, 0, &status, &resp, &e), 0);
     assert_string_equal(resp.data, "{\"closed\":true}");
     buf_reset(&resp);
     /* After a close, the next request opens a new connection by itself. */
-    assert_int_equal(control_client_request(c, "GET", "/chunked", NULL, 0, &status, &resp, &e), 0);
+    assert_int_equal(seam_client_request(c, "GET", "/chunked", NULL, 0, &status, &resp, &e), 0);
     assert_string_equal(resp.data, "{\"a\":1234}");
     buf_reset(&resp);
-    assert_int_equal(control_client_request(c, "GET", "/nothing", NULL, 0, &status, &resp, &e), 0);
+    assert_int_equal(seam_client_request(c, "GET", "/nothing", NULL, 0, &status, &resp, &e), 0);
     assert_int_equal(status, 404);
     buf_release(&resp);
-    control_client_free(c);
+    seam_client_free(c);
 }
 
 static void test_reconnect_after_idle_close(void **state)
 {
     struct err e = {0};
-    struct control_client *c = control_client_new(url, &e);
+    struct seam_client *c = seam_client_new(url, &e);
     struct buf resp = BUF_INIT;
     int status;
 
-    assert_int_equal(control_client_request(c, "GET", "/kill", NULL, 0, &status, &resp, &e), 0);
+    assert_int_equal(seam_client_request(c, "GET", "/kill", NULL, 0, &status, &resp, &e), 0);
     usleep(300000); /* the server closed the kept connection meanwhile */
     buf_reset(&resp);
-    assert_int_equal(control_client_request(c, "GET", "/chunked", NULL, 0, &status, &resp, &e), 0);
+    assert_int_equal(seam_client_request(c, "GET", "/chunked", NULL, 0, &status, &resp, &e), 0);
     assert_string_equal(resp.data, "{\"a\":1234}");
     buf_release(&resp);
-    control_client_free(c);
+    seam_client_free(c);
 }
 
 static void test_limits_and_errors(void **state)
 {
     struct err e = {0};
-    struct control_client *c = control_client_new(url, &e);
+    struct seam_client *c = seam_client_new(url, &e);
     struct buf resp = BUF_INIT;
     json_t *reply = NULL, *body = json_object();
     int status;
     int64_t t0;
 
-    control_client_set_limits(c, 5000, 5000, 1024);
-    assert_int_equal(control_client_request(c, "GET", "/big", NULL, 0, &status, &resp, &e), ERR_LIMIT);
+    seam_client_set_limits(c, 5000, 5000, 1024);
+    assert_int_equal(seam_client_request(c, "GET", "/big", NULL, 0, &status, &resp, &e), ERR_LIMIT);
     err_clear(&e);
-    assert_int_equal(control_client_request(c, "GET", "/bigchunk", NULL, 0, &status, &resp, &e),
+    assert_int_equal(seam_client_request(c, "GET", "/bigchunk", NULL, 0, &status, &resp, &e),
                      ERR_LIMIT);
     err_clear(&e);
-    assert_int_equal(control_client_request(c, "GET", "/garbage", NULL, 0, &status, &resp, &e),
+    assert_int_equal(seam_client_request(c, "GET", "/garbage", NULL, 0, &status, &resp, &e),
                      ERR_PROTO);
     err_clear(&e);
-    control_client_set_limits(c, 0, 500, 0);
+    seam_client_set_limits(c, 0, 500, 0);
     t0 = time_mono_ns();
-    assert_int_equal(control_client_request(c, "GET", "/hang", NULL, 0, &status, &resp, &e),
+    assert_int_equal(seam_client_request(c, "GET", "/hang", NULL, 0, &status, &resp, &e),
                      ERR_TIMEOUT);
     assert_true(time_mono_ns() - t0 < 2000000000LL);
     assert_non_null(strstr(e.msg, "500 ms"));
     err_clear(&e);
-    control_client_set_limits(c, 0, 5000, 0);
-    assert_int_equal(control_client_post_json(c, "/400", body, &reply, &e), ERR_PROTO);
+    seam_client_set_limits(c, 0, 5000, 0);
+    assert_int_equal(seam_client_post_json(c, "/400", body, &reply, &e), ERR_PROTO);
     assert_non_null(strstr(e.msg, "400"));
     assert_non_null(strstr(e.msg, "bad stuff"));
     assert_null(reply);
     buf_release(&resp);
     json_decref(body);
-    control_client_free(c);
+    seam_client_free(c);
 }
 
 static void test_refused(void **state)
 {
     struct err e = {0};
-    struct control_client *c;
+    struct seam_client *c;
     struct buf resp = BUF_INIT;
     int status, fd = socket(AF_INET, SOCK_STREAM, 0), port;
     struct sockaddr_in sa;
@@ -302,29 +302,29 @@ static void test_refused(void **state)
     port = ntohs(sa.sin_port);
     close(fd);
     snprintf(u, sizeof(u), "http://127.0.0.1:%d", port);
-    c = control_client_new(u, &e);
-    assert_int_equal(control_client_request(c, "GET", "/", NULL, 0, &status, &resp, &e), ERR_IO);
+    c = seam_client_new(u, &e);
+    assert_int_equal(seam_client_request(c, "GET", "/", NULL, 0, &status, &resp, &e), ERR_IO);
     assert_non_null(strstr(e.msg, "cannot connect"));
     buf_release(&resp);
-    control_client_free(c);
+    seam_client_free(c);
 }
 
 static void test_helpers(void **state)
 {
     struct err e = {0};
     char base[64];
-    struct control_client *c;
+    struct seam_client *c;
     struct plan_call pc = {0};
     json_t *reply = NULL, *args = json_pack("{s:s}", "path", "README.md");
     json_t *evs = json_array();
 
     snprintf(base, sizeof(base), "http://127.0.0.1:%d", server_port);
-    c = control_client_new(base, &e);
+    c = seam_client_new(base, &e);
     pc.component = CATALOG_INJ_MCP;
     pc.tool = "read";
     pc.server = "fs";
     pc.args = args;
-    assert_int_equal(control_client_decide(c, &pc, &reply, &e), 0);
+    assert_int_equal(seam_client_decide(c, &pc, &reply, &e), 0);
     {
         json_t *got = json_object_get(reply, "got");
         assert_string_equal(json_string_value(json_object_get(got, "component")), "mcp");
@@ -336,21 +336,21 @@ static void test_helpers(void **state)
     }
     json_decref(reply);
     pc.component = CATALOG_INJ_MCP | CATALOG_INJ_GATE;
-    assert_int_equal(control_client_decide(c, &pc, &reply, &e), ERR_INVALID);
+    assert_int_equal(seam_client_decide(c, &pc, &reply, &e), ERR_INVALID);
     err_clear(&e);
     for (int i = 0; i < 1001; i++)
         json_array_append_new(evs, json_pack("{s:s}", "kind", "warning"));
-    assert_int_equal(control_client_post_events(c, evs, &e), ERR_LIMIT);
+    assert_int_equal(seam_client_post_events(c, evs, &e), ERR_LIMIT);
     err_clear(&e);
     json_array_clear(evs);
     json_array_append_new(evs, json_pack("{s:s}", "kind", "warning"));
-    assert_int_equal(control_client_post_events(c, evs, &e), 0);
-    assert_int_equal(control_client_health(c, &reply, &e), 0);
+    assert_int_equal(seam_client_post_events(c, evs, &e), 0);
+    assert_int_equal(seam_client_health(c, &reply, &e), 0);
     assert_true(json_is_true(json_object_get(reply, "ok")));
     json_decref(reply);
     json_decref(args);
     json_decref(evs);
-    control_client_free(c);
+    seam_client_free(c);
 }
 
 int main(void)
