@@ -81,6 +81,9 @@ test_expect "an include without a directory and a directory without a layer fail
 '
 test_expect "the allowlisted include passes; a stale allowlist entry is a note, not a failure" '
     fake
+    # the real allowlist is empty: give the copy one entry
+    sed -i "s|^allow=.\$|&\nsrc/mcp/backend.c control/client.h -- an entry for this test|" fake/tests/lint-layers
+    grep -q "^src/mcp/backend.c control/client.h -- an entry" fake/tests/lint-layers
     mkdir -p fake/src/control
     printf "#include \"control/client.h\"\n" >fake/src/mcp/backend.c
     fake/tests/lint-layers >allowed.out
