@@ -195,6 +195,9 @@ static void decide_next(const char *kind, const char *options_json)
 {
     json_t *opts = options_json ? json_loads(options_json, 0, NULL) : json_object();
     assert_non_null(opts);
+    /* A decision carries the plan's options, which hold the catalog's defaults (plan_load and
+     * the controller's plan fill them): the shim itself has no fallbacks. */
+    catalog_fill_defaults(catalog_fault_find(kind), opts);
     json_array_append_new(F.decisions, json_pack("{s:s, s:o, s:i, s:i}", "kind", kind, "options",
                                                  opts, "fault_index", 0, "call_index", 0));
 }
