@@ -831,6 +831,111 @@ void catalog_fill_defaults(const struct catalog_fault *f, json_t *options)
     }
 }
 
+/* 1 when v is a valid value of the numeric option o (range, and values for an INT list). */
+static int number_ok(const struct catalog_option *o, const json_t *v)
+{
+    double d;
+
+    if (o->type == CATALOG_OPT_INT ? !json_is_integer(v) : !json_is_number(v))
+        return 0;
+    d = json_number_value(v);
+    if (o->min <= o->max && (d < o->min || d > o->max))
+        return 0;
+    if (o->type == CATALOG_OPT_INT && o->values) {
+        char t[32];
+        snprintf(t, sizeof(t), "%lld", (long long)json_integer_value(v));
+        for (const char *const *p = o->values; *p; p++)
+            if (strcmp(*p, t) == 0)
+                return 1;
+        return 0;
+    }
+    return 1;
+}
+
+/* The option's value in options when valid, else its default (new reference), else NULL. */
+static json_t *option_value(const struct catalog_fault *f, const json_t *options,
+                            const char *name)
+{
+    const struct catalog_option *o = f ? catalog_option_find(f, name) : NULL;
+    json_t *v = json_object_get(options, name);
+    int ok = 0;
+
+    if (o == NULL)
+        return NULL;
+    switch (o->type) {
+    case CATALOG_OPT_INT:
+    case CATALOG_OPT_NUMBER:
+        ok = number_ok(o, v);
+        break;
+    case CATALOG_OPT_STRING:
+        ok = json_is_string(v);
+        break;
+    case CATALOG_OPT_ENUM:
+        for (const char *const *p = o->values; json_is_string(v) && p && *p; p++)
+            ok |= strcmp(*p, json_string_value(v)) == 0;
+        break;
+    case CATALOG_OPT_BOOL:
+        ok = json_is_boolean(v);
+        break;
+    case CATALOG_OPT_STRING_LIST:
+    case CATALOG_OPT_JSON:
+        ok = v != NULL;
+        break;
+    case CATALOG_OPT_OBJECT:
+        ok = json_is_object(v);
+        break;
+    }
+    return ok ? json_incref(v) : catalog_option_default(o);
+}
+
+int catalog_option_int(const struct catalog_fault *f, const json_t *options, const char *name,
+                       long long *out)
+{
+    json_t *v = option_value(f, options, name);
+    int ok = json_is_number(v);
+
+    if (ok)
+        *out = (long long)json_number_value(v);
+    json_decref(v);
+    return ok;
+}
+
+int catalog_option_number(const struct catalog_fault *f, const json_t *options, const char *name,
+                          double *out)
+{
+    json_t *v = option_value(f, options, name);
+    int ok = json_is_number(v);
+
+    if (ok)
+        *out = json_number_value(v);
+    json_decref(v);
+    return ok;
+}
+
+const char *catalog_option_string(const struct catalog_fault *f, const json_t *options,
+                                  const char *name)
+{
+    const struct catalog_option *o = f ? catalog_option_find(f, name) : NULL;
+    json_t *v = json_object_get(options, name), *got;
+    int valid;
+
+    if (o == NULL || (o->type != CATALOG_OPT_STRING && o->type != CATALOG_OPT_ENUM))
+        return NULL;
+    got = option_value(f, options, name);
+    valid = got != NULL && got == v; /* option_value returns v itself when it is valid */
+    json_decref(got);
+    return valid ? json_string_value(v) : o->def;
+}
+
+int catalog_option_bool(const struct catalog_fault *f, const json_t *options, const char *name)
+{
+    json_t *v = option_value(f, options, name);
+    int t = json_is_true(v);
+
+    json_decref(v);
+    return t;
+}
+
 /* ---- probes, invariants, abort conditions -------------------------------------------------- */
 
 static const struct catalog_probe probes[] = {

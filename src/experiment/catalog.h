@@ -162,6 +162,20 @@ json_t *catalog_option_default(const struct catalog_option *o);
  * absent, so that injectors read options without fallbacks. Options already there are left
  * as they are, whatever their type. No-op when options is not an object. */
 void catalog_fill_defaults(const struct catalog_fault *f, json_t *options);
+/* Reading one option of fault f from a plan's options (borrowed; NULL reads as empty): the value
+ * when it is of the option's type, within its range and one of its values, else the option's
+ * catalog default. What injectors read instead of restating defaults.
+ * catalog_option_int: 1 with *out set, 0 when the option has no valid value and no default
+ * (*out untouched); also for NUMBER options (truncated). catalog_option_number: likewise.
+ * catalog_option_string: STRING and ENUM options; borrowed (from options or the catalog), NULL
+ * when neither. catalog_option_bool: 1 or 0 (0 when neither). Unknown f or name: as no default. */
+int catalog_option_int(const struct catalog_fault *f, const json_t *options, const char *name,
+                       long long *out);
+int catalog_option_number(const struct catalog_fault *f, const json_t *options, const char *name,
+                          double *out);
+const char *catalog_option_string(const struct catalog_fault *f, const json_t *options,
+                                  const char *name);
+int catalog_option_bool(const struct catalog_fault *f, const json_t *options, const char *name);
 /* The row of fid, or NULL when fid is not one (out of range). */
 const struct catalog_fault *catalog_fault_of(enum catalog_fault_id fid);
 

@@ -251,35 +251,38 @@ static json_t *opt(const struct call *c, const char *name)
     return json_object_get(c->fault.options, name);
 }
 
-/* The options hold the catalog's defaults (the plan loader fills them): no fallbacks here. A
- * value of the wrong type (a hand-broken plan) reads as 0, "" or false. */
+/* Options are read through the catalog (catalog_option_*): the plan loader fills in the
+ * catalog's defaults, and a value of the wrong type or out of range (a hand-broken plan) reads
+ * as the catalog's default too. No default is restated here. */
 static long long opt_int(const struct call *c, const char *name)
 {
-    json_t *v = opt(c, name);
-    return json_is_number(v) ? (long long)json_number_value(v) : 0;
+    long long v = 0;
+    catalog_option_int(catalog_fault_find(c->fault.kind), c->fault.options, name, &v);
+    return v;
 }
 
 static double opt_num(const struct call *c, const char *name)
 {
-    json_t *v = opt(c, name);
-    return json_is_number(v) ? json_number_value(v) : 0;
+    double v = 0;
+    catalog_option_number(catalog_fault_find(c->fault.kind), c->fault.options, name, &v);
+    return v;
 }
 
+/* "" for a string option with no value and no default (inject.tool_result's payload). */
 static const char *opt_str(const struct call *c, const char *name)
 {
-    const char *v = json_string_value(opt(c, name));
+    const char *v = catalog_option_string(catalog_fault_find(c->fault.kind), c->fault.options, name);
     return v ? v : "";
 }
 
 static int opt_bool(const struct call *c, const char *name)
 {
-    return json_is_true(opt(c, name));
+    return catalog_option_bool(catalog_fault_find(c->fault.kind), c->fault.options, name);
 }
 
 static int opt_is(const struct call *c, const char *name, const char *value)
 {
-    const char *v = json_string_value(opt(c, name));
-    return v && strcmp(v, value) == 0;
+    return strcmp(opt_str(c, name), value) == 0;
 }
 
 /* ---- calls and timers ---- */
