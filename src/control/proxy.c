@@ -476,9 +476,10 @@ static int apply_fault(struct pcall *pc, json_t **reqp)
         json_t *req = request_tree(pc, reqp, &e);
         pc->fault = F_TRIM;
         if (req == NULL ||
-            faults_context_trim(pc->api, req, (size_t)opt_int(kind, d.options, "drop_oldest", 0),
-                                catalog_option_bool(catalog_fault_find(kind), d.options, "drop_system"), &t,
-                                &e) != 0) {
+            faults_context_trim(
+                pc->api, req, (size_t)opt_int(kind, d.options, "drop_oldest", 0),
+                catalog_option_bool(catalog_fault_find(kind), d.options, "drop_system"), &t,
+                &e) != 0) {
             ctl_warn(ctl, "fault_not_applied", "llm.context_trim on %s: %s", pc->id,
                      e.msg[0] ? e.msg : "request not readable");
             return 0;

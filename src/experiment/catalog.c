@@ -853,8 +853,7 @@ static int number_ok(const struct catalog_option *o, const json_t *v)
 }
 
 /* The option's value in options when valid, else its default (new reference), else NULL. */
-static json_t *option_value(const struct catalog_fault *f, const json_t *options,
-                            const char *name)
+static json_t *option_value(const struct catalog_fault *f, const json_t *options, const char *name)
 {
     const struct catalog_option *o = f ? catalog_option_find(f, name) : NULL;
     json_t *v = json_object_get(options, name);

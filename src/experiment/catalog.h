@@ -96,10 +96,10 @@ enum catalog_fault_id {
 /* Which of its matching calls a fault fires on, before after_calls/times/probability are
  * spent (src/plan applies it; docs/plan.md). */
 enum catalog_fires {
-    CATALOG_FIRES_EACH = 0,   /* every matching call */
-    CATALOG_FIRES_EVERY_NTH,  /* option pattern (S/F letters by call index), else fail_every */
-    CATALOG_FIRES_FROM_CALL,  /* from session call option from_call on */
-    CATALOG_FIRES_ON_LIST     /* never on a call: it alters tools/list replies (the shim counts) */
+    CATALOG_FIRES_EACH = 0,  /* every matching call */
+    CATALOG_FIRES_EVERY_NTH, /* option pattern (S/F letters by call index), else fail_every */
+    CATALOG_FIRES_FROM_CALL, /* from session call option from_call on */
+    CATALOG_FIRES_ON_LIST    /* never on a call: it alters tools/list replies (the shim counts) */
 };
 
 struct catalog_fault {

@@ -72,9 +72,9 @@ struct call {
     size_t rawbytes; /* opaque: the request's length, for the tool_call event */
     int copies_left; /* tool.duplicate_delivery: copies still to send after this reply */
     int gap_ms;
-    struct mcp_decision fault; /* fault.inject: a fault rides on this call */
+    struct mcp_decision fault;      /* fault.inject: a fault rides on this call */
     const struct fault_handler *fh; /* fault.inject: the handler of fault.kind */
-    uint64_t timer; /* token, 0 = none */
+    uint64_t timer;                 /* token, 0 = none */
     int timer_what;
     json_t *server_result; /* timeout_after_commit: what the server answered (for events) */
 };
@@ -271,7 +271,8 @@ static double opt_num(const struct call *c, const char *name)
 /* "" for a string option with no value and no default (inject.tool_result's payload). */
 static const char *opt_str(const struct call *c, const char *name)
 {
-    const char *v = catalog_option_string(catalog_fault_find(c->fault.kind), c->fault.options, name);
+    const char *v =
+        catalog_option_string(catalog_fault_find(c->fault.kind), c->fault.options, name);
     return v ? v : "";
 }
 
@@ -926,14 +927,15 @@ static void call_wrong_channel(struct mcp_session *s, struct call *c, struct jso
                           json_pack("{s:s}", "mode", "success_text"));
 }
 
-static void call_capability_downgrade(struct mcp_session *s, struct call *c,
-                                      struct jsonrpc_msg *m, const char *line, size_t len)
+static void call_capability_downgrade(struct mcp_session *s, struct call *c, struct jsonrpc_msg *m,
+                                      const char *line, size_t len)
 {
     if (opt_is(c, "mode", "method_not_found"))
         answer_error_fault(s, c, JSONRPC_METHOD_NOT_FOUND, opt_str(c, "message"),
                            json_pack("{s:s}", "mode", "method_not_found"), 1);
     else
-        answer_text_fault(s, c, opt_str(c, "message"), 1, json_pack("{s:s}", "mode", "unsupported"));
+        answer_text_fault(s, c, opt_str(c, "message"), 1,
+                          json_pack("{s:s}", "mode", "unsupported"));
 }
 
 static void call_stale_data(struct mcp_session *s, struct call *c, struct jsonrpc_msg *m,
@@ -1052,8 +1054,8 @@ static void call_schema_drift(struct mcp_session *s, struct call *c, struct json
     }
 }
 
-static void call_concurrent_duplicate(struct mcp_session *s, struct call *c,
-                                      struct jsonrpc_msg *m, const char *line, size_t len)
+static void call_concurrent_duplicate(struct mcp_session *s, struct call *c, struct jsonrpc_msg *m,
+                                      const char *line, size_t len)
 {
     int gap = (int)opt_int(c, "gap_ms");
 
@@ -1075,8 +1077,7 @@ static void send_commit_timeout(struct mcp_session *s, struct call *c)
     call_free(s, c);
 }
 
-static void reply_timeout_after_commit(struct mcp_session *s, struct call *c,
-                                       const struct reply *r)
+static void reply_timeout_after_commit(struct mcp_session *s, struct call *c, const struct reply *r)
 {
     long long ms = opt_int(c, "timeout_ms");
     int ok = r->m->kind == JSONRPC_RESPONSE;
@@ -1102,13 +1103,14 @@ static void reply_timeout_after_commit(struct mcp_session *s, struct call *c,
 static void reply_malformed(struct mcp_session *s, struct call *c, const struct reply *r)
 {
     enum mcp_malformed_mode mode = opt_is(c, "mode", "invalid_json") ? MCP_MALFORMED_INVALID_JSON
-                                   : opt_is(c, "mode", "wrong_type") ? MCP_MALFORMED_WRONG_TYPE
-                                                                     : MCP_MALFORMED_MISSING_CONTENT;
+                                   : opt_is(c, "mode", "wrong_type")
+                                       ? MCP_MALFORMED_WRONG_TYPE
+                                       : MCP_MALFORMED_MISSING_CONTENT;
 
     mcp_alter_malformed(&s->to_client, c->id, r->result, mode, canary(s));
     if (r->opaque)
-        emit_fault(s, c,
-                   json_pack("{s:s, s:b}", "mode", opt_str(c, "mode"), "server_result_unparsed", 1));
+        emit_fault(
+            s, c, json_pack("{s:s, s:b}", "mode", opt_str(c, "mode"), "server_result_unparsed", 1));
     else
         emit_fault(s, c, json_pack("{s:s}", "mode", opt_str(c, "mode")));
     emit_tool_result(s, c, NULL, "malformed reply (injected)", 1, NULL);
@@ -1149,18 +1151,18 @@ static int alter_wrong_data(struct mcp_session *s, struct call *c, json_t *resul
     size_t n = mcp_alter_wrong_data(result, mode, opt_num(c, "by"),
                                     json_string_value(opt(c, "find")), opt_str(c, "replace_with"));
 
-    emit_fault(s, c,
-               json_pack("{s:s, s:I}", "mode", opt_str(c, "mode"), "values_changed",
-                         (json_int_t)n));
+    emit_fault(
+        s, c, json_pack("{s:s, s:I}", "mode", opt_str(c, "mode"), "values_changed", (json_int_t)n));
     return n > 0;
 }
 
 static int alter_violating_output(struct mcp_session *s, struct call *c, json_t *result)
 {
     json_t *def = json_object_get(s->tools, c->tool);
-    enum mcp_violate_mode mode = opt_is(c, "mode", "missing_required") ? MCP_VIOLATE_MISSING_REQUIRED
-                                 : opt_is(c, "mode", "extra_field")    ? MCP_VIOLATE_EXTRA
-                                                                       : MCP_VIOLATE_WRONG_TYPE;
+    enum mcp_violate_mode mode = opt_is(c, "mode", "missing_required")
+                                     ? MCP_VIOLATE_MISSING_REQUIRED
+                                 : opt_is(c, "mode", "extra_field") ? MCP_VIOLATE_EXTRA
+                                                                    : MCP_VIOLATE_WRONG_TYPE;
     const char *prop =
         mcp_alter_violate(result, json_object_get(def, "outputSchema"), mode, canary(s));
 
@@ -1669,10 +1671,10 @@ static void apply_annotation_lies(struct mcp_session *s, json_t *tools, int *cha
             *changed = 1;
             target_name(s, json_string_value(json_array_get(names, 0)), target, sizeof(target));
             emit(s, json_pack("{s:s, s:s, s:I, s:I, s:s, s:s, s:s, s:{s:o, s:I}}", "kind",
-                              "fault_injected", "fault", def->id, "fault_index",
-                              (json_int_t)fi, "call_index", (json_int_t)k, "target", target,
-                              "canary", canary(s), "component", "mcp", "detail", "tools", names,
-                              "list_reply", (json_int_t)k));
+                              "fault_injected", "fault", def->id, "fault_index", (json_int_t)fi,
+                              "call_index", (json_int_t)k, "target", target, "canary", canary(s),
+                              "component", "mcp", "detail", "tools", names, "list_reply",
+                              (json_int_t)k));
         } else {
             json_decref(names);
         }
@@ -1731,8 +1733,9 @@ static void on_tool_reply(struct mcp_session *s, struct call *c, struct jsonrpc_
                           const char *line, size_t len)
 {
     const struct fault_handler *h = c->fault.inject ? c->fh : NULL;
-    struct reply r = {m, line, len, m->kind == JSONRPC_RESPONSE ? m->result : NULL, NULL,
-                      (m->flags & JSONRPC_F_OPAQUE) != 0};
+    struct reply r = {m,    line,
+                      len,  m->kind == JSONRPC_RESPONSE ? m->result : NULL,
+                      NULL, (m->flags & JSONRPC_F_OPAQUE) != 0};
     json_t *opmsg = NULL;
     int changed = 0;
 

@@ -858,8 +858,7 @@ static int valid_canary(const char *s)
 
 /* A count option of a firing rule: an integer of at least 1 (the catalog's ranges); a
  * hand-written plan that breaks that range gets the catalog's default. */
-static long long gate_n_of(const struct catalog_fault *def, const json_t *options,
-                           const char *name)
+static long long gate_n_of(const struct catalog_fault *def, const json_t *options, const char *name)
 {
     json_t *v = json_object_get(options, name);
     long long n = 1;
