@@ -378,14 +378,12 @@ static void refuse_over_ceiling(struct pcall *pc)
 
 /* ---- faults ---- */
 
-static long opt_int(json_t *opts, const char *name, long def)
+/* An int option of the decided fault, through the catalog: the plan's value when valid, else
+ * the catalog's default; none only when the option has neither (no default in the catalog). */
+static long opt_int(const char *kind, json_t *opts, const char *name, long none)
 {
-    json_t *v = json_object_get(opts, name);
-    if (json_is_integer(v))
-        return (long)json_integer_value(v);
-    if (json_is_real(v))
-        return (long)json_real_value(v);
-    return def;
+    long long v;
+    return catalog_option_int(catalog_fault_find(kind), opts, name, &v) ? (long)v : none;
 }
 
 /* Serialises the transformed request as the body to send. */
@@ -443,7 +441,7 @@ static int apply_fault(struct pcall *pc, json_t **reqp)
     if (strcmp(kind, "llm.rate_limit") == 0) {
         char hdr[64];
         pc->fault = F_RATE_LIMIT;
-        faults_rate_limit(pc->api, canary, (int)opt_int(d.options, "retry_after_s", 5), &fe);
+        faults_rate_limit(pc->api, canary, (int)opt_int(kind, d.options, "retry_after_s", 0), &fe);
         snprintf(hdr, sizeof(hdr), "retry-after: %d\r\n", fe.retry_after_s);
         detail = json_pack("{s:i,s:i}", "status", 429, "retry_after_s", fe.retry_after_s);
         emit_fault(pc, detail);
@@ -454,10 +452,8 @@ static int apply_fault(struct pcall *pc, json_t **reqp)
         return 1;
     }
     if (strcmp(kind, "llm.upstream_5xx") == 0) {
-        int status = (int)opt_int(d.options, "status", 529);
-        long cut = opt_int(d.options, "stream_cut_after_chunks", -1);
-        if (status < 500 || status > 599)
-            status = 529;
+        int status = (int)opt_int(kind, d.options, "status", 0); /* one of the catalog's */
+        long cut = opt_int(kind, d.options, "stream_cut_after_chunks", -1); /* -1: not set */
         pc->fault = F_5XX;
         pc->cut_status = status;
         if (cut >= 0 && pc->stream) {
@@ -480,9 +476,10 @@ static int apply_fault(struct pcall *pc, json_t **reqp)
         json_t *req = request_tree(pc, reqp, &e);
         pc->fault = F_TRIM;
         if (req == NULL ||
-            faults_context_trim(pc->api, req, (size_t)opt_int(d.options, "drop_oldest", 1),
-                                json_is_true(json_object_get(d.options, "drop_system")), &t,
-                                &e) != 0) {
+            faults_context_trim(
+                pc->api, req, (size_t)opt_int(kind, d.options, "drop_oldest", 0),
+                catalog_option_bool(catalog_fault_find(kind), d.options, "drop_system"), &t,
+                &e) != 0) {
             ctl_warn(ctl, "fault_not_applied", "llm.context_trim on %s: %s", pc->id,
                      e.msg[0] ? e.msg : "request not readable");
             return 0;
@@ -512,7 +509,7 @@ static int apply_fault(struct pcall *pc, json_t **reqp)
         return 0;
     }
     if (strcmp(kind, "llm.latency") == 0) {
-        long ms = opt_int(d.options, "delay_ms", 2000);
+        long ms = opt_int(kind, d.options, "delay_ms", 0);
         if (ms < 0)
             ms = 0;
         if (ms > 600000)

@@ -328,7 +328,8 @@ static int check_redefine(const json_t *o, char *msg, size_t len)
 
 static const struct catalog_fault faults[] = {
     /* model API (controller) */
-    {.id = "llm.rate_limit",
+    {.fid = CATALOG_F_LLM_RATE_LIMIT,
+     .id = "llm.rate_limit",
      .family = "llm",
      .injectors = MODEL,
      .safety = CATALOG_FAIL_SAFE,
@@ -337,14 +338,16 @@ static const struct catalog_fault faults[] = {
      .effect =
          "the model call returns 429 with a retry-after header, as if the proxy's own retries were spent",
      .note = "the model-side counterpart of tool.rate_limit"},
-    {.id = "llm.upstream_5xx",
+    {.fid = CATALOG_F_LLM_UPSTREAM_5XX,
+     .id = "llm.upstream_5xx",
      .family = "llm",
      .injectors = MODEL,
      .safety = CATALOG_FAIL_SAFE,
      .options = o_llm_upstream_5xx,
      .origin = "000: llm.upstream_5xx",
      .effect = "the model call fails with a 5xx, or its stream is cut after some events"},
-    {.id = "llm.context_trim",
+    {.fid = CATALOG_F_LLM_CONTEXT_TRIM,
+     .id = "llm.context_trim",
      .family = "llm",
      .injectors = MODEL,
      .safety = CATALOG_MUTATING,
@@ -353,14 +356,16 @@ static const struct catalog_fault faults[] = {
      .effect = "older messages (or the system prompt) are dropped from the request",
      .constraint = "drops something: drop_oldest above 0 or drop_system: true",
      .check = check_context_trim},
-    {.id = "llm.model_degrade",
+    {.fid = CATALOG_F_LLM_MODEL_DEGRADE,
+     .id = "llm.model_degrade",
      .family = "llm",
      .injectors = MODEL,
      .safety = CATALOG_MUTATING,
      .options = o_llm_model_degrade,
      .origin = "000: llm.model_degrade",
      .effect = "the request is served by another model (to_model)"},
-    {.id = "llm.latency",
+    {.fid = CATALOG_F_LLM_LATENCY,
+     .id = "llm.latency",
      .family = "llm",
      .injectors = MODEL,
      .safety = CATALOG_FAIL_SAFE,
@@ -368,7 +373,8 @@ static const struct catalog_fault faults[] = {
      .origin = "faultline",
      .effect = "the model call is forwarded delay_ms later"},
     /* outbound network (controller) */
-    {.id = "egress.dns_fail",
+    {.fid = CATALOG_F_EGRESS_DNS_FAIL,
+     .id = "egress.dns_fail",
      .family = "egress",
      .injectors = EGRESS,
      .safety = CATALOG_FAIL_SAFE,
@@ -377,7 +383,8 @@ static const struct catalog_fault faults[] = {
      .requires_host = 1,
      .effect =
          "the host stops resolving: the proxy answers 502 as for a name that does not resolve"},
-    {.id = "egress.credential_401",
+    {.fid = CATALOG_F_EGRESS_CREDENTIAL_401,
+     .id = "egress.credential_401",
      .family = "egress",
      .injectors = EGRESS,
      .safety = CATALOG_FAIL_SAFE,
@@ -387,7 +394,8 @@ static const struct catalog_fault faults[] = {
      .effect =
          "the host answers 401, as if the credential were revoked (https is intercepted for the matched host only)"},
     /* tool calls */
-    {.id = "tool.error",
+    {.fid = CATALOG_F_TOOL_ERROR,
+     .id = "tool.error",
      .family = "tool",
      .injectors = GATE | MCP,
      .safety = CATALOG_FAIL_SAFE,
@@ -397,14 +405,16 @@ static const struct catalog_fault faults[] = {
          "the gate injects it into built-in tool calls only; calls to MCP tools (mcp__server__tool), which hooks also see, are left to the shim, so one call is never injected twice",
      .effect =
          "the tool call fails with message: a gate refuses the built-in tool call, the shim returns an isError result without calling the server"},
-    {.id = "tool.latency",
+    {.fid = CATALOG_F_TOOL_LATENCY,
+     .id = "tool.latency",
      .family = "tool",
      .injectors = MCP,
      .safety = CATALOG_FAIL_SAFE,
      .options = o_delay_ms,
      .origin = "faultline",
      .effect = "the tool call is forwarded to the server delay_ms later"},
-    {.id = "tool.timeout",
+    {.fid = CATALOG_F_TOOL_TIMEOUT,
+     .id = "tool.timeout",
      .family = "tool",
      .injectors = MCP,
      .safety = CATALOG_FAIL_SAFE,
@@ -412,7 +422,8 @@ static const struct catalog_fault faults[] = {
      .origin = "002: timeout",
      .effect =
          "the call is never forwarded; it hangs timeout_ms, then fails with a timeout error (or never answers)"},
-    {.id = "tool.timeout_after_commit",
+    {.fid = CATALOG_F_TOOL_TIMEOUT_AFTER_COMMIT,
+     .id = "tool.timeout_after_commit",
      .family = "tool",
      .injectors = MCP,
      .safety = CATALOG_MUTATING,
@@ -422,7 +433,8 @@ static const struct catalog_fault faults[] = {
          "the call reaches the server and takes effect; its reply is dropped and the agent gets a timeout error",
      .note =
          "any MCP server; effect.timeout_after_effect is the same inside the simulated world, with a ledger"},
-    {.id = "tool.omission",
+    {.fid = CATALOG_F_TOOL_OMISSION,
+     .id = "tool.omission",
      .family = "tool",
      .injectors = MCP,
      .safety = CATALOG_MUTATING,
@@ -431,7 +443,8 @@ static const struct catalog_fault faults[] = {
      .effect = "the result comes back empty or truncated, with no error",
      .constraint = "keep_bytes only with mode truncate",
      .check = check_omission},
-    {.id = "tool.silent_wrong_data",
+    {.fid = CATALOG_F_TOOL_SILENT_WRONG_DATA,
+     .id = "tool.silent_wrong_data",
      .family = "tool",
      .injectors = MCP,
      .safety = CATALOG_MUTATING,
@@ -442,7 +455,9 @@ static const struct catalog_fault faults[] = {
      .constraint =
          "mode text needs find; find only with mode text; the numbers_* modes must change the numbers",
      .check = check_silent_wrong_data},
-    {.id = "tool.partial_failure",
+    {.fid = CATALOG_F_TOOL_PARTIAL_FAILURE,
+     .id = "tool.partial_failure",
+     .fires = CATALOG_FIRES_EVERY_NTH,
      .family = "tool",
      .injectors = MCP,
      .safety = CATALOG_FAIL_SAFE,
@@ -452,7 +467,8 @@ static const struct catalog_fault faults[] = {
          "some matching calls fail and the others succeed, by fail_every or pattern (on the decision's call index)",
      .constraint = "pattern: 1 to 64 letters S and F with at least one F",
      .check = check_partial_failure},
-    {.id = "tool.transient_error",
+    {.fid = CATALOG_F_TOOL_TRANSIENT_ERROR,
+     .id = "tool.transient_error",
      .family = "tool",
      .injectors = MCP,
      .safety = CATALOG_FAIL_SAFE,
@@ -462,7 +478,8 @@ static const struct catalog_fault faults[] = {
          "every matching call fails with a retryable error (until times is spent), provoking a retry storm",
      .note =
          "what the agent's retries look like is judged by the invariants bounded_retries and backoff_observed"},
-    {.id = "tool.rate_limit",
+    {.fid = CATALOG_F_TOOL_RATE_LIMIT,
+     .id = "tool.rate_limit",
      .family = "tool",
      .injectors = MCP,
      .safety = CATALOG_FAIL_SAFE,
@@ -470,14 +487,17 @@ static const struct catalog_fault faults[] = {
      .origin = "002: rate_limit_429",
      .effect = "the tool call fails with 429 Too Many Requests and a retry-after hint",
      .note = "the tool-side counterpart of llm.rate_limit"},
-    {.id = "tool.malformed_response",
+    {.fid = CATALOG_F_TOOL_MALFORMED_RESPONSE,
+     .id = "tool.malformed_response",
      .family = "tool",
      .injectors = MCP,
      .safety = CATALOG_FAIL_SAFE,
      .options = o_tool_malformed,
      .origin = "002: malformed_response",
      .effect = "the reply to the call is not a valid MCP tools/call result"},
-    {.id = "tool.auth_expiry",
+    {.fid = CATALOG_F_TOOL_AUTH_EXPIRY,
+     .id = "tool.auth_expiry",
+     .fires = CATALOG_FIRES_FROM_CALL,
      .family = "tool",
      .injectors = MCP,
      .safety = CATALOG_FAIL_SAFE,
@@ -485,7 +505,8 @@ static const struct catalog_fault faults[] = {
      .origin = "002: auth_expiry_mid_run",
      .effect =
          "the credential expires mid-session: from call from_call on, matching calls fail with an authentication error"},
-    {.id = "tool.wrong_error_channel",
+    {.fid = CATALOG_F_TOOL_WRONG_ERROR_CHANNEL,
+     .id = "tool.wrong_error_channel",
      .family = "tool",
      .injectors = MCP,
      .safety = CATALOG_MUTATING,
@@ -493,7 +514,8 @@ static const struct catalog_fault faults[] = {
      .origin = "002: wrong_error_channel",
      .effect =
          "the call fails but says so in the wrong place: inside a successful result, or as a protocol error"},
-    {.id = "tool.stale_data",
+    {.fid = CATALOG_F_TOOL_STALE_DATA,
+     .id = "tool.stale_data",
      .family = "tool",
      .injectors = MCP,
      .safety = CATALOG_MUTATING,
@@ -501,7 +523,8 @@ static const struct catalog_fault faults[] = {
      .origin = "000: tool.stale_data; 002: stale_cache",
      .effect =
          "the tool returns a fixed or earlier, out-of-date result instead of calling the server"},
-    {.id = "tool.duplicate_delivery",
+    {.fid = CATALOG_F_TOOL_DUPLICATE_DELIVERY,
+     .id = "tool.duplicate_delivery",
      .family = "tool",
      .injectors = MCP,
      .safety = CATALOG_MUTATING,
@@ -511,7 +534,8 @@ static const struct catalog_fault faults[] = {
          "the server receives the call copies times, one after the other; the agent sees the first reply",
      .note =
          "any MCP server; effect.duplicate_delivery is the same inside the simulated world, with a ledger"},
-    {.id = "tool.concurrent_duplicate",
+    {.fid = CATALOG_F_TOOL_CONCURRENT_DUPLICATE,
+     .id = "tool.concurrent_duplicate",
      .family = "tool",
      .injectors = MCP,
      .safety = CATALOG_MUTATING,
@@ -520,7 +544,8 @@ static const struct catalog_fault faults[] = {
      .effect =
          "a retry of the call reaches the server while the first is still in flight; the agent sees the first reply"},
     /* MCP sessions */
-    {.id = "mcp.toolset_change",
+    {.fid = CATALOG_F_MCP_TOOLSET_CHANGE,
+     .id = "mcp.toolset_change",
      .family = "mcp",
      .injectors = MCP,
      .safety = CATALOG_MUTATING,
@@ -529,7 +554,8 @@ static const struct catalog_fault faults[] = {
      .effect = "tools disappear or are redefined mid-session (from the matching call on)",
      .constraint = "remove or redefine (or both); redefine maps tool names to objects",
      .check = check_redefine},
-    {.id = "mcp.schema_drift",
+    {.fid = CATALOG_F_MCP_SCHEMA_DRIFT,
+     .id = "mcp.schema_drift",
      .family = "mcp",
      .injectors = MCP,
      .safety = CATALOG_MUTATING,
@@ -539,14 +565,17 @@ static const struct catalog_fault faults[] = {
          "the tool's input schema changes under the agent: parameters are renamed and calls with the old names fail as invalid params",
      .constraint = "rename maps names to non-empty strings",
      .check = check_schema_drift},
-    {.id = "mcp.schema_violating_output",
+    {.fid = CATALOG_F_MCP_SCHEMA_VIOLATING_OUTPUT,
+     .id = "mcp.schema_violating_output",
      .family = "mcp",
      .injectors = MCP,
      .safety = CATALOG_MUTATING,
      .options = o_mcp_violating_output,
      .origin = "002: schema_violating_output",
      .effect = "the result's structuredContent violates the outputSchema the tool announced"},
-    {.id = "mcp.annotation_lie",
+    {.fid = CATALOG_F_MCP_ANNOTATION_LIE,
+     .id = "mcp.annotation_lie",
+     .fires = CATALOG_FIRES_ON_LIST,
      .family = "mcp",
      .injectors = MCP,
      .safety = CATALOG_MUTATING,
@@ -556,7 +585,8 @@ static const struct catalog_fault faults[] = {
          "tools/list announces false annotations for the matching tools (by default a destructive tool claims to be read-only)",
      .note =
          "applied to tools/list replies: after_calls and times count those; governance never reads annotations (the gate decides by policy), so the lie cannot loosen it: it tests whether the agent or its harness trusts them"},
-    {.id = "mcp.capability_downgrade",
+    {.fid = CATALOG_F_MCP_CAPABILITY_DOWNGRADE,
+     .id = "mcp.capability_downgrade",
      .family = "mcp",
      .injectors = MCP,
      .safety = CATALOG_FAIL_SAFE,
@@ -564,7 +594,8 @@ static const struct catalog_fault faults[] = {
      .origin = "002: capability_downgrade",
      .effect = "the tool stays announced, but calls to it fail as not supported"},
     /* built-in tools (gates) */
-    {.id = "permission.deny_or_delay",
+    {.fid = CATALOG_F_PERMISSION_DENY_OR_DELAY,
+     .id = "permission.deny_or_delay",
      .family = "permission",
      .injectors = GATE,
      .safety = CATALOG_FAIL_SAFE,
@@ -573,7 +604,8 @@ static const struct catalog_fault faults[] = {
      .effect =
          "the call is denied, or held as an approval hold holds it, then its identical retry is let through (delay) or denied (hold_then_deny) once delay_s has passed"},
     /* injected content */
-    {.id = "inject.tool_result",
+    {.fid = CATALOG_F_INJECT_TOOL_RESULT,
+     .id = "inject.tool_result",
      .family = "inject",
      .injectors = MCP,
      .safety = CATALOG_MUTATING,
@@ -581,7 +613,8 @@ static const struct catalog_fault faults[] = {
      .origin = "000: inject.tool_result; 002: tool_result_injection",
      .effect = "the tool result carries an injected payload"},
     /* simulated world (seed 004) */
-    {.id = "effect.timeout_before_effect",
+    {.fid = CATALOG_F_EFFECT_TIMEOUT_BEFORE_EFFECT,
+     .id = "effect.timeout_before_effect",
      .family = "effect",
      .injectors = WORLD,
      .safety = CATALOG_FAIL_SAFE,
@@ -589,7 +622,8 @@ static const struct catalog_fault faults[] = {
      .origin = "004: timeout before effect",
      .requires_tool = 1,
      .effect = "the world times out the call before applying its effect: nothing is recorded"},
-    {.id = "effect.timeout_after_effect",
+    {.fid = CATALOG_F_EFFECT_TIMEOUT_AFTER_EFFECT,
+     .id = "effect.timeout_after_effect",
      .family = "effect",
      .injectors = WORLD,
      .safety = CATALOG_MUTATING,
@@ -598,7 +632,8 @@ static const struct catalog_fault faults[] = {
      .requires_tool = 1,
      .effect =
          "the world applies the effect, then answers with the same timeout error as before-effect"},
-    {.id = "effect.duplicate_delivery",
+    {.fid = CATALOG_F_EFFECT_DUPLICATE_DELIVERY,
+     .id = "effect.duplicate_delivery",
      .family = "effect",
      .injectors = WORLD,
      .safety = CATALOG_MUTATING,
@@ -617,10 +652,19 @@ static const struct catalog_fault faults[] = {
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
+_Static_assert(NELEM(faults) == CATALOG_F_COUNT, "one enum catalog_fault_id per fault row");
+
 const struct catalog_fault *catalog_faults(size_t *n)
 {
     *n = NELEM(faults);
     return faults;
+}
+
+const struct catalog_fault *catalog_fault_of(enum catalog_fault_id fid)
+{
+    if ((unsigned)fid >= NELEM(faults))
+        return NULL;
+    return &faults[fid];
 }
 
 const struct catalog_fault *catalog_fault_find(const char *id)
@@ -749,7 +793,7 @@ json_t *catalog_option_default(const struct catalog_option *o)
     long long ll;
     double d;
 
-    if (o->def == NULL)
+    if (o == NULL || o->def == NULL)
         return NULL;
     switch (o->type) {
     case CATALOG_OPT_INT:
@@ -771,6 +815,124 @@ json_t *catalog_option_default(const struct catalog_option *o)
         return json_loads(o->def, JSON_DECODE_ANY, NULL);
     }
     return NULL;
+}
+
+void catalog_fill_defaults(const struct catalog_fault *f, json_t *options)
+{
+    if (f == NULL || !json_is_object(options))
+        return;
+    for (const struct catalog_option *o = f->options; o->name; o++) {
+        json_t *d;
+        if (json_object_get(options, o->name) != NULL)
+            continue;
+        d = catalog_option_default(o);
+        if (d != NULL)
+            json_object_set_new(options, o->name, d);
+    }
+}
+
+/* 1 when v is a valid value of the numeric option o (range, and values for an INT list). */
+static int number_ok(const struct catalog_option *o, const json_t *v)
+{
+    double d;
+
+    if (o->type == CATALOG_OPT_INT ? !json_is_integer(v) : !json_is_number(v))
+        return 0;
+    d = json_number_value(v);
+    if (o->min <= o->max && (d < o->min || d > o->max))
+        return 0;
+    if (o->type == CATALOG_OPT_INT && o->values) {
+        char t[32];
+        snprintf(t, sizeof(t), "%lld", (long long)json_integer_value(v));
+        for (const char *const *p = o->values; *p; p++)
+            if (strcmp(*p, t) == 0)
+                return 1;
+        return 0;
+    }
+    return 1;
+}
+
+/* The option's value in options when valid, else its default (new reference), else NULL. */
+static json_t *option_value(const struct catalog_fault *f, const json_t *options, const char *name)
+{
+    const struct catalog_option *o = f ? catalog_option_find(f, name) : NULL;
+    json_t *v = json_object_get(options, name);
+    int ok = 0;
+
+    if (o == NULL)
+        return NULL;
+    switch (o->type) {
+    case CATALOG_OPT_INT:
+    case CATALOG_OPT_NUMBER:
+        ok = number_ok(o, v);
+        break;
+    case CATALOG_OPT_STRING:
+        ok = json_is_string(v);
+        break;
+    case CATALOG_OPT_ENUM:
+        for (const char *const *p = o->values; json_is_string(v) && p && *p; p++)
+            ok |= strcmp(*p, json_string_value(v)) == 0;
+        break;
+    case CATALOG_OPT_BOOL:
+        ok = json_is_boolean(v);
+        break;
+    case CATALOG_OPT_STRING_LIST:
+    case CATALOG_OPT_JSON:
+        ok = v != NULL;
+        break;
+    case CATALOG_OPT_OBJECT:
+        ok = json_is_object(v);
+        break;
+    }
+    return ok ? json_incref(v) : catalog_option_default(o);
+}
+
+int catalog_option_int(const struct catalog_fault *f, const json_t *options, const char *name,
+                       long long *out)
+{
+    json_t *v = option_value(f, options, name);
+    int ok = json_is_number(v);
+
+    if (ok)
+        *out = (long long)json_number_value(v);
+    json_decref(v);
+    return ok;
+}
+
+int catalog_option_number(const struct catalog_fault *f, const json_t *options, const char *name,
+                          double *out)
+{
+    json_t *v = option_value(f, options, name);
+    int ok = json_is_number(v);
+
+    if (ok)
+        *out = json_number_value(v);
+    json_decref(v);
+    return ok;
+}
+
+const char *catalog_option_string(const struct catalog_fault *f, const json_t *options,
+                                  const char *name)
+{
+    const struct catalog_option *o = f ? catalog_option_find(f, name) : NULL;
+    json_t *v = json_object_get(options, name), *got;
+    int valid;
+
+    if (o == NULL || (o->type != CATALOG_OPT_STRING && o->type != CATALOG_OPT_ENUM))
+        return NULL;
+    got = option_value(f, options, name);
+    valid = got != NULL && got == v; /* option_value returns v itself when it is valid */
+    json_decref(got);
+    return valid ? json_string_value(v) : o->def;
+}
+
+int catalog_option_bool(const struct catalog_fault *f, const json_t *options, const char *name)
+{
+    json_t *v = option_value(f, options, name);
+    int t = json_is_true(v);
+
+    json_decref(v);
+    return t;
 }
 
 /* ---- probes, invariants, abort conditions -------------------------------------------------- */

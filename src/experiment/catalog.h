@@ -53,7 +53,57 @@ struct catalog_option {
     const char *doc;
 };
 
+/* One name per fault row, in the table's order (catalog_faults()[CATALOG_F_X].fid ==
+ * CATALOG_F_X). Injectors dispatch on it: a component keeps a table of handlers indexed by
+ * these values, never a table of its own from id strings (docs/architecture.md). Appended only,
+ * like the rows. */
+enum catalog_fault_id {
+    CATALOG_F_LLM_RATE_LIMIT,
+    CATALOG_F_LLM_UPSTREAM_5XX,
+    CATALOG_F_LLM_CONTEXT_TRIM,
+    CATALOG_F_LLM_MODEL_DEGRADE,
+    CATALOG_F_LLM_LATENCY,
+    CATALOG_F_EGRESS_DNS_FAIL,
+    CATALOG_F_EGRESS_CREDENTIAL_401,
+    CATALOG_F_TOOL_ERROR,
+    CATALOG_F_TOOL_LATENCY,
+    CATALOG_F_TOOL_TIMEOUT,
+    CATALOG_F_TOOL_TIMEOUT_AFTER_COMMIT,
+    CATALOG_F_TOOL_OMISSION,
+    CATALOG_F_TOOL_SILENT_WRONG_DATA,
+    CATALOG_F_TOOL_PARTIAL_FAILURE,
+    CATALOG_F_TOOL_TRANSIENT_ERROR,
+    CATALOG_F_TOOL_RATE_LIMIT,
+    CATALOG_F_TOOL_MALFORMED_RESPONSE,
+    CATALOG_F_TOOL_AUTH_EXPIRY,
+    CATALOG_F_TOOL_WRONG_ERROR_CHANNEL,
+    CATALOG_F_TOOL_STALE_DATA,
+    CATALOG_F_TOOL_DUPLICATE_DELIVERY,
+    CATALOG_F_TOOL_CONCURRENT_DUPLICATE,
+    CATALOG_F_MCP_TOOLSET_CHANGE,
+    CATALOG_F_MCP_SCHEMA_DRIFT,
+    CATALOG_F_MCP_SCHEMA_VIOLATING_OUTPUT,
+    CATALOG_F_MCP_ANNOTATION_LIE,
+    CATALOG_F_MCP_CAPABILITY_DOWNGRADE,
+    CATALOG_F_PERMISSION_DENY_OR_DELAY,
+    CATALOG_F_INJECT_TOOL_RESULT,
+    CATALOG_F_EFFECT_TIMEOUT_BEFORE_EFFECT,
+    CATALOG_F_EFFECT_TIMEOUT_AFTER_EFFECT,
+    CATALOG_F_EFFECT_DUPLICATE_DELIVERY,
+    CATALOG_F_COUNT
+};
+
+/* Which of its matching calls a fault fires on, before after_calls/times/probability are
+ * spent (src/plan applies it; docs/plan.md). */
+enum catalog_fires {
+    CATALOG_FIRES_EACH = 0,  /* every matching call */
+    CATALOG_FIRES_EVERY_NTH, /* option pattern (S/F letters by call index), else fail_every */
+    CATALOG_FIRES_FROM_CALL, /* from session call option from_call on */
+    CATALOG_FIRES_ON_LIST    /* never on a call: it alters tools/list replies (the shim counts) */
+};
+
 struct catalog_fault {
+    enum catalog_fault_id fid;
     const char *id;     /* "family.name" */
     const char *family; /* "llm", "egress", "tool", "mcp", "inject", "permission", "effect" */
     unsigned injectors; /* enum catalog_injector bits */
@@ -69,6 +119,7 @@ struct catalog_fault {
     /* NULL, or a check across options (the object holds every given option and the defaults);
      * returns 0, or -1 with a message (lowercase, no period) in msg. */
     int (*check)(const json_t *options, char *msg, size_t msglen);
+    enum catalog_fires fires;
 };
 
 /* Match keys (bits) that a call seen by an injector carries. */
@@ -105,8 +156,28 @@ const struct catalog_option *catalog_option_find(const struct catalog_fault *f, 
 const char *catalog_opt_type_name(enum catalog_opt_type t);
 /* "fail-safe" or "mutating". */
 const char *catalog_safety_name(enum catalog_safety s);
-/* The default of o as JSON (new reference), NULL when o has none. */
+/* The default of o as JSON (new reference), NULL when o is NULL or has none. */
 json_t *catalog_option_default(const struct catalog_option *o);
+/* Sets in options (a JSON object, modified) every option of f that has a default and is
+ * absent, so that injectors read options without fallbacks. Options already there are left
+ * as they are, whatever their type. No-op when options is not an object. */
+void catalog_fill_defaults(const struct catalog_fault *f, json_t *options);
+/* Reading one option of fault f from a plan's options (borrowed; NULL reads as empty): the value
+ * when it is of the option's type, within its range and one of its values, else the option's
+ * catalog default. What injectors read instead of restating defaults.
+ * catalog_option_int: 1 with *out set, 0 when the option has no valid value and no default
+ * (*out untouched); also for NUMBER options (truncated). catalog_option_number: likewise.
+ * catalog_option_string: STRING and ENUM options; borrowed (from options or the catalog), NULL
+ * when neither. catalog_option_bool: 1 or 0 (0 when neither). Unknown f or name: as no default. */
+int catalog_option_int(const struct catalog_fault *f, const json_t *options, const char *name,
+                       long long *out);
+int catalog_option_number(const struct catalog_fault *f, const json_t *options, const char *name,
+                          double *out);
+const char *catalog_option_string(const struct catalog_fault *f, const json_t *options,
+                                  const char *name);
+int catalog_option_bool(const struct catalog_fault *f, const json_t *options, const char *name);
+/* The row of fid, or NULL when fid is not one (out of range). */
+const struct catalog_fault *catalog_fault_of(enum catalog_fault_id fid);
 
 /* Probes (seed 000): evaluated per faulted repetition by `faultline score`. */
 struct catalog_probe {

@@ -39,66 +39,8 @@
 #define META_SUBSCRIPTION "io.modelcontextprotocol/subscriptionId"
 #define STALE_MAX_BYTES (1u << 20)
 
-enum fkind {
-    FK_UNKNOWN = 0,
-    FK_TOOL_ERROR,
-    FK_LATENCY,
-    FK_TIMEOUT,
-    FK_TIMEOUT_AFTER_COMMIT,
-    FK_OMISSION,
-    FK_WRONG_DATA,
-    FK_PARTIAL_FAILURE,
-    FK_TRANSIENT_ERROR,
-    FK_RATE_LIMIT,
-    FK_MALFORMED,
-    FK_AUTH_EXPIRY,
-    FK_WRONG_CHANNEL,
-    FK_STALE_DATA,
-    FK_DUPLICATE,
-    FK_CONCURRENT_DUPLICATE,
-    FK_TOOLSET_CHANGE,
-    FK_SCHEMA_DRIFT,
-    FK_VIOLATING_OUTPUT,
-    FK_ANNOTATION_LIE,
-    FK_CAPABILITY_DOWNGRADE,
-    FK_INJECT_RESULT
-};
-
-/* The faults this shim implements. Their safety class comes from the catalog. */
-static const struct {
-    const char *id;
-    enum fkind k;
-} fault_kinds[] = {
-    {"tool.error", FK_TOOL_ERROR},
-    {"tool.latency", FK_LATENCY},
-    {"tool.timeout", FK_TIMEOUT},
-    {"tool.timeout_after_commit", FK_TIMEOUT_AFTER_COMMIT},
-    {"tool.omission", FK_OMISSION},
-    {"tool.silent_wrong_data", FK_WRONG_DATA},
-    {"tool.partial_failure", FK_PARTIAL_FAILURE},
-    {"tool.transient_error", FK_TRANSIENT_ERROR},
-    {"tool.rate_limit", FK_RATE_LIMIT},
-    {"tool.malformed_response", FK_MALFORMED},
-    {"tool.auth_expiry", FK_AUTH_EXPIRY},
-    {"tool.wrong_error_channel", FK_WRONG_CHANNEL},
-    {"tool.stale_data", FK_STALE_DATA},
-    {"tool.duplicate_delivery", FK_DUPLICATE},
-    {"tool.concurrent_duplicate", FK_CONCURRENT_DUPLICATE},
-    {"mcp.toolset_change", FK_TOOLSET_CHANGE},
-    {"mcp.schema_drift", FK_SCHEMA_DRIFT},
-    {"mcp.schema_violating_output", FK_VIOLATING_OUTPUT},
-    {"mcp.annotation_lie", FK_ANNOTATION_LIE},
-    {"mcp.capability_downgrade", FK_CAPABILITY_DOWNGRADE},
-    {"inject.tool_result", FK_INJECT_RESULT},
-};
-
-static enum fkind fkind_of(const char *id)
-{
-    for (size_t i = 0; i < sizeof(fault_kinds) / sizeof(fault_kinds[0]); i++)
-        if (strcmp(fault_kinds[i].id, id) == 0)
-            return fault_kinds[i].k;
-    return FK_UNKNOWN;
-}
+struct fault_handler;
+static const struct fault_handler *handler_of(const char *kind);
 
 static int fault_is_mutating(const char *id)
 {
@@ -130,9 +72,9 @@ struct call {
     size_t rawbytes; /* opaque: the request's length, for the tool_call event */
     int copies_left; /* tool.duplicate_delivery: copies still to send after this reply */
     int gap_ms;
-    struct seam_decision fault; /* fault.inject: a fault rides on this call */
-    enum fkind fk;
-    uint64_t timer; /* token, 0 = none */
+    struct seam_decision fault;     /* fault.inject: a fault rides on this call */
+    const struct fault_handler *fh; /* fault.inject: the handler of fault.kind */
+    uint64_t timer;                 /* token, 0 = none */
     int timer_what;
     json_t *server_result; /* timeout_after_commit: what the server answered (for events) */
 };
@@ -309,34 +251,39 @@ static json_t *opt(const struct call *c, const char *name)
     return json_object_get(c->fault.options, name);
 }
 
-static long long opt_int(const struct call *c, const char *name, long long def)
+/* Options are read through the catalog (catalog_option_*): the plan loader fills in the
+ * catalog's defaults, and a value of the wrong type or out of range (a hand-broken plan) reads
+ * as the catalog's default too. No default is restated here. */
+static long long opt_int(const struct call *c, const char *name)
 {
-    json_t *v = opt(c, name);
-    return json_is_number(v) ? (long long)json_number_value(v) : def;
+    long long v = 0;
+    catalog_option_int(catalog_fault_find(c->fault.kind), c->fault.options, name, &v);
+    return v;
 }
 
-static double opt_num(const struct call *c, const char *name, double def)
+static double opt_num(const struct call *c, const char *name)
 {
-    json_t *v = opt(c, name);
-    return json_is_number(v) ? json_number_value(v) : def;
+    double v = 0;
+    catalog_option_number(catalog_fault_find(c->fault.kind), c->fault.options, name, &v);
+    return v;
 }
 
-static const char *opt_str(const struct call *c, const char *name, const char *def)
+/* "" for a string option with no value and no default (inject.tool_result's payload). */
+static const char *opt_str(const struct call *c, const char *name)
 {
-    const char *v = json_string_value(opt(c, name));
-    return v ? v : def;
+    const char *v =
+        catalog_option_string(catalog_fault_find(c->fault.kind), c->fault.options, name);
+    return v ? v : "";
 }
 
-static int opt_bool(const struct call *c, const char *name, int def)
+static int opt_bool(const struct call *c, const char *name)
 {
-    json_t *v = opt(c, name);
-    return json_is_boolean(v) ? json_is_true(v) : def;
+    return catalog_option_bool(catalog_fault_find(c->fault.kind), c->fault.options, name);
 }
 
-static int opt_is(const struct call *c, const char *name, const char *value, int is_default)
+static int opt_is(const struct call *c, const char *name, const char *value)
 {
-    const char *v = json_string_value(opt(c, name));
-    return v ? strcmp(v, value) == 0 : is_default;
+    return strcmp(opt_str(c, name), value) == 0;
 }
 
 /* ---- calls and timers ---- */
@@ -721,7 +668,19 @@ static int fault_server_matches(struct mcp_session *s, const json_t *f)
                          mcp_session_server_name(s));
 }
 
-/* 1 when the plan (if known here) may change this server's tool list and notify. */
+/* A plan fault's options with the catalog's defaults filled (a plan read as it was written,
+ * by the controller-backed shim, may omit them); new reference. */
+static json_t *fault_options(const struct catalog_fault *def, const json_t *f)
+{
+    json_t *o = json_object_get(f, "options");
+    json_t *copy = json_is_object(o) ? json_deep_copy(o) : json_object();
+
+    catalog_fill_defaults(def, copy);
+    return copy;
+}
+
+/* 1 when the plan (if known here) may change this server's tool list and notify: it holds a
+ * fault of this shim whose notify option is true (mcp.toolset_change, mcp.schema_drift). */
 static int plan_may_notify(struct mcp_session *s)
 {
     json_t *faults = s->b.plan_faults ? s->b.plan_faults(s->b.ctx) : NULL;
@@ -730,13 +689,18 @@ static int plan_may_notify(struct mcp_session *s)
 
     json_array_foreach(faults, i, f)
     {
-        const char *kind = json_string_value(json_object_get(f, "kind"));
-        json_t *notify = json_object_get(json_object_get(f, "options"), "notify");
-        if (kind == NULL || !fault_for_mcp(f) || !fault_server_matches(s, f))
+        const struct catalog_fault *def =
+            catalog_fault_find(json_string_value(json_object_get(f, "kind")));
+        json_t *opts;
+        int notify;
+
+        if (handler_of(def ? def->id : NULL) == NULL || !fault_for_mcp(f) ||
+            !fault_server_matches(s, f))
             continue;
-        if (strcmp(kind, "mcp.toolset_change") == 0 && !json_is_false(notify))
-            return 1;
-        if (strcmp(kind, "mcp.schema_drift") == 0 && json_is_true(notify))
+        opts = fault_options(def, f);
+        notify = json_is_true(json_object_get(opts, "notify"));
+        json_decref(opts);
+        if (notify)
             return 1;
     }
     return 0;
@@ -795,7 +759,7 @@ static void send_duplicate(struct mcp_session *s, const char *tool, const json_t
     c->stateless = stateless;
     c->fault = *d;
     c->fault.options = json_incref(d->options);
-    c->fk = fkind_of(d->kind);
+    c->fh = handler_of(d->kind);
     p = json_deep_copy(params);
     /* A progress token belongs to the client's request: the copy must not reuse it. */
     json_object_del(json_object_get(p, "_meta"), "progressToken");
@@ -844,7 +808,7 @@ static void start_toolset_change(struct mcp_session *s, struct call *c)
         if (json_is_object(v))
             json_object_set(s->redefined, k, v);
     }
-    if (opt_bool(c, "notify", 1))
+    if (opt_bool(c, "notify"))
         notified = notify_list_changed(s);
     json_object_set_new(detail, "remove", remove);
     if (json_is_object(redefine))
@@ -871,189 +835,430 @@ static void drift_reject(struct mcp_session *s, struct call *c, const char *old,
     buf_release(&t);
 }
 
-/* Handles a call whose decision says inject; c->fault is set. */
-static void start_fault(struct mcp_session *s, struct call *c, struct jsonrpc_msg *m,
-                        const char *line, size_t len)
+/* ---- per-fault handlers ----
+ *
+ * One struct fault_handler per fault the shim injects, in handlers[] indexed by the catalog
+ * row (enum catalog_fault_id): handler_of() finds it from the decision's kind through the
+ * catalog, so no table here restates the ids. The options hold the catalog's defaults (the plan
+ * loader fills them, docs/plan.md), so handlers read them without fallbacks.
+ *   on_call   the call is decided: answer it, hold it, delay it or forward it (NULL: forwarded
+ *             as is, and the fault applies to the reply);
+ *   on_reply  the server's reply, whatever it is (result, error, unparsed): it is consumed;
+ *   alter     the reply's result object is changed in place; returns 1 when it changed;
+ *   on_list   a tools/list tool (fires CATALOG_FIRES_ON_LIST): changed in place, 1 when it was.
+ * A handler with none of these is no handler (the fault is not one the shim injects). */
+struct reply {
+    struct jsonrpc_msg *m;
+    const char *line;
+    size_t len;
+    json_t *result;     /* the result (a response's, maybe not an object), else NULL */
+    const char *errmsg; /* an error's message, else NULL */
+    int opaque;         /* the reply is JSON jansson cannot hold: result is NULL */
+};
+
+enum {
+    FH_NEEDS_ARGS = 1 << 0, /* rewrites the arguments: an unparsed request is refused */
+    FH_COPIES = 1 << 1      /* copies the request: not applied to an unparsed one */
+};
+
+struct fault_handler {
+    void (*on_call)(struct mcp_session *s, struct call *c, struct jsonrpc_msg *m, const char *line,
+                    size_t len);
+    void (*on_reply)(struct mcp_session *s, struct call *c, const struct reply *r);
+    int (*alter)(struct mcp_session *s, struct call *c, json_t *result);
+    int (*on_list)(json_t *tool, const json_t *options);
+    unsigned flags;
+};
+
+static void call_tool_error(struct mcp_session *s, struct call *c, struct jsonrpc_msg *m,
+                            const char *line, size_t len)
+{
+    answer_text_fault(s, c, opt_str(c, "message"), 1, NULL);
+}
+
+static void call_transient_error(struct mcp_session *s, struct call *c, struct jsonrpc_msg *m,
+                                 const char *line, size_t len)
 {
     struct buf t = BUF_INIT;
+    long long ms = opt_int(c, "retry_after_ms");
 
-    switch (c->fk) {
-    case FK_TOOL_ERROR:
-        answer_text_fault(s, c, opt_str(c, "message", "tool failed (injected fault)"), 1, NULL);
-        break;
-    case FK_TRANSIENT_ERROR: {
-        long long ms = opt_int(c, "retry_after_ms", 0);
-        buf_adds(&t, opt_str(c, "message", "service temporarily unavailable, retry later"));
-        if (ms > 0)
-            buf_addf(&t, " (retry after %lld ms)", ms);
-        answer_text_fault(s, c, t.data, 1,
-                          ms > 0 ? json_pack("{s:I}", "retry_after_ms", (json_int_t)ms) : NULL);
-        break;
-    }
-    case FK_RATE_LIMIT: {
-        long long sec = opt_int(c, "retry_after_s", 5);
-        buf_addf(&t, "429 Too Many Requests: rate limit exceeded, retry after %lld s", sec);
-        answer_text_fault(s, c, t.data, 1, json_pack("{s:I}", "retry_after_s", (json_int_t)sec));
-        break;
-    }
-    case FK_AUTH_EXPIRY: /* the plan decided it is due (from_call, docs/plan.md) */
-        answer_text_fault(
-            s, c, opt_str(c, "message", "401 Unauthorized: the access token expired"), 1,
-            json_pack("{s:I, s:I}", "from_call", (json_int_t)opt_int(c, "from_call", 2),
-                      "session_call", (json_int_t)s->tool_calls));
-        break;
-    case FK_PARTIAL_FAILURE: /* the plan decided this call fails (pattern, fail_every) */
-        answer_text_fault(s, c, opt_str(c, "message", "step failed (injected partial failure)"), 1,
-                          NULL);
-        break;
-    case FK_WRONG_CHANNEL:
-        if (opt_is(c, "mode", "protocol_error", 0))
-            answer_error_fault(s, c, JSONRPC_INTERNAL_ERROR,
-                               opt_str(c, "message", "error: the operation failed"),
-                               json_pack("{s:s}", "mode", "protocol_error"), 1);
-        else
-            answer_text_fault(s, c, opt_str(c, "message", "error: the operation failed"), 0,
-                              json_pack("{s:s}", "mode", "success_text"));
-        break;
-    case FK_CAPABILITY_DOWNGRADE:
-        if (opt_is(c, "mode", "method_not_found", 0))
-            answer_error_fault(
-                s, c, JSONRPC_METHOD_NOT_FOUND,
-                opt_str(c, "message", "this operation is not supported by the server"),
-                json_pack("{s:s}", "mode", "method_not_found"), 1);
-        else
-            answer_text_fault(
-                s, c, opt_str(c, "message", "this operation is not supported by the server"), 1,
-                json_pack("{s:s}", "mode", "unsupported"));
-        break;
-    case FK_STALE_DATA: {
-        json_t *fixed = opt(c, "result"), *r;
-        const char *source = "option";
-        if (fixed != NULL && !json_is_null(fixed)) {
-            if (json_is_string(fixed)) {
-                r = mcp_alter_text_result(json_string_value(fixed), 0, c->stateless);
-            } else {
-                char *d = json_dumps(fixed, JSON_COMPACT | JSON_ENCODE_ANY);
-                r = mcp_alter_text_result(d ? d : "", 0, c->stateless);
-                free(d);
-            }
-        } else if (json_object_get(s->stale, c->tool)) {
-            r = json_deep_copy(json_object_get(s->stale, c->tool));
-            source = "first_result";
+    buf_adds(&t, opt_str(c, "message"));
+    if (ms > 0)
+        buf_addf(&t, " (retry after %lld ms)", ms);
+    answer_text_fault(s, c, t.data, 1,
+                      ms > 0 ? json_pack("{s:I}", "retry_after_ms", (json_int_t)ms) : NULL);
+    buf_release(&t);
+}
+
+static void call_rate_limit(struct mcp_session *s, struct call *c, struct jsonrpc_msg *m,
+                            const char *line, size_t len)
+{
+    struct buf t = BUF_INIT;
+    long long sec = opt_int(c, "retry_after_s");
+
+    buf_addf(&t, "429 Too Many Requests: rate limit exceeded, retry after %lld s", sec);
+    answer_text_fault(s, c, t.data, 1, json_pack("{s:I}", "retry_after_s", (json_int_t)sec));
+    buf_release(&t);
+}
+
+/* The plan decided it is due (from_call, docs/plan.md). */
+static void call_auth_expiry(struct mcp_session *s, struct call *c, struct jsonrpc_msg *m,
+                             const char *line, size_t len)
+{
+    answer_text_fault(s, c, opt_str(c, "message"), 1,
+                      json_pack("{s:I, s:I}", "from_call", (json_int_t)opt_int(c, "from_call"),
+                                "session_call", (json_int_t)s->tool_calls));
+}
+
+/* The plan decided this call fails (pattern, fail_every): as tool.error, with its message. */
+static void call_partial_failure(struct mcp_session *s, struct call *c, struct jsonrpc_msg *m,
+                                 const char *line, size_t len)
+{
+    answer_text_fault(s, c, opt_str(c, "message"), 1, NULL);
+}
+
+static void call_wrong_channel(struct mcp_session *s, struct call *c, struct jsonrpc_msg *m,
+                               const char *line, size_t len)
+{
+    if (opt_is(c, "mode", "protocol_error"))
+        answer_error_fault(s, c, JSONRPC_INTERNAL_ERROR, opt_str(c, "message"),
+                           json_pack("{s:s}", "mode", "protocol_error"), 1);
+    else
+        answer_text_fault(s, c, opt_str(c, "message"), 0,
+                          json_pack("{s:s}", "mode", "success_text"));
+}
+
+static void call_capability_downgrade(struct mcp_session *s, struct call *c, struct jsonrpc_msg *m,
+                                      const char *line, size_t len)
+{
+    if (opt_is(c, "mode", "method_not_found"))
+        answer_error_fault(s, c, JSONRPC_METHOD_NOT_FOUND, opt_str(c, "message"),
+                           json_pack("{s:s}", "mode", "method_not_found"), 1);
+    else
+        answer_text_fault(s, c, opt_str(c, "message"), 1,
+                          json_pack("{s:s}", "mode", "unsupported"));
+}
+
+static void call_stale_data(struct mcp_session *s, struct call *c, struct jsonrpc_msg *m,
+                            const char *line, size_t len)
+{
+    json_t *fixed = opt(c, "result"), *r;
+    const char *source = "option";
+
+    if (fixed != NULL && !json_is_null(fixed)) {
+        if (json_is_string(fixed)) {
+            r = mcp_alter_text_result(json_string_value(fixed), 0, c->stateless);
         } else {
-            warn(s, "fault_not_applied", 1,
-                 "tool.stale_data on '%s': no earlier result to return; the call goes through",
-                 c->tool);
-            c->fault.inject = 0;
-            forward_raw(s, line, len);
-            c->state = CALL_FORWARDED;
-            break;
+            char *d = json_dumps(fixed, JSON_COMPACT | JSON_ENCODE_ANY);
+            r = mcp_alter_text_result(d ? d : "", 0, c->stateless);
+            free(d);
         }
-        answer_result(s, c, r);
-        emit_fault(s, c, json_pack("{s:s}", "source", source));
-        emit_tool_result(s, c, r, NULL, 1, NULL);
-        json_decref(r);
-        call_free(s, c);
-        break;
-    }
-    case FK_TIMEOUT: {
-        int reply_error = !opt_is(c, "reply", "none", 0);
-        long long ms = opt_int(c, "timeout_ms", 30000);
-        c->state = CALL_HELD;
-        emit_fault(s, c,
-                   json_pack("{s:I, s:s}", "timeout_ms", (json_int_t)ms, "reply",
-                             reply_error ? "error" : "none"));
-        if (reply_error)
-            timer_set(s, c, TIMER_TIMEOUT_REPLY, ms);
-        break;
-    }
-    case FK_LATENCY: {
-        long long ms = opt_int(c, "delay_ms", 2000);
-        c->raw = xmalloc(len + 1);
-        memcpy(c->raw, line, len);
-        c->raw[len] = '\n';
-        c->rawlen = len + 1;
-        c->state = CALL_DELAYED;
-        emit_fault(s, c, json_pack("{s:I}", "delay_ms", (json_int_t)ms));
-        timer_set(s, c, TIMER_FORWARD, ms);
-        break;
-    }
-    case FK_TOOLSET_CHANGE:
-        start_toolset_change(s, c);
-        if (json_object_get(s->removed, c->tool)) {
-            struct buf u = BUF_INIT;
-            json_t *r;
-            buf_addf(&u, "Unknown tool: %s", c->tool);
-            mcp_alter_canary_text(&u, "", canary(s));
-            r = mcp_alter_text_result(u.data, 1, c->stateless);
-            answer_result(s, c, r);
-            emit_tool_result(s, c, r, NULL, 1, NULL);
-            json_decref(r);
-            buf_release(&u);
-            call_free(s, c);
-        } else {
-            forward_raw(s, line, len);
-            c->state = CALL_FORWARDED;
-        }
-        break;
-    case FK_SCHEMA_DRIFT: {
-        json_t *rename = opt(c, "rename");
-        json_t *def = json_object_get(s->tools, c->tool);
-        const char *old;
-        json_t *back = NULL;
-        if (json_object_size(rename) > 0)
-            json_incref(rename);
-        else
-            rename = def ? mcp_alter_default_rename(def) : NULL;
-        if (rename == NULL) {
-            warn(s, "fault_not_applied", 1,
-                 "mcp.schema_drift on '%s': the tool's parameters are not known (no tools/list "
-                 "reply named it); the call goes through",
-                 c->tool);
-            c->fault.inject = 0;
-            forward_raw(s, line, len);
-            c->state = CALL_FORWARDED;
-            break;
-        }
-        json_object_set_new(s->drift, c->tool, rename);
-        if (opt_bool(c, "notify", 0))
-            notify_list_changed(s);
-        old = mcp_alter_check_args(c->args, rename, &back);
-        if (old) {
-            drift_reject(s, c, old, rename, 1);
-        } else {
-            emit_fault(s, c, json_pack("{s:O}", "rename", rename));
-            forward_with_args(s, c, m->root, back ? back : json_object());
-        }
-        break;
-    }
-    case FK_CONCURRENT_DUPLICATE: {
-        int gap = (int)opt_int(c, "gap_ms", 0);
-        forward_raw(s, line, len);
-        c->state = CALL_FORWARDED;
-        emit_fault(s, c, json_pack("{s:i, s:i}", "copies", 2, "gap_ms", gap));
-        send_duplicate(s, c->tool, c->params, 2, 0, gap, &c->fault, c->stateless);
-        break;
-    }
-    case FK_DUPLICATE:
-    case FK_TIMEOUT_AFTER_COMMIT:
-    case FK_OMISSION:
-    case FK_WRONG_DATA:
-    case FK_MALFORMED:
-    case FK_VIOLATING_OUTPUT:
-    case FK_INJECT_RESULT:
-        /* Applied to the reply (on_tool_reply). */
-        forward_raw(s, line, len);
-        c->state = CALL_FORWARDED;
-        break;
-    case FK_ANNOTATION_LIE:
-    case FK_UNKNOWN:
+    } else if (json_object_get(s->stale, c->tool)) {
+        r = json_deep_copy(json_object_get(s->stale, c->tool));
+        source = "first_result";
+    } else {
+        warn(s, "fault_not_applied", 1,
+             "tool.stale_data on '%s': no earlier result to return; the call goes through",
+             c->tool);
         c->fault.inject = 0;
         forward_raw(s, line, len);
         c->state = CALL_FORWARDED;
-        break;
+        return;
     }
+    answer_result(s, c, r);
+    emit_fault(s, c, json_pack("{s:s}", "source", source));
+    emit_tool_result(s, c, r, NULL, 1, NULL);
+    json_decref(r);
+    call_free(s, c);
+}
+
+static void call_timeout(struct mcp_session *s, struct call *c, struct jsonrpc_msg *m,
+                         const char *line, size_t len)
+{
+    int reply_error = !opt_is(c, "reply", "none");
+    long long ms = opt_int(c, "timeout_ms");
+
+    c->state = CALL_HELD;
+    emit_fault(s, c,
+               json_pack("{s:I, s:s}", "timeout_ms", (json_int_t)ms, "reply",
+                         reply_error ? "error" : "none"));
+    if (reply_error)
+        timer_set(s, c, TIMER_TIMEOUT_REPLY, ms);
+}
+
+static void call_latency(struct mcp_session *s, struct call *c, struct jsonrpc_msg *m,
+                         const char *line, size_t len)
+{
+    long long ms = opt_int(c, "delay_ms");
+
+    c->raw = xmalloc(len + 1);
+    memcpy(c->raw, line, len);
+    c->raw[len] = '\n';
+    c->rawlen = len + 1;
+    c->state = CALL_DELAYED;
+    emit_fault(s, c, json_pack("{s:I}", "delay_ms", (json_int_t)ms));
+    timer_set(s, c, TIMER_FORWARD, ms);
+}
+
+static void call_toolset_change(struct mcp_session *s, struct call *c, struct jsonrpc_msg *m,
+                                const char *line, size_t len)
+{
+    start_toolset_change(s, c);
+    if (json_object_get(s->removed, c->tool)) {
+        struct buf u = BUF_INIT;
+        json_t *r;
+        buf_addf(&u, "Unknown tool: %s", c->tool);
+        mcp_alter_canary_text(&u, "", canary(s));
+        r = mcp_alter_text_result(u.data, 1, c->stateless);
+        answer_result(s, c, r);
+        emit_tool_result(s, c, r, NULL, 1, NULL);
+        json_decref(r);
+        buf_release(&u);
+        call_free(s, c);
+    } else {
+        forward_raw(s, line, len);
+        c->state = CALL_FORWARDED;
+    }
+}
+
+static void call_schema_drift(struct mcp_session *s, struct call *c, struct jsonrpc_msg *m,
+                              const char *line, size_t len)
+{
+    json_t *rename = opt(c, "rename");
+    json_t *def = json_object_get(s->tools, c->tool);
+    const char *old;
+    json_t *back = NULL;
+
+    if (json_object_size(rename) > 0)
+        json_incref(rename);
+    else
+        rename = def ? mcp_alter_default_rename(def) : NULL;
+    if (rename == NULL) {
+        warn(s, "fault_not_applied", 1,
+             "mcp.schema_drift on '%s': the tool's parameters are not known (no tools/list "
+             "reply named it); the call goes through",
+             c->tool);
+        c->fault.inject = 0;
+        forward_raw(s, line, len);
+        c->state = CALL_FORWARDED;
+        return;
+    }
+    json_object_set_new(s->drift, c->tool, rename);
+    if (opt_bool(c, "notify"))
+        notify_list_changed(s);
+    old = mcp_alter_check_args(c->args, rename, &back);
+    if (old) {
+        drift_reject(s, c, old, rename, 1);
+    } else {
+        emit_fault(s, c, json_pack("{s:O}", "rename", rename));
+        forward_with_args(s, c, m->root, back ? back : json_object());
+    }
+}
+
+static void call_concurrent_duplicate(struct mcp_session *s, struct call *c, struct jsonrpc_msg *m,
+                                      const char *line, size_t len)
+{
+    int gap = (int)opt_int(c, "gap_ms");
+
+    forward_raw(s, line, len);
+    c->state = CALL_FORWARDED;
+    emit_fault(s, c, json_pack("{s:i, s:i}", "copies", 2, "gap_ms", gap));
+    send_duplicate(s, c->tool, c->params, 2, 0, gap, &c->fault, c->stateless);
+}
+
+static void send_commit_timeout(struct mcp_session *s, struct call *c)
+{
+    struct buf t = BUF_INIT;
+
+    mcp_alter_canary_text(&t, "Request timed out", canary(s));
+    if (!s->client_gone)
+        answer_error(s, c, JSONRPC_REQUEST_TIMEOUT, t.data);
+    emit_tool_result(s, c, NULL, t.data, 1, NULL);
     buf_release(&t);
+    call_free(s, c);
+}
+
+static void reply_timeout_after_commit(struct mcp_session *s, struct call *c, const struct reply *r)
+{
+    long long ms = opt_int(c, "timeout_ms");
+    int ok = r->m->kind == JSONRPC_RESPONSE;
+
+    if (r->opaque)
+        emit_fault(s, c,
+                   json_pack("{s:I, s:b, s:{s:b, s:I}}", "timeout_ms", (json_int_t)ms, "server_ok",
+                             ok && opaque_type(r->line, &r->m->lax.result, "isError", NULL) != 't',
+                             "server_result", "unparsed", 1, "bytes", (json_int_t)r->len));
+    else
+        emit_fault(s, c,
+                   json_pack("{s:I, s:b, s:O?}", "timeout_ms", (json_int_t)ms, "server_ok",
+                             ok && !json_is_true(json_object_get(r->result, "isError")),
+                             "server_result", r->result));
+    if (ms <= 0) {
+        send_commit_timeout(s, c);
+        return;
+    }
+    c->state = CALL_WAIT_TIMEOUT;
+    timer_set(s, c, TIMER_COMMIT_ERROR, ms);
+}
+
+static void reply_malformed(struct mcp_session *s, struct call *c, const struct reply *r)
+{
+    enum mcp_malformed_mode mode = opt_is(c, "mode", "invalid_json") ? MCP_MALFORMED_INVALID_JSON
+                                   : opt_is(c, "mode", "wrong_type")
+                                       ? MCP_MALFORMED_WRONG_TYPE
+                                       : MCP_MALFORMED_MISSING_CONTENT;
+
+    mcp_alter_malformed(&s->to_client, c->id, r->result, mode, canary(s));
+    if (r->opaque)
+        emit_fault(
+            s, c, json_pack("{s:s, s:b}", "mode", opt_str(c, "mode"), "server_result_unparsed", 1));
+    else
+        emit_fault(s, c, json_pack("{s:s}", "mode", opt_str(c, "mode")));
+    emit_tool_result(s, c, NULL, "malformed reply (injected)", 1, NULL);
+    call_free(s, c);
+}
+
+static void reply_duplicate(struct mcp_session *s, struct call *c, const struct reply *r)
+{
+    int copies = (int)opt_int(c, "copies");
+    int gap = (int)opt_int(c, "gap_ms");
+
+    write_line(&s->to_client, r->line, r->len);
+    emit_fault(s, c, json_pack("{s:i, s:i}", "copies", copies, "gap_ms", gap));
+    emit_tool_result(s, c, r->result, r->errmsg, 0,
+                     r->opaque ? opaque_result(r->m, r->line, r->len) : NULL);
+    if (copies > 1 && !s->server_gone)
+        send_duplicate(s, c->tool, c->params, 2, copies - 2, gap, &c->fault, c->stateless);
+    call_free(s, c);
+}
+
+static int alter_omission(struct mcp_session *s, struct call *c, json_t *result)
+{
+    int truncate = opt_is(c, "mode", "truncate");
+    size_t removed = mcp_alter_omit(result, truncate, (size_t)opt_int(c, "keep_bytes"));
+
+    emit_fault(s, c,
+               json_pack("{s:s, s:I}", "mode", truncate ? "truncate" : "empty", "bytes_removed",
+                         (json_int_t)removed));
+    return 1;
+}
+
+static int alter_wrong_data(struct mcp_session *s, struct call *c, json_t *result)
+{
+    enum mcp_wrong_mode mode = opt_is(c, "mode", "text")            ? MCP_WRONG_TEXT
+                               : opt_is(c, "mode", "numbers_scale") ? MCP_WRONG_SCALE
+                                                                    : MCP_WRONG_OFFSET;
+    /* find has no default: absent (NULL) outside mode text */
+    size_t n = mcp_alter_wrong_data(result, mode, opt_num(c, "by"),
+                                    json_string_value(opt(c, "find")), opt_str(c, "replace_with"));
+
+    emit_fault(
+        s, c, json_pack("{s:s, s:I}", "mode", opt_str(c, "mode"), "values_changed", (json_int_t)n));
+    return n > 0;
+}
+
+static int alter_violating_output(struct mcp_session *s, struct call *c, json_t *result)
+{
+    json_t *def = json_object_get(s->tools, c->tool);
+    enum mcp_violate_mode mode = opt_is(c, "mode", "missing_required")
+                                     ? MCP_VIOLATE_MISSING_REQUIRED
+                                 : opt_is(c, "mode", "extra_field") ? MCP_VIOLATE_EXTRA
+                                                                    : MCP_VIOLATE_WRONG_TYPE;
+    const char *prop =
+        mcp_alter_violate(result, json_object_get(def, "outputSchema"), mode, canary(s));
+
+    emit_fault(s, c,
+               json_pack("{s:s, s:s, s:b}", "mode", opt_str(c, "mode"), "property", prop,
+                         "output_schema_known", json_object_get(def, "outputSchema") != NULL));
+    return 1;
+}
+
+static int alter_inject_result(struct mcp_session *s, struct call *c, json_t *result)
+{
+    enum mcp_inject_pos pos = opt_is(c, "position", "prepend")   ? MCP_INJECT_PREPEND
+                              : opt_is(c, "position", "replace") ? MCP_INJECT_REPLACE
+                                                                 : MCP_INJECT_APPEND;
+
+    mcp_alter_inject(result, opt_str(c, "payload"), pos);
+    emit_fault(s, c, json_pack("{s:s}", "position", opt_str(c, "position")));
+    return 1;
+}
+
+/* mcp.annotation_lie on one tool of a tools/list reply: its annotations option. */
+static int list_annotation_lie(json_t *tool, const json_t *options)
+{
+    json_t *ann = json_object_get(options, "annotations");
+    return json_is_object(ann) && mcp_alter_annotations(tool, ann);
+}
+
+static const struct fault_handler handlers[CATALOG_F_COUNT] = {
+    [CATALOG_F_TOOL_ERROR] = {.on_call = call_tool_error},
+    [CATALOG_F_TOOL_LATENCY] = {.on_call = call_latency},
+    [CATALOG_F_TOOL_TIMEOUT] = {.on_call = call_timeout},
+    [CATALOG_F_TOOL_TIMEOUT_AFTER_COMMIT] = {.on_reply = reply_timeout_after_commit},
+    [CATALOG_F_TOOL_OMISSION] = {.alter = alter_omission},
+    [CATALOG_F_TOOL_SILENT_WRONG_DATA] = {.alter = alter_wrong_data},
+    [CATALOG_F_TOOL_PARTIAL_FAILURE] = {.on_call = call_partial_failure},
+    [CATALOG_F_TOOL_TRANSIENT_ERROR] = {.on_call = call_transient_error},
+    [CATALOG_F_TOOL_RATE_LIMIT] = {.on_call = call_rate_limit},
+    [CATALOG_F_TOOL_MALFORMED_RESPONSE] = {.on_reply = reply_malformed},
+    [CATALOG_F_TOOL_AUTH_EXPIRY] = {.on_call = call_auth_expiry},
+    [CATALOG_F_TOOL_WRONG_ERROR_CHANNEL] = {.on_call = call_wrong_channel},
+    [CATALOG_F_TOOL_STALE_DATA] = {.on_call = call_stale_data},
+    [CATALOG_F_TOOL_DUPLICATE_DELIVERY] = {.on_reply = reply_duplicate, .flags = FH_COPIES},
+    [CATALOG_F_TOOL_CONCURRENT_DUPLICATE] = {.on_call = call_concurrent_duplicate,
+                                             .flags = FH_COPIES},
+    [CATALOG_F_MCP_TOOLSET_CHANGE] = {.on_call = call_toolset_change},
+    [CATALOG_F_MCP_SCHEMA_DRIFT] = {.on_call = call_schema_drift, .flags = FH_NEEDS_ARGS},
+    [CATALOG_F_MCP_SCHEMA_VIOLATING_OUTPUT] = {.alter = alter_violating_output},
+    [CATALOG_F_MCP_ANNOTATION_LIE] = {.on_list = list_annotation_lie},
+    [CATALOG_F_MCP_CAPABILITY_DOWNGRADE] = {.on_call = call_capability_downgrade},
+    [CATALOG_F_INJECT_TOOL_RESULT] = {.alter = alter_inject_result},
+};
+
+static int handler_empty(const struct fault_handler *h)
+{
+    return !h->on_call && !h->on_reply && !h->alter && !h->on_list;
+}
+
+static const struct fault_handler *handler_of_row(const struct catalog_fault *def)
+{
+    if (def == NULL || !(def->injectors & CATALOG_INJ_MCP) || (unsigned)def->fid >= CATALOG_F_COUNT)
+        return NULL;
+    return handler_empty(&handlers[def->fid]) ? NULL : &handlers[def->fid];
+}
+
+static const struct fault_handler *handler_of(const char *kind)
+{
+    return handler_of_row(catalog_fault_find(kind));
+}
+
+size_t mcp_session_fault_ids(enum catalog_fault_id *ids, size_t max)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < CATALOG_F_COUNT; i++) {
+        if (handler_empty(&handlers[i]))
+            continue;
+        if (n < max)
+            ids[n] = (enum catalog_fault_id)i;
+        n++;
+    }
+    return n;
+}
+
+/* Handles a call whose decision says inject; c->fault and c->fh are set. */
+static void start_fault(struct mcp_session *s, struct call *c, struct jsonrpc_msg *m,
+                        const char *line, size_t len)
+{
+    if (c->fh->on_call) {
+        c->fh->on_call(s, c, m, line, len);
+        return;
+    }
+    if (c->fh->on_list) /* it alters tools/list replies, never a call */
+        c->fault.inject = 0;
+    forward_raw(s, line, len); /* the fault, if any, applies to the reply (on_tool_reply) */
+    c->state = CALL_FORWARDED;
 }
 
 static void handle_tool_call(struct mcp_session *s, struct call *c, struct jsonrpc_msg *m,
@@ -1135,8 +1340,8 @@ static void handle_tool_call(struct mcp_session *s, struct call *c, struct jsonr
         return;
     }
     c->fault = d;
-    c->fk = fkind_of(d.kind);
-    if (c->fk == FK_UNKNOWN) {
+    c->fh = handler_of(d.kind);
+    if (c->fh == NULL) {
         warn(s, "fault_unsupported", 1, "fault '%s' is not one the MCP shim injects", d.kind);
         c->fault.inject = 0;
         forward_raw(s, line, len);
@@ -1150,11 +1355,11 @@ static void handle_tool_call(struct mcp_session *s, struct call *c, struct jsonr
         forward_raw(s, line, len);
         return;
     }
-    if (c->opaque && c->fk == FK_SCHEMA_DRIFT) {
+    if (c->opaque && (c->fh->flags & FH_NEEDS_ARGS)) {
         refuse_unparsed(s, c, d.kind, 1, 1);
         return;
     }
-    if (c->opaque && (c->fk == FK_DUPLICATE || c->fk == FK_CONCURRENT_DUPLICATE)) {
+    if (c->opaque && (c->fh->flags & FH_COPIES)) {
         warn(s, "fault_not_applied", 1,
              "%s on '%s': the request is JSON that the shim cannot parse, so no copy can be "
              "made; the call goes through",
@@ -1417,20 +1622,22 @@ static void apply_annotation_lies(struct mcp_session *s, json_t *tools, int *cha
 
     json_array_foreach(faults, i, f)
     {
-        const char *kind = json_string_value(json_object_get(f, "kind"));
+        const struct catalog_fault *def =
+            catalog_fault_find(json_string_value(json_object_get(f, "kind")));
+        const struct fault_handler *h = handler_of(def ? def->id : NULL);
         json_t *match = json_object_get(f, "match");
         json_t *idx = json_object_get(f, "index");
         size_t fi = json_is_integer(idx) ? (size_t)json_integer_value(idx) : i;
         json_t *times = json_object_get(f, "times");
         json_t *prob = json_object_get(f, "probability");
-        json_t *ann = json_object_get(json_object_get(f, "options"), "annotations");
+        json_t *opts;
         uint64_t k;
         json_t *names;
         size_t j;
         json_t *tool;
 
-        if (kind == NULL || strcmp(kind, "mcp.annotation_lie") != 0 || !fault_for_mcp(f) ||
-            !fault_server_matches(s, f) || fi >= PLAN_FAULTS_MAX)
+        if (h == NULL || h->on_list == NULL || def->fires != CATALOG_FIRES_ON_LIST ||
+            !fault_for_mcp(f) || !fault_server_matches(s, f) || fi >= PLAN_FAULTS_MAX)
             continue;
         k = s->listc[fi].seen++;
         if ((json_int_t)k < json_integer_value(json_object_get(f, "after_calls")))
@@ -1445,33 +1652,30 @@ static void apply_annotation_lies(struct mcp_session *s, json_t *tools, int *cha
             !(json_is_string(json_object_get(f, "safety")) &&
               strcmp(json_string_value(json_object_get(f, "safety")), "fail-safe") == 0)) {
             warn(s, "fault_refused", 0,
-                 "mutating fault 'mcp.annotation_lie' refused outside a sandbox "
-                 "(FAULTLINE_SANDBOX is not set)");
+                 "mutating fault '%s' refused outside a sandbox (FAULTLINE_SANDBOX is not set)",
+                 def->id);
             continue;
         }
         names = json_array();
+        opts = fault_options(def, f);
         json_array_foreach(tools, j, tool)
         {
             const char *tn = json_string_value(json_object_get(tool, "name"));
-            json_t *lie = json_is_object(ann)
-                              ? json_incref(ann)
-                              : json_pack("{s:b, s:b, s:b}", "readOnlyHint", 1, "destructiveHint",
-                                          0, "idempotentHint", 1);
             if (tn && tool_matches(s, json_string_value(json_object_get(match, "tool")), tn) &&
-                mcp_alter_annotations(tool, lie))
+                h->on_list(tool, opts))
                 json_array_append_new(names, json_string(tn));
-            json_decref(lie);
         }
+        json_decref(opts);
         if (json_array_size(names) > 0) {
             char target[512];
             s->listc[fi].altered++;
             *changed = 1;
             target_name(s, json_string_value(json_array_get(names, 0)), target, sizeof(target));
             emit(s, json_pack("{s:s, s:s, s:I, s:I, s:s, s:s, s:s, s:{s:o, s:I}}", "kind",
-                              "fault_injected", "fault", "mcp.annotation_lie", "fault_index",
-                              (json_int_t)fi, "call_index", (json_int_t)k, "target", target,
-                              "canary", canary(s), "component", "mcp", "detail", "tools", names,
-                              "list_reply", (json_int_t)k));
+                              "fault_injected", "fault", def->id, "fault_index", (json_int_t)fi,
+                              "call_index", (json_int_t)k, "target", target, "canary", canary(s),
+                              "component", "mcp", "detail", "tools", names, "list_reply",
+                              (json_int_t)k));
         } else {
             json_decref(names);
         }
@@ -1522,212 +1726,76 @@ static void cache_first_result(struct mcp_session *s, struct call *c, const json
         json_object_set_new(s->stale, c->tool, json_deep_copy(result));
 }
 
-static void send_commit_timeout(struct mcp_session *s, struct call *c)
-{
-    struct buf t = BUF_INIT;
-
-    mcp_alter_canary_text(&t, "Request timed out", canary(s));
-    if (!s->client_gone)
-        answer_error(s, c, JSONRPC_REQUEST_TIMEOUT, t.data);
-    emit_tool_result(s, c, NULL, t.data, 1, NULL);
-    buf_release(&t);
-    call_free(s, c);
-}
-
-/* A tools/call reply jansson cannot hold. Faults that only drop, replace or copy the reply
- * apply as usual; those that change the result answer with an error instead. */
-static void on_opaque_tool_reply(struct mcp_session *s, struct call *c, struct jsonrpc_msg *m,
-                                 const char *errmsg, const char *line, size_t len)
-{
-    int inject = c->fault.inject;
-    int alters = inject && (c->fk == FK_OMISSION || c->fk == FK_WRONG_DATA ||
-                            c->fk == FK_VIOLATING_OUTPUT || c->fk == FK_INJECT_RESULT);
-
-    if (inject && c->fk == FK_TIMEOUT_AFTER_COMMIT) {
-        long long ms = opt_int(c, "timeout_ms", 30000);
-        emit_fault(s, c,
-                   json_pack("{s:I, s:b, s:{s:b, s:I}}", "timeout_ms", (json_int_t)ms, "server_ok",
-                             m->kind == JSONRPC_RESPONSE &&
-                                 opaque_type(line, &m->lax.result, "isError", NULL) != 't',
-                             "server_result", "unparsed", 1, "bytes", (json_int_t)len));
-        if (ms <= 0) {
-            send_commit_timeout(s, c);
-            return;
-        }
-        c->state = CALL_WAIT_TIMEOUT;
-        timer_set(s, c, TIMER_COMMIT_ERROR, ms);
-        return;
-    }
-    if (inject && c->fk == FK_MALFORMED) {
-        enum mcp_malformed_mode mode =
-            opt_is(c, "mode", "invalid_json", 0) ? MCP_MALFORMED_INVALID_JSON
-            : opt_is(c, "mode", "wrong_type", 0) ? MCP_MALFORMED_WRONG_TYPE
-                                                 : MCP_MALFORMED_MISSING_CONTENT;
-        mcp_alter_malformed(&s->to_client, c->id, NULL, mode, canary(s));
-        emit_fault(s, c,
-                   json_pack("{s:s, s:b}", "mode", opt_str(c, "mode", "missing_content"),
-                             "server_result_unparsed", 1));
-        emit_tool_result(s, c, NULL, "malformed reply (injected)", 1, NULL);
-        call_free(s, c);
-        return;
-    }
-    if (alters && m->kind == JSONRPC_RESPONSE) {
-        refuse_unparsed(s, c, c->fault.kind, 0, 1);
-        return;
-    }
-    if (alters && m->kind == JSONRPC_ERROR)
-        warn(s, "fault_not_applied", 0,
-             "%s on '%s': the server answered with an error, not a result; passed through",
-             c->fault.kind, c->tool);
-    write_line(&s->to_client, line, len);
-    if (inject && c->fk == FK_DUPLICATE) {
-        int copies = (int)opt_int(c, "copies", 2);
-        int gap = (int)opt_int(c, "gap_ms", 0);
-        emit_fault(s, c, json_pack("{s:i, s:i}", "copies", copies, "gap_ms", gap));
-        emit_tool_result(s, c, NULL, errmsg, 0, opaque_result(m, line, len));
-        if (copies > 1 && !s->server_gone)
-            send_duplicate(s, c->tool, c->params, 2, copies - 2, gap, &c->fault, c->stateless);
-    } else {
-        emit_tool_result(s, c, NULL, errmsg, 0, opaque_result(m, line, len));
-    }
-    call_free(s, c);
-}
-
+/* A tools/call reply. Without a fault (or with one applied to the request) it is relayed; a
+ * handler's on_reply takes any reply; its alter changes a result object. A reply jansson cannot
+ * hold (opaque) is relayed as is unless a fault must change it: on_reply handlers only drop,
+ * replace or copy it and apply as usual, alter handlers answer with an error instead. */
 static void on_tool_reply(struct mcp_session *s, struct call *c, struct jsonrpc_msg *m,
                           const char *line, size_t len)
 {
-    json_t *result = m->kind == JSONRPC_RESPONSE ? m->result : NULL;
-    const char *errmsg =
-        m->kind == JSONRPC_ERROR ? json_string_value(json_object_get(m->error, "message")) : NULL;
-    int opaque = (m->flags & JSONRPC_F_OPAQUE) != 0;
+    const struct fault_handler *h = c->fault.inject ? c->fh : NULL;
+    struct reply r = {m,    line,
+                      len,  m->kind == JSONRPC_RESPONSE ? m->result : NULL,
+                      NULL, (m->flags & JSONRPC_F_OPAQUE) != 0};
     json_t *opmsg = NULL;
     int changed = 0;
 
-    if (opaque && m->kind == JSONRPC_ERROR) {
+    if (m->kind == JSONRPC_ERROR)
+        r.errmsg = json_string_value(json_object_get(m->error, "message"));
+    if (r.opaque && m->kind == JSONRPC_ERROR) {
         opmsg = opaque_get(line, &m->lax.error, "message", NULL);
-        errmsg = json_string_value(opmsg);
+        r.errmsg = json_string_value(opmsg);
     }
-    if (m->kind == JSONRPC_ERROR && errmsg == NULL)
-        errmsg = "JSON-RPC error";
-    cache_first_result(s, c, result);
-    if (opaque) {
-        /* Nothing here can change what it carries: relayed as is unless a fault must. */
-        on_opaque_tool_reply(s, c, m, errmsg, line, len);
-        json_decref(opmsg);
-        return;
+    if (m->kind == JSONRPC_ERROR && r.errmsg == NULL)
+        r.errmsg = "JSON-RPC error";
+    if (r.opaque)
+        r.result = NULL;
+    cache_first_result(s, c, r.result);
+    if (h && h->on_reply) {
+        h->on_reply(s, c, &r);
+        goto out;
     }
-    if (!c->fault.inject) {
-        write_line(&s->to_client, line, len);
-        emit_tool_result(s, c, result, errmsg, 0, NULL);
-        call_free(s, c);
-        return;
-    }
-    switch (c->fk) {
-    case FK_TIMEOUT_AFTER_COMMIT: {
-        long long ms = opt_int(c, "timeout_ms", 30000);
-        emit_fault(s, c,
-                   json_pack("{s:I, s:b, s:O?}", "timeout_ms", (json_int_t)ms, "server_ok",
-                             m->kind == JSONRPC_RESPONSE &&
-                                 !json_is_true(json_object_get(result, "isError")),
-                             "server_result", result));
-        if (ms <= 0) {
-            send_commit_timeout(s, c);
-            return;
+    if (r.opaque) {
+        if (h && h->alter && m->kind == JSONRPC_RESPONSE) {
+            refuse_unparsed(s, c, c->fault.kind, 0, 1);
+            goto out;
         }
-        c->state = CALL_WAIT_TIMEOUT;
-        timer_set(s, c, TIMER_COMMIT_ERROR, ms);
-        return;
-    }
-    case FK_MALFORMED: {
-        enum mcp_malformed_mode mode =
-            opt_is(c, "mode", "invalid_json", 0) ? MCP_MALFORMED_INVALID_JSON
-            : opt_is(c, "mode", "wrong_type", 0) ? MCP_MALFORMED_WRONG_TYPE
-                                                 : MCP_MALFORMED_MISSING_CONTENT;
-        mcp_alter_malformed(&s->to_client, c->id, result, mode, canary(s));
-        emit_fault(s, c, json_pack("{s:s}", "mode", opt_str(c, "mode", "missing_content")));
-        emit_tool_result(s, c, NULL, "malformed reply (injected)", 1, NULL);
-        call_free(s, c);
-        return;
-    }
-    case FK_DUPLICATE: {
-        int copies = (int)opt_int(c, "copies", 2);
-        int gap = (int)opt_int(c, "gap_ms", 0);
+        if (h && h->alter && m->kind == JSONRPC_ERROR)
+            warn(s, "fault_not_applied", 0,
+                 "%s on '%s': the server answered with an error, not a result; passed through",
+                 c->fault.kind, c->tool);
         write_line(&s->to_client, line, len);
-        emit_fault(s, c, json_pack("{s:i, s:i}", "copies", copies, "gap_ms", gap));
-        emit_tool_result(s, c, result, errmsg, 0, NULL);
-        if (copies > 1 && !s->server_gone)
-            send_duplicate(s, c->tool, c->params, 2, copies - 2, gap, &c->fault, c->stateless);
+        emit_tool_result(s, c, NULL, r.errmsg, 0, opaque_result(m, line, len));
         call_free(s, c);
-        return;
+        goto out;
     }
-    default:
-        break;
+    if (h == NULL) {
+        write_line(&s->to_client, line, len);
+        emit_tool_result(s, c, r.result, r.errmsg, 0, NULL);
+        call_free(s, c);
+        goto out;
     }
-    if (!json_is_object(result)) {
+    if (!json_is_object(r.result)) {
         warn(s, "fault_not_applied", 0,
              "%s on '%s': the server answered with an error, not a result; passed through",
              c->fault.kind, c->tool);
         write_line(&s->to_client, line, len);
-        emit_tool_result(s, c, result, errmsg, 0, NULL);
+        emit_tool_result(s, c, r.result, r.errmsg, 0, NULL);
         call_free(s, c);
-        return;
+        goto out;
     }
-    switch (c->fk) {
-    case FK_OMISSION: {
-        int truncate = opt_is(c, "mode", "truncate", 0);
-        size_t removed = mcp_alter_omit(result, truncate, (size_t)opt_int(c, "keep_bytes", 0));
-        emit_fault(s, c,
-                   json_pack("{s:s, s:I}", "mode", truncate ? "truncate" : "empty", "bytes_removed",
-                             (json_int_t)removed));
-        changed = 1;
-        break;
-    }
-    case FK_WRONG_DATA: {
-        enum mcp_wrong_mode mode = opt_is(c, "mode", "text", 0)            ? MCP_WRONG_TEXT
-                                   : opt_is(c, "mode", "numbers_scale", 0) ? MCP_WRONG_SCALE
-                                                                           : MCP_WRONG_OFFSET;
-        size_t n = mcp_alter_wrong_data(result, mode, opt_num(c, "by", 1), opt_str(c, "find", NULL),
-                                        opt_str(c, "replace_with", ""));
-        emit_fault(s, c,
-                   json_pack("{s:s, s:I}", "mode", opt_str(c, "mode", "numbers_offset"),
-                             "values_changed", (json_int_t)n));
-        changed = n > 0;
-        break;
-    }
-    case FK_VIOLATING_OUTPUT: {
-        json_t *def = json_object_get(s->tools, c->tool);
-        enum mcp_violate_mode mode = opt_is(c, "mode", "missing_required", 0)
-                                         ? MCP_VIOLATE_MISSING_REQUIRED
-                                     : opt_is(c, "mode", "extra_field", 0) ? MCP_VIOLATE_EXTRA
-                                                                           : MCP_VIOLATE_WRONG_TYPE;
-        const char *prop =
-            mcp_alter_violate(result, json_object_get(def, "outputSchema"), mode, canary(s));
-        emit_fault(s, c,
-                   json_pack("{s:s, s:s, s:b}", "mode", opt_str(c, "mode", "wrong_type"),
-                             "property", prop, "output_schema_known",
-                             json_object_get(def, "outputSchema") != NULL));
-        changed = 1;
-        break;
-    }
-    case FK_INJECT_RESULT: {
-        enum mcp_inject_pos pos = opt_is(c, "position", "prepend", 0)   ? MCP_INJECT_PREPEND
-                                  : opt_is(c, "position", "replace", 0) ? MCP_INJECT_REPLACE
-                                                                        : MCP_INJECT_APPEND;
-        mcp_alter_inject(result, opt_str(c, "payload", ""), pos);
-        emit_fault(s, c, json_pack("{s:s}", "position", opt_str(c, "position", "append")));
-        changed = 1;
-        break;
-    }
-    default:
-        break;
-    }
+    if (h->alter)
+        changed = h->alter(s, c, r.result);
     rewrite_or_raw(s, changed, m->root, line, len);
-    emit_tool_result(s, c, result, NULL, changed, NULL);
+    emit_tool_result(s, c, r.result, NULL, changed, NULL);
     call_free(s, c);
+out:
+    json_decref(opmsg);
 }
 
-/* 1 when the plan holds a mcp.annotation_lie that may apply to this server. */
-static int plan_has_annotation_lie(struct mcp_session *s)
+/* 1 when the plan holds a fault that alters this server's tools/list replies
+ * (mcp.annotation_lie). */
+static int plan_has_list_fault(struct mcp_session *s)
 {
     json_t *faults = s->b.plan_faults ? s->b.plan_faults(s->b.ctx) : NULL;
     size_t i;
@@ -1735,9 +1803,8 @@ static int plan_has_annotation_lie(struct mcp_session *s)
 
     json_array_foreach(faults, i, f)
     {
-        const char *kind = json_string_value(json_object_get(f, "kind"));
-        if (kind && strcmp(kind, "mcp.annotation_lie") == 0 && fault_for_mcp(f) &&
-            fault_server_matches(s, f))
+        const struct fault_handler *h = handler_of(json_string_value(json_object_get(f, "kind")));
+        if (h && h->on_list && fault_for_mcp(f) && fault_server_matches(s, f))
             return 1;
     }
     return 0;
@@ -1784,7 +1851,7 @@ static void on_opaque_reply(struct mcp_session *s, struct call *c, struct jsonrp
             buf_release(&t);
             return;
         }
-        if (plan_has_annotation_lie(s))
+        if (plan_has_list_fault(s))
             warn(s, "fault_not_applied", 0,
                  "mcp.annotation_lie: the tools/list reply is JSON that the shim cannot parse; "
                  "passed through unchanged");
@@ -2128,7 +2195,7 @@ void mcp_session_timer(struct mcp_session *s, uint64_t token)
     switch (c->timer_what) {
     case TIMER_TIMEOUT_REPLY: {
         struct buf t = BUF_INIT;
-        buf_addf(&t, "Request timed out after %lld ms", (long long)opt_int(c, "timeout_ms", 30000));
+        buf_addf(&t, "Request timed out after %lld ms", (long long)opt_int(c, "timeout_ms"));
         mcp_alter_canary_text(&t, "", canary(s));
         if (!s->client_gone)
             answer_error(s, c, JSONRPC_REQUEST_TIMEOUT, t.data);

@@ -27,6 +27,7 @@
 #include <jansson.h>
 
 #include "codec/jsonrpc.h"
+#include "experiment/catalog.h"
 #include "plan/plan.h"
 #include "seam/seam.h"
 #include "util/buf.h"
@@ -79,6 +80,12 @@ struct mcp_session *mcp_session_new(const struct mcp_session_opts *o, const stru
                                     const struct mcp_host *h);
 /* Frees everything; emits nothing and calls no host function. NULL is a no-op. */
 void mcp_session_free(struct mcp_session *s);
+
+/* The faults this shim has a handler for (docs/architecture.md, "How a fault flows"): writes
+ * the catalog ids of the first max of them into ids (catalog order) and returns how many there
+ * are. Every one is a catalog row injected by mcp, and every such row has one
+ * (tests/unit/test_mcp_session.c checks both). */
+size_t mcp_session_fault_ids(enum catalog_fault_id *ids, size_t max);
 
 /* Bytes to write to the server's stdin / to the client. The host writes from the front and
  * calls buf_consume; the session only appends. */

@@ -856,13 +856,33 @@ static int valid_canary(const char *s)
     return 1;
 }
 
-/* The kind's firing rule from its options (defaults as in the catalog; the experiment's
- * normal form always writes them, a hand-written plan may not). */
-static void gate_init(struct plan_fault *f)
+/* A count option of a firing rule: an integer of at least 1 (the catalog's ranges); a
+ * hand-written plan that breaks that range gets the catalog's default. */
+static long long gate_n_of(const struct catalog_fault *def, const json_t *options, const char *name)
+{
+    json_t *v = json_object_get(options, name);
+    long long n = 1;
+
+    if (json_is_integer(v) && json_integer_value(v) >= 1)
+        return json_integer_value(v);
+    v = catalog_option_default(catalog_option_find(def, name));
+    if (json_is_integer(v) && json_integer_value(v) >= 1)
+        n = json_integer_value(v);
+    json_decref(v);
+    return n;
+}
+
+/* The kind's firing rule (the catalog row's `fires`) from its options, which hold the
+ * catalog's defaults (fault_from_json fills them). A kind the catalog does not know fires on
+ * every matching call. */
+static void gate_init(struct plan_fault *f, const struct catalog_fault *def)
 {
     json_t *v;
 
-    if (strcmp(f->kind, "tool.partial_failure") == 0) {
+    switch (def ? def->fires : CATALOG_FIRES_EACH) {
+    case CATALOG_FIRES_EACH:
+        break;
+    case CATALOG_FIRES_EVERY_NTH:
         v = json_object_get(f->options, "pattern");
         if (json_is_string(v) && json_string_length(v) > 0) {
             f->gate = GATE_PATTERN;
@@ -870,15 +890,16 @@ static void gate_init(struct plan_fault *f)
             f->gate_pattern_len = json_string_length(v);
             return;
         }
-        v = json_object_get(f->options, "fail_every");
         f->gate = GATE_EVERY;
-        f->gate_n = json_is_integer(v) && json_integer_value(v) >= 1 ? json_integer_value(v) : 2;
-    } else if (strcmp(f->kind, "mcp.annotation_lie") == 0) {
-        f->gate = GATE_NEVER;
-    } else if (strcmp(f->kind, "tool.auth_expiry") == 0) {
-        v = json_object_get(f->options, "from_call");
+        f->gate_n = gate_n_of(def, f->options, "fail_every");
+        break;
+    case CATALOG_FIRES_FROM_CALL:
         f->gate = GATE_FROM_CALL;
-        f->gate_n = json_is_integer(v) && json_integer_value(v) >= 1 ? json_integer_value(v) : 2;
+        f->gate_n = gate_n_of(def, f->options, "from_call");
+        break;
+    case CATALOG_FIRES_ON_LIST:
+        f->gate = GATE_NEVER;
+        break;
     }
 }
 
@@ -891,6 +912,7 @@ static int fault_from_json(struct plan_fault *f, json_t *j, size_t index, struct
     char where[48], mwhere[64];
     const char *kind, *family, *safety, *s;
     json_t *inj, *match, *when, *options, *v;
+    const struct catalog_fault *def;
     long long idx;
     size_t i;
 
@@ -975,7 +997,9 @@ static int fault_from_json(struct plan_fault *f, json_t *j, size_t index, struct
     if (options != NULL && !json_is_null(options) && !json_is_object(options))
         return err_set(e, ERR_INVALID, "%s.options: expected an object", where);
     f->options = options && json_is_object(options) ? json_deep_copy(options) : json_object();
-    gate_init(f);
+    def = catalog_fault_find(f->kind);
+    catalog_fill_defaults(def, f->options);
+    gate_init(f, def);
     return 0;
 }
 

@@ -543,6 +543,81 @@ static void test_match_pattern(void **state)
     assert_false(catalog_match_pattern("x", NULL));
 }
 
+/* Rows are in enum catalog_fault_id order (injectors index their handlers by it), and the
+ * option readers give a plan's valid value or the catalog's default, never one of their own. */
+static void test_fault_ids_and_option_readers(void **state)
+{
+    size_t n;
+    const struct catalog_fault *f = catalog_faults(&n);
+    const struct catalog_fault *tl = catalog_fault_find("tool.timeout");
+    const struct catalog_fault *up = catalog_fault_find("llm.upstream_5xx");
+    json_t *o;
+    long long ll;
+    double d;
+
+    assert_int_equal(n, CATALOG_F_COUNT);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(f[i].fid, i);
+        assert_ptr_equal(catalog_fault_of(f[i].fid), &f[i]);
+        /* fill_defaults sets exactly the options with a default */
+        o = json_object();
+        catalog_fill_defaults(&f[i], o);
+        for (const struct catalog_option *op = f[i].options; op->name; op++) {
+            json_t *def = catalog_option_default(op);
+            if (def == NULL)
+                assert_null(json_object_get(o, op->name));
+            else
+                assert_true(json_equal(def, json_object_get(o, op->name)));
+            json_decref(def);
+        }
+        json_decref(o);
+    }
+    assert_null(catalog_fault_of(CATALOG_F_COUNT));
+    assert_int_equal(catalog_fault_find("tool.partial_failure")->fires, CATALOG_FIRES_EVERY_NTH);
+    assert_int_equal(catalog_fault_find("tool.auth_expiry")->fires, CATALOG_FIRES_FROM_CALL);
+    assert_int_equal(catalog_fault_find("mcp.annotation_lie")->fires, CATALOG_FIRES_ON_LIST);
+    assert_int_equal(catalog_fault_find("tool.error")->fires, CATALOG_FIRES_EACH);
+
+    /* filling keeps what the plan says, whatever its type */
+    o = json_pack("{s:i, s:s}", "timeout_ms", 7, "reply", "bogus");
+    catalog_fill_defaults(tl, o);
+    assert_int_equal(json_integer_value(json_object_get(o, "timeout_ms")), 7);
+    assert_string_equal(json_string_value(json_object_get(o, "reply")), "bogus");
+    /* readers: valid value, else the catalog's default */
+    assert_int_equal(catalog_option_int(tl, o, "timeout_ms", &ll), 1);
+    assert_int_equal(ll, 7);
+    assert_string_equal(catalog_option_string(tl, o, "reply"),
+                        catalog_option_find(tl, "reply")->def);
+    json_object_set_new(o, "timeout_ms", json_integer(600001)); /* over the range */
+    assert_int_equal(catalog_option_int(tl, o, "timeout_ms", &ll), 1);
+    assert_string_equal(catalog_option_find(tl, "timeout_ms")->def, "30000");
+    assert_int_equal(ll, 30000);
+    json_object_set_new(o, "timeout_ms", json_string("5"));
+    assert_int_equal(catalog_option_int(tl, o, "timeout_ms", &ll), 1);
+    assert_int_equal(ll, 30000);
+    assert_int_equal(catalog_option_int(tl, o, "nope", &ll), 0);
+    assert_int_equal(catalog_option_int(NULL, o, "timeout_ms", &ll), 0);
+    json_decref(o);
+    /* an INT option with a values list; an option with no default */
+    o = json_pack("{s:i}", "status", 503);
+    assert_int_equal(catalog_option_int(up, o, "status", &ll), 1);
+    assert_int_equal(ll, 503);
+    json_object_set_new(o, "status", json_integer(501));
+    assert_int_equal(catalog_option_int(up, o, "status", &ll), 1);
+    assert_int_equal(ll, 529);
+    ll = -1;
+    assert_int_equal(catalog_option_int(up, o, "stream_cut_after_chunks", &ll), 0);
+    assert_int_equal(ll, -1);
+    assert_int_equal(catalog_option_int(up, NULL, "status", &ll), 1);
+    json_decref(o);
+    assert_int_equal(
+        catalog_option_number(catalog_fault_find("tool.silent_wrong_data"), NULL, "by", &d), 1);
+    assert_true(d == 1.0);
+    assert_int_equal(catalog_option_bool(catalog_fault_find("mcp.toolset_change"), NULL, "notify"),
+                     1);
+    assert_null(catalog_option_string(catalog_fault_find("inject.tool_result"), NULL, "payload"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -561,6 +636,7 @@ int main(void)
         cmocka_unit_test(test_schema_generated_from_tables),
         cmocka_unit_test(test_docs_name_everything),
         cmocka_unit_test(test_format_doc_names_every_key),
+        cmocka_unit_test(test_fault_ids_and_option_readers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -195,6 +195,9 @@ static void decide_next(const char *kind, const char *options_json)
 {
     json_t *opts = options_json ? json_loads(options_json, 0, NULL) : json_object();
     assert_non_null(opts);
+    /* A decision carries the plan's options, which hold the catalog's defaults (plan_load and
+     * the controller's plan fill them): the shim itself has no fallbacks. */
+    catalog_fill_defaults(catalog_fault_find(kind), opts);
     json_array_append_new(F.decisions, json_pack("{s:s, s:o, s:i, s:i}", "kind", kind, "options",
                                                  opts, "fault_index", 0, "call_index", 0));
 }
@@ -1351,6 +1354,68 @@ static void test_too_long_lines(void **state)
     end_session(s);
 }
 
+/* Every (fault, injector) pair of the catalog has code that injects it, and every handler of
+ * the shim a catalog row that gives the fault to mcp. The shim's handlers are listed by
+ * mcp_session_fault_ids; the controller-model handlers (src/control/proxy.c) are checked end to
+ * end by t0050, which drives the proxy with every controller-model row of `faultline list
+ * --json`. The injectors with no code yet are listed here as expected-missing: each entry must
+ * stay a catalog pair, so a row added for them (or code added that handles one) makes this list
+ * change with it. */
+static void test_every_catalog_fault_has_a_handler(void **state)
+{
+    static const struct {
+        const char *id;
+        unsigned inj;
+    } missing[] = {
+        {"egress.dns_fail", CATALOG_INJ_CONTROLLER_EGRESS},
+        {"egress.credential_401", CATALOG_INJ_CONTROLLER_EGRESS},
+        {"tool.error", CATALOG_INJ_GATE},
+        {"permission.deny_or_delay", CATALOG_INJ_GATE},
+        {"effect.timeout_before_effect", CATALOG_INJ_WORLD},
+        {"effect.timeout_after_effect", CATALOG_INJ_WORLD},
+        {"effect.duplicate_delivery", CATALOG_INJ_WORLD},
+    };
+    enum catalog_fault_id ids[CATALOG_F_COUNT];
+    int handled[CATALOG_F_COUNT] = {0};
+    size_t nf, n = mcp_session_fault_ids(ids, CATALOG_F_COUNT);
+    const struct catalog_fault *f = catalog_faults(&nf);
+
+    assert_int_equal(nf, CATALOG_F_COUNT);
+    assert_true(n > 0 && n <= CATALOG_F_COUNT);
+    for (size_t i = 0; i < n; i++) {
+        const struct catalog_fault *r = catalog_fault_of(ids[i]);
+        assert_non_null(r);
+        if (!(r->injectors & CATALOG_INJ_MCP))
+            fail_msg("the shim has a handler for '%s', which the catalog does not give to mcp",
+                     r->id);
+        handled[ids[i]] = 1;
+    }
+    for (size_t i = 0; i < nf; i++) {
+        for (unsigned b = 1; b <= CATALOG_INJ_WORLD; b <<= 1) {
+            int listed = 0;
+            if (!(f[i].injectors & b))
+                continue;
+            for (size_t k = 0; k < sizeof(missing) / sizeof(missing[0]); k++)
+                listed |= strcmp(missing[k].id, f[i].id) == 0 && missing[k].inj == b;
+            if (b == CATALOG_INJ_MCP && !handled[f[i].fid])
+                fail_msg("catalog row '%s' (mcp) has no handler in the shim", f[i].id);
+            if ((b == CATALOG_INJ_MCP || b == CATALOG_INJ_CONTROLLER_MODEL) && listed)
+                fail_msg("'%s' (%s) is handled, not expected-missing", f[i].id,
+                         catalog_injector_name(b));
+            if (b != CATALOG_INJ_MCP && b != CATALOG_INJ_CONTROLLER_MODEL && !listed)
+                fail_msg("catalog pair ('%s', %s) has no handler and is not listed as "
+                         "expected-missing",
+                         f[i].id, catalog_injector_name(b));
+        }
+    }
+    for (size_t k = 0; k < sizeof(missing) / sizeof(missing[0]); k++) {
+        const struct catalog_fault *r = catalog_fault_find(missing[k].id);
+        if (r == NULL || !(r->injectors & missing[k].inj))
+            fail_msg("expected-missing ('%s', %s) is no catalog pair", missing[k].id,
+                     catalog_injector_name(missing[k].inj));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1379,6 +1444,7 @@ int main(void)
         cmocka_unit_test(test_unparsed_from_server),
         cmocka_unit_test(test_unparsed_from_client),
         cmocka_unit_test(test_unparsed_lists),
+        cmocka_unit_test(test_every_catalog_fault_has_a_handler),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1288,6 +1288,51 @@ static void test_injector_names(void **state)
     assert_null(plan_injector_name(CATALOG_INJ_GATE | CATALOG_INJ_MCP));
 }
 
+/* A hand-written plan gets its options' defaults from the catalog when loaded, for every row:
+ * injectors read them without fallbacks. What the plan gives is kept; a kind the catalog does
+ * not know keeps its options as written. */
+static void test_load_fills_catalog_defaults(void **state)
+{
+    size_t n;
+    const struct catalog_fault *f = catalog_faults(&n);
+    char faults[256];
+
+    for (size_t i = 0; i < n; i++) {
+        struct plan *p;
+        json_t *o;
+        snprintf(faults, sizeof(faults), "[{\"kind\":\"%s\",\"injectors\":[\"%s\"]}]",
+                 f[i].id, catalog_injector_name(f[i].injectors & -f[i].injectors));
+        p = plan_faults(faults);
+        o = plan_fault_options(p, 0);
+        for (const struct catalog_option *op = f[i].options; op->name; op++) {
+            json_t *def = catalog_option_default(op);
+            if (def ? !json_equal(def, json_object_get(o, op->name))
+                    : json_object_get(o, op->name) != NULL)
+                fail_msg("%s: option '%s' is not the catalog's default after loading", f[i].id,
+                         op->name);
+            json_decref(def);
+        }
+        plan_free(p);
+    }
+    {
+        struct plan *p = plan_faults("[{\"kind\":\"tool.error\",\"injectors\":[\"mcp\"],"
+                                     "\"options\":{\"message\":\"mine\"}},"
+                                     "{\"kind\":\"tool.nope\",\"injectors\":[\"mcp\"]}]");
+        json_t *dump = plan_to_json(p);
+        assert_string_equal(json_string_value(json_object_get(plan_fault_options(p, 0), "message")),
+                            "mine");
+        assert_int_equal(json_object_size(plan_fault_options(p, 1)), 0);
+        /* the dump carries the filled options: a plan read back decides the same */
+        assert_string_equal(
+            json_string_value(json_object_get(
+                json_object_get(json_array_get(json_object_get(dump, "faults"), 0), "options"),
+                "message")),
+            "mine");
+        json_decref(dump);
+        plan_free(p);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1324,6 +1369,7 @@ int main(void)
         cmocka_unit_test(test_decide_edges),
         cmocka_unit_test(test_call_key),
         cmocka_unit_test(test_injector_names),
+        cmocka_unit_test(test_load_fills_catalog_defaults),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
