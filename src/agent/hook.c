@@ -12,6 +12,7 @@
 #include "agent/cmdrun.h"
 #include "agent/hook.h"
 #include "util/fs.h"
+#include "util/text.h"
 #include "util/banned.h"
 
 void hook_set_init(struct hook_set *s)
@@ -83,7 +84,7 @@ int hook_set_load_settings(struct hook_set *s, const char *path, struct err *e)
         goto out;
     root = json_loadb(text.data, text.len, 0, &je);
     if (root == NULL) {
-        rc = err_set(e, ERR_PARSE, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+        rc = err_set(e, ERR_PARSE, "%s:%d:%d: %s", path, je.line, je.column, JE_TEXT(je));
         goto out;
     }
     if (!json_is_object(root)) {
@@ -250,7 +251,9 @@ void hook_decide(int exit_code, int timed_out, const char *out, size_t outlen, c
         return;
     j = json_loadb(out, outlen, 0, &je);
     if (!json_is_object(j)) {
-        add_note(d, "hook printed invalid JSON: ", je.text, strlen(je.text), "; the call proceeds");
+        char why[JSON_ERROR_TEXT_LENGTH];
+        text_parse_error(je.text, why, sizeof(why));
+        add_note(d, "hook printed invalid JSON: ", why, strlen(why), "; the call proceeds");
         json_decref(j);
         return;
     }

@@ -27,6 +27,7 @@
 #include "agent/llm.h"
 #include "codec/sse.h"
 #include "util/num.h"
+#include "util/text.h"
 #include "util/banned.h"
 
 const char *llm_api_name(enum llm_api api)
@@ -540,7 +541,7 @@ static void add_call(struct llm_reply *r, const char *id, const char *name, cons
         if (k->input == NULL) {
             char tmp[300];
             snprintf(tmp, sizeof(tmp), "invalid JSON arguments at column %d: %s", je.column,
-                     je.text);
+                     JE_TEXT(je));
             k->input_error = xstrdup(tmp);
         } else if (!json_is_object(k->input)) {
             json_decref(k->input);

@@ -27,6 +27,7 @@
 #include "codec/jsonrpc.h"
 #include "util/err.h"
 #include "util/hash.h"
+#include "util/text.h"
 #include "util/banned.h"
 
 /* ---- skim ---- */
@@ -867,7 +868,7 @@ enum jsonrpc_kind jsonrpc_parse(const char *line, size_t len, struct jsonrpc_msg
         m->root =
             json_loadb(line, len, JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, &je);
     if (m->root == NULL) {
-        snprintf(m->why, sizeof(m->why), "column %d: %.160s", je.column, je.text);
+        snprintf(m->why, sizeof(m->why), "column %d: %.160s", je.column, JE_TEXT(je));
         return m->kind = JSONRPC_NOT_JSON;
     }
     root = m->root;

@@ -16,6 +16,7 @@
 #include "codec/pricing.h"
 #include "util/fs.h"
 #include "util/yaml.h"
+#include "util/text.h"
 #include "util/banned.h"
 
 #define PRICING_FILE_MAX ((size_t)1 << 20)
@@ -355,7 +356,7 @@ int pricing_load_text(struct pricing_table *t, const char *text, size_t len, con
         json_error_t je;
         root = json_loadb(text, len, 0, &je);
         if (root == NULL)
-            return err_set(e, ERR_PARSE, "%s:%d:%d: %s", name, je.line, je.column, je.text);
+            return err_set(e, ERR_PARSE, "%s:%d:%d: %s", name, je.line, je.column, JE_TEXT(je));
     } else {
         root = ydoc_parse_json(text, len, name, &yaml_limits, &marks, e);
         if (root == NULL)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "codec/wire.h"
+#include "util/text.h"
 #include "util/banned.h"
 
 enum wire_api wire_api_from_path(const char *path)
@@ -94,7 +95,8 @@ json_t *wire_json_parse(const char *body, size_t len, struct err *e)
     }
     j = json_loadb(body, len, 0, &je);
     if (j == NULL) {
-        err_set(e, ERR_PARSE, "invalid JSON at line %d column %d: %s", je.line, je.column, je.text);
+        err_set(e, ERR_PARSE, "invalid JSON at line %d column %d: %s", je.line, je.column,
+                JE_TEXT(je));
         return NULL;
     }
     if (!json_is_object(j)) {
@@ -517,7 +519,7 @@ int wire_result_stream_event(enum wire_api api, struct wire_result *r, const str
     }
     json_t *d = json_loadb(ev->data, ev->data_len, 0, &je);
     if (d == NULL)
-        return err_set(e, ERR_PARSE, "stream event %zu: invalid JSON: %s", r->events, je.text);
+        return err_set(e, ERR_PARSE, "stream event %zu: invalid JSON: %s", r->events, JE_TEXT(je));
     const char *type = str_or(json_object_get(d, "type"), ev->event);
     if (ev->event_len > 0 && strcmp(ev->event, "error") == 0)
         type = "error";

@@ -11,6 +11,7 @@
 #include "control/ctl.h"
 #include "util/log.h"
 #include "util/timeutil.h"
+#include "util/text.h"
 #include "util/banned.h"
 
 #define API_BODY_MAX ((size_t)1 << 20)
@@ -71,7 +72,7 @@ static json_t *api_body(struct hreq *r)
     j = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
     if (j == NULL) {
         snprintf(msg, sizeof(msg), "invalid JSON at line %d column %d: %s", je.line, je.column,
-                 je.text);
+                 JE_TEXT(je));
         ctl_reply_error(r, 400, "invalid_request_error", msg);
     }
     return j;

@@ -33,6 +33,7 @@
 #include "mcp/alter.h"
 #include "mcp/session.h"
 #include "util/log.h"
+#include "util/text.h"
 #include "util/banned.h"
 
 #define META_VERSION "io.modelcontextprotocol/protocolVersion"
@@ -539,9 +540,7 @@ static char opaque_type(const char *line, const struct jsonrpc_span *sp, const c
 /* What jansson said of an opaque line, without the text it quotes ("near '...'"). */
 static void opaque_why(const struct jsonrpc_msg *m, char *out, size_t n)
 {
-    const char *near = strstr(m->why, " near ");
-
-    snprintf(out, n, "%.*s", near ? (int)(near - m->why) : (int)strlen(m->why), m->why);
+    text_parse_error(m->why, out, n);
     sanitize_utf8(out);
 }
 

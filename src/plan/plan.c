@@ -29,6 +29,7 @@
 #include "util/hash.h"
 #include "util/num.h"
 #include "util/regex_safe.h"
+#include "util/text.h"
 #include "util/banned.h"
 
 #define PLAN_VERSION 1
@@ -1144,7 +1145,7 @@ struct plan *plan_load(const char *path, struct err *e)
         goto out;
     j = json_loadb(b.data, b.len, 0, &je);
     if (j == NULL) {
-        err_set(e, ERR_PARSE, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+        err_set(e, ERR_PARSE, "%s:%d:%d: %s", path, je.line, je.column, JE_TEXT(je));
         goto out;
     }
     p = plan_from_json(j, e);

@@ -12,6 +12,20 @@
 
 #define SHOWN_MAX 40
 
+const char *text_parse_error(const char *msg, char *out, size_t cap)
+{
+    const char *near = strstr(msg, " near ");
+    size_t n = near ? (size_t)(near - msg) : strlen(msg);
+
+    if (cap == 0)
+        return out;
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(out, msg, n);
+    out[n] = '\0';
+    return out;
+}
+
 const char *text_shown(const char *s, size_t len, char out[TEXT_SHOWN_SIZE])
 {
     struct buf r = BUF_INIT;

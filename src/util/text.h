@@ -14,6 +14,15 @@
  * "..."), control bytes (< 32, 127) as '?'. Writes into out and returns it. */
 const char *text_shown(const char *s, size_t len, char out[TEXT_SHOWN_SIZE]);
 
+/* A parser's message (jansson's json_error_t.text, or one like it) without the piece of input
+ * it quotes (" near '...'" and what follows): that piece is cut where redaction can no longer
+ * recognise a secret, so no message shows it. Writes at most cap bytes into out (NUL-terminated)
+ * and returns out. */
+const char *text_parse_error(const char *msg, char *out, size_t cap);
+/* text_parse_error of a json_error_t je into a buffer that lives until the end of the full
+ * expression that uses it (a compound literal): for a message argument. */
+#define JE_TEXT(je) text_parse_error((je).text, (char[160]){0}, 160)
+
 /* 1 when s[0..n) holds only spaces, tabs and carriage returns (or nothing). */
 int text_blank(const char *s, size_t n);
 
