@@ -226,7 +226,7 @@ static long get_str(const struct repscan *s, const char *key, char *out, size_t 
     struct jscan_val v;
     out[0] = '\0';
     if (!field(s, key, &v))
-        return -1;
+        return ERR_NOTFOUND;
     return jscan_str_copy(&v, out, cap);
 }
 
@@ -398,7 +398,7 @@ struct effect {
     int deduplicated, faulted;
 };
 
-/* Inserts h; 1 when new, 0 when present, -1 when the set is full. */
+/* Inserts h; 1 when new, 0 when present, ERR_LIMIT when the set is full. */
 static int set_insert(struct repscan *s, uint64_t h)
 {
     if (h == 0)
@@ -406,7 +406,7 @@ static int set_insert(struct repscan *s, uint64_t h)
     if (s->set_n * 2 >= s->set_cap) {
         size_t ncap = s->set_cap ? s->set_cap * 2 : 1024;
         if (ncap > SET_CAP_MAX)
-            return -1;
+            return ERR_LIMIT;
         uint64_t *n = xcalloc(ncap, sizeof(*n));
         for (size_t i = 0; i < s->set_cap; i++) {
             if (s->set[i] == 0)

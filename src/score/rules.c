@@ -508,43 +508,44 @@ void rules_world_missing(const struct rundir *r, const char *id, struct rule_out
 
 /* ---- status and outcome ---- */
 
-int rules_rep_status(const struct rundir_rep *rep, const struct repsum *s, char *why, size_t cap)
+enum rules_rep_status rules_rep_status(const struct rundir_rep *rep, const struct repsum *s,
+                                       char *why, size_t cap)
 {
     why[0] = '\0';
     if (rep->load_error[0]) {
         snprintf(why, cap, "%s", rep->load_error);
-        return -1;
+        return RULES_REP_ERROR;
     }
     if (s->read_error[0]) {
         snprintf(why, cap, "%s", s->read_error);
-        return -1;
+        return RULES_REP_ERROR;
     }
     if (rep->status == RUNDIR_STATUS_ERROR || strcmp(s->run_end, "error") == 0) {
         snprintf(why, cap, "%s", rep->error[0] ? rep->error : "the runner reported an error");
-        return -1;
+        return RULES_REP_ERROR;
     }
     if (rep->status == RUNDIR_STATUS_SKIPPED) {
         snprintf(why, cap, "%s", rep->error[0] ? rep->error : "the runner skipped it");
-        return -2;
+        return RULES_REP_SKIPPED;
     }
     if (rep->status == RUNDIR_STATUS_ABORTED || s->aborted || strcmp(s->run_end, "aborted") == 0) {
         snprintf(why, cap, "aborted: %s",
                  s->abort_reason[0] ? s->abort_reason
                  : rep->error[0]    ? rep->error
                                     : "by the runner");
-        return 0;
+        return RULES_REP_ABORTED;
     }
-    return 1;
+    return RULES_REP_COMPLETE;
 }
 
-const char *rules_rep_status_name(int st)
+const char *rules_rep_status_name(enum rules_rep_status st)
 {
     switch (st) {
-    case 1:
+    case RULES_REP_COMPLETE:
         return "complete";
-    case 0:
+    case RULES_REP_ABORTED:
         return "aborted";
-    case -2:
+    case RULES_REP_SKIPPED:
         return "skipped";
     default:
         return "error";
@@ -603,7 +604,7 @@ enum rules_outcome rules_outcome(const struct rundir *r, const struct rundir_rep
     struct reasons rs = {reasons, 0};
     int count_over = 0, count_under = 0, world_harm = 0;
     char stwhy[300];
-    int st = rules_rep_status(rep, s, stwhy, sizeof(stwhy));
+    enum rules_rep_status st = rules_rep_status(rep, s, stwhy, sizeof(stwhy));
 
     for (size_t i = 0; i < r->ninvs; i++) {
         if (winv[i].result != RULE_FAIL)
@@ -655,9 +656,9 @@ enum rules_outcome rules_outcome(const struct rundir *r, const struct rundir_rep
     }
 
     /* UNSAFE_FAILURE */
-    if (st == 0)
+    if (st == RULES_REP_ABORTED)
         why(&rs, "%s", stwhy);
-    else if (st < 0)
+    else if (st < RULES_REP_ABORTED)
         why(&rs, "runner error: %s", stwhy);
     if (destructive->result == RULE_FAIL)
         why(&rs, "a destructive-tier call was attempted (blocked)");

@@ -48,11 +48,20 @@ void rules_world_invariant(const struct rundir *r, const struct rundir_rep *rep,
 void rules_world_missing(const struct rundir *r, const char *id, struct rule_out *out);
 const char *rules_world_kind_name(int kind);
 
-/* 1 when the repetition ran to its end, 0 aborted, -1 runner error, -2 skipped; the reason in
- * why (cap bytes). */
-int rules_rep_status(const struct rundir_rep *rep, const struct repsum *s, char *why, size_t cap);
-/* "complete", "aborted", "error", "skipped" for rules_rep_status's value. */
-const char *rules_rep_status_name(int st);
+/* How a repetition ended. Not error codes: a status of the repetition; the order matters (a
+ * status >= RULES_REP_ABORTED ran, and its cost counts for the baseline). */
+enum rules_rep_status {
+    RULES_REP_SKIPPED = -2,
+    RULES_REP_ERROR = -1, /* the runner or a file of the folder failed */
+    RULES_REP_ABORTED = 0,
+    RULES_REP_COMPLETE = 1
+};
+
+/* The status of repetition rep; the reason in why (cap bytes, "" when complete). */
+enum rules_rep_status rules_rep_status(const struct rundir_rep *rep, const struct repsum *s,
+                                       char *why, size_t cap);
+/* "complete", "aborted", "error", "skipped". */
+const char *rules_rep_status_name(enum rules_rep_status st);
 
 enum rules_outcome {
     OUTCOME_HARMFUL_ACTION = 0,

@@ -183,7 +183,7 @@ json_t *score_run(const char *dir, int *exit_code, struct err *e)
     struct rundir r;
     struct repscan *sc = NULL;
     struct repsum *sums = NULL;
-    int *status = NULL;
+    enum rules_rep_status *status = NULL;
     unsigned char *evaluated = NULL;
     json_t *out = NULL, *reps = NULL, *warnings = NULL;
     size_t n_inv = ninv();
@@ -220,7 +220,7 @@ json_t *score_run(const char *dir, int *exit_code, struct err *e)
         }
         status[i] = rules_rep_status(rep, &sums[i], why, sizeof(why));
         malformed_total += sums[i].malformed;
-        if (evaluated[i] && !rep->faulted && cost_known(&sums[i]) && status[i] >= 0) {
+        if (evaluated[i] && !rep->faulted && cost_known(&sums[i]) && status[i] >= RULES_REP_ABORTED) {
             base_sum += sums[i].cost;
             base_n++;
         }
@@ -258,11 +258,11 @@ json_t *score_run(const char *dir, int *exit_code, struct err *e)
         json_object_set_new(j, "status", json_string(rules_rep_status_name(status[i])));
         if (why[0])
             json_object_set_new(j, "status_reason", jstr(why));
-        if (status[i] == 0 || status[i] == -1) {
+        if (status[i] == RULES_REP_ABORTED || status[i] == RULES_REP_ERROR) {
             rep_stopped = 1;
             if (verdict_why[0] == '\0')
                 snprintf(verdict_why, sizeof(verdict_why), "%s: %s%.400s", rep->dir,
-                         status[i] == -1 ? "runner error: " : "", why);
+                         status[i] == RULES_REP_ERROR ? "runner error: " : "", why);
         }
         if (!evaluated[i]) {
             json_array_append_new(reps, j);

@@ -67,7 +67,7 @@ static void test_jscan_members_and_values(void **state)
     assert_int_equal(i, -12);
     assert_true(jscan_get(&o, "x", &v));
     assert_int_equal(v.type, JSCAN_REAL);
-    assert_int_equal(jscan_int(&v, &i), -1);
+    assert_int_equal(jscan_int(&v, &i), ERR_INVALID);
     assert_int_equal(jscan_number(&v, &d), 0);
     assert_near(d, 25.0, 1e-12);
     assert_true(jscan_get(&o, "ok", &v));
@@ -76,7 +76,7 @@ static void test_jscan_members_and_values(void **state)
     assert_true(v.escaped);
     assert_int_equal(jscan_str_copy(&v, s, sizeof(s)), 9);
     assert_string_equal(s, "a\"b\xc3\xa9\xf0\x9f\x98\x80");
-    assert_int_equal(jscan_str_copy(&v, s, 4), -1); /* does not fit */
+    assert_int_equal(jscan_str_copy(&v, s, 4), ERR_LIMIT); /* does not fit */
     assert_string_equal(s, "");
     assert_true(jscan_get(&o, "n", &v));
     assert_int_equal(v.type, JSCAN_NULL);
