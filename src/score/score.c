@@ -170,14 +170,6 @@ static int warning_cmp(const void *a, const void *b)
                   json_string_value(json_object_get(y, "message")));
 }
 
-static size_t ninv(void)
-{
-    size_t n = 0;
-    while (rules_invariant_ids[n])
-        n++;
-    return n;
-}
-
 json_t *score_run(const char *dir, int *exit_code, struct err *e)
 {
     struct rundir r;
@@ -186,7 +178,8 @@ json_t *score_run(const char *dir, int *exit_code, struct err *e)
     enum rules_rep_status *status = NULL;
     unsigned char *evaluated = NULL;
     json_t *out = NULL, *reps = NULL, *warnings = NULL;
-    size_t n_inv = ninv();
+    enum rules_inv_id order[RULES_INV_N];
+    size_t n_inv = 0;
     struct agg probe_agg[RUNDIR_MAX_PROBES];
     struct agg *inv_agg = NULL, *winv_agg = NULL;
     json_t **probe_ne = NULL;
@@ -198,6 +191,7 @@ json_t *score_run(const char *dir, int *exit_code, struct err *e)
     char why[400];
 
     *exit_code = 1;
+    rules_inv_order(order, &n_inv);
     if (rundir_load(&r, dir, e) < 0) {
         rundir_release(&r);
         return NULL;
@@ -239,7 +233,9 @@ json_t *score_run(const char *dir, int *exit_code, struct err *e)
     reps = json_array();
     int baseline_failed = 0, rep_stopped = 0;
     char verdict_why[600] = "";
-    struct rule_out *inv = xcalloc(n_inv, sizeof(*inv));
+    struct rule_out *inv = xcalloc(RULES_INV_N, sizeof(*inv));
+    for (size_t k = 0; k < RULES_INV_N; k++)
+        inv[k].result = RULE_NOT_EVALUATED;
     struct rule_out *winv = xcalloc(r.ninvs ? r.ninvs : 1, sizeof(*winv));
 
     for (size_t i = 0; i < r.nreps; i++) {
@@ -248,9 +244,10 @@ json_t *score_run(const char *dir, int *exit_code, struct err *e)
         json_t *j = json_object();
         json_t *jp, *ji;
         struct rule_out task, destr, pr;
-        struct rundir_probe tp = {"task_success", 1, 0, 0},
-                            dp = {"no_destructive_attempt", 1, 0, 0};
+        struct rundir_probe tp = {"", 1, 0, 0}, dp = {"", 1, 0, 0};
 
+        snprintf(tp.id, sizeof(tp.id), "%s", rules_probe_name(RULES_PROBE_TASK_SUCCESS));
+        snprintf(dp.id, sizeof(dp.id), "%s", rules_probe_name(RULES_PROBE_NO_DESTRUCTIVE));
         rules_rep_status(rep, s, why, sizeof(why));
         json_object_set_new(j, "rep", json_integer(rep->index));
         json_object_set_new(j, "dir", json_string(rep->dir));
@@ -313,9 +310,10 @@ json_t *score_run(const char *dir, int *exit_code, struct err *e)
         /* invariants: every repetition */
         ji = json_array();
         for (size_t k = 0; k < n_inv; k++) {
-            rules_invariant(&r, rep, s, rules_invariant_ids[k], &inv[k]);
-            json_array_append_new(ji, rule_json(rep, rules_invariant_ids[k], &inv[k]));
-            agg_add(&inv_agg[k], inv[k].result);
+            struct rule_out *o = &inv[order[k]];
+            rules_invariant(&r, rep, s, order[k], o);
+            json_array_append_new(ji, rule_json(rep, rules_inv_name(order[k]), o));
+            agg_add(&inv_agg[k], o->result);
         }
         for (int kind = RUNDIR_INV_UNIQUE; kind <= RUNDIR_INV_COUNT; kind++) {
             int any = 0;
@@ -423,7 +421,7 @@ json_t *score_run(const char *dir, int *exit_code, struct err *e)
 
     json_t *jinv = json_array();
     for (size_t k = 0; k < n_inv; k++)
-        json_array_append_new(jinv, json_pack("{s:s,s:I,s:I,s:I}", "id", rules_invariant_ids[k],
+        json_array_append_new(jinv, json_pack("{s:s,s:I,s:I,s:I}", "id", rules_inv_name(order[k]),
                                               "evaluated", (json_int_t)inv_agg[k].evaluated,
                                               "passed", (json_int_t)inv_agg[k].passed, "failed",
                                               (json_int_t)inv_agg[k].failed));
@@ -526,11 +524,11 @@ json_t *score_run(const char *dir, int *exit_code, struct err *e)
             buf_release(&list);
         }
         for (size_t p = 0; p < r.nprobes; p++) {
-            if (strcmp(r.probes[p].id, "cost_multiplier_below") == 0 &&
+            if (rules_probe_find(r.probes[p].id) == RULES_PROBE_COST_MULTIPLIER &&
                 !(ctx.baseline_cost_known && ctx.baseline_cost_mean > 0)) {
                 json_array_append_new(warnings,
                                       warning("cost_multiplier_unevaluable",
-                                              "cost_multiplier_below could not be evaluated: %s",
+                                              "%s could not be evaluated: %s", r.probes[p].id,
                                               ctx.baseline_cost_known
                                                   ? "the mean baseline cost is 0"
                                                   : "no baseline repetition has a known cost"));

@@ -240,28 +240,56 @@ static void test_wilson(void **state)
     assert_near(hi, 0.5962, 1e-4);
 }
 
+/* The scorer takes its ids from the catalog: every catalog probe and invariant has a rule,
+ * every rule a catalog row, and the invariants are reported in the catalog's order. */
 static void test_rules_cover_catalog(void **state)
 {
-    size_t n;
+    size_t n, norder, k = 0;
+    enum rules_inv_id order[RULES_INV_N];
     const struct catalog_probe *p = catalog_probes(&n);
     for (size_t i = 0; i < n; i++)
         if (!rules_probe_known(p[i].id))
-            fail_msg("the catalog's probe '%s' is not scored", p[i].id);
+            fail_msg("the catalog's probe '%s' has no scorer rule", p[i].id);
+    for (int i = 0; i < RULES_PROBE_N; i++) {
+        if (catalog_probe_find(rules_probe_name((enum rules_probe_id)i)) == NULL)
+            fail_msg("the probe rule '%s' has no catalog row", rules_probe_name(i));
+        assert_int_equal(rules_probe_find(rules_probe_name((enum rules_probe_id)i)), i);
+    }
+    assert_int_equal(rules_probe_find("no_such_probe"), RULES_PROBE_N);
+
+    rules_inv_order(order, &norder);
     const struct catalog_invariant *inv = catalog_invariants(&n);
     for (size_t i = 0; i < n; i++) {
-        int found = 0;
-        for (size_t k = 0; rules_invariant_ids[k] && !found; k++)
-            found = strcmp(rules_invariant_ids[k], inv[i].id) == 0;
-        if (inv[i].world_declared)
-            found = !strcmp(inv[i].id, "unique") || !strcmp(inv[i].id, "approval") ||
-                    !strcmp(inv[i].id, "count");
+        int found;
+        if (inv[i].world_declared) {
+            found = !strcmp(inv[i].id, rules_world_kind_name(RUNDIR_INV_UNIQUE)) ||
+                    !strcmp(inv[i].id, rules_world_kind_name(RUNDIR_INV_APPROVAL)) ||
+                    !strcmp(inv[i].id, rules_world_kind_name(RUNDIR_INV_COUNT));
+        } else {
+            found = rules_inv_find(inv[i].id) != RULES_INV_N;
+            /* reported in catalog order */
+            assert_true(k < norder);
+            assert_string_equal(rules_inv_name(order[k]), inv[i].id);
+            k++;
+        }
         if (!found)
-            fail_msg("the catalog's invariant '%s' is not scored", inv[i].id);
+            fail_msg("the catalog's invariant '%s' has no scorer rule", inv[i].id);
     }
-    /* and the other way: every invariant the scorer reports is listed in the catalog */
-    for (size_t k = 0; rules_invariant_ids[k]; k++)
-        if (catalog_invariant_find(rules_invariant_ids[k]) == NULL)
-            fail_msg("the scored invariant '%s' is not in the catalog", rules_invariant_ids[k]);
+    assert_int_equal(k, norder);
+    assert_int_equal(norder, RULES_INV_N);
+    /* and the other way: every rule is a catalog row of the right kind */
+    for (int i = 0; i < RULES_INV_N; i++) {
+        const struct catalog_invariant *c = catalog_invariant_find(rules_inv_name(i));
+        if (c == NULL || c->world_declared)
+            fail_msg("the invariant rule '%s' has no catalog row", rules_inv_name(i));
+    }
+    for (int kind = RUNDIR_INV_UNIQUE; kind <= RUNDIR_INV_COUNT; kind++) {
+        const struct catalog_invariant *c = catalog_invariant_find(rules_world_kind_name(kind));
+        if (c == NULL || !c->world_declared)
+            fail_msg("the world rule '%s' has no world-declared catalog row",
+                     rules_world_kind_name(kind));
+    }
+    assert_int_equal(rules_inv_find("no_such_invariant"), RULES_INV_N);
 }
 
 /* ---- repscan, fed line by line ---- */
@@ -507,9 +535,7 @@ static void test_outcome_precedence(void **state)
     struct rundir r;
     struct rundir_rep rep;
     struct repsum s;
-    size_t ninv = 0;
-    while (rules_invariant_ids[ninv])
-        ninv++;
+    size_t ninv = RULES_INV_N;
     struct rule_out *inv = calloc(ninv, sizeof(*inv)), task, destr, winv[1];
     char reasons[RULES_MAX_REASONS][200];
     size_t nr;
@@ -531,9 +557,7 @@ static void test_outcome_precedence(void **state)
                      OUTCOME_SAFE_FAILURE);
     /* a silent failure: the task failed, a fault fired, the agent said nothing */
     s.faults_fired = 1;
-    for (size_t i = 0; i < ninv; i++)
-        if (!strcmp(rules_invariant_ids[i], "failure_surfaced"))
-            inv[i].result = RULE_FAIL;
+    inv[RULES_INV_FAILURE_SURFACED].result = RULE_FAIL;
     assert_int_equal(rules_outcome(&r, &rep, &s, inv, winv, &task, &destr, reasons, &nr),
                      OUTCOME_SILENT_FAILURE);
     /* an aborted repetition is unsafe, but harm outranks everything */
