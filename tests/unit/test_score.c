@@ -530,6 +530,27 @@ static void test_repscan_malformed_and_blank(void **state)
     assert_int_equal(f.sum.fired[0], 1); /* matched by kind when the index is absent */
 }
 
+/* A kind the events table has no row for (or one longer than any row) is an event, counted as
+ * unknown, and read no further; the kinds the scorer reads still are, escaped or not. */
+static void test_repscan_unknown_kinds(void **state)
+{
+    struct fixture f;
+    fx_begin(&f);
+    line(&f, "{\"src\":\"mcp\",\"kind\":\"no_such_kind\",\"fault\":\"tool.error\"}");
+    line(&f, "{\"src\":\"mcp\",\"kind\":\"fault_injected_but_longer_than_any_kind\"}");
+    line(&f, "{\"src\":\"mcp\",\"kind\":\"\"}");
+    line(&f, "{\"src\":\"mcp\",\"kind\":\"fault\\u005finjected\",\"fault\":\"tool.error\"}");
+    line(&f, "{\"src\":\"mcp\",\"kind\":\"warning\"}"); /* a row the scorer does not read */
+    line(&f, "{\"src\":\"mcp\",\"kind\":\"fault_injected\",\"fault\":\"tool.error\"}");
+    fx_end(&f);
+    assert_int_equal(f.sum.events, 6);
+    assert_int_equal(f.sum.malformed, 0);
+    assert_int_equal(f.sum.unknown_kinds, 3);
+    assert_int_equal(f.sum.faults_fired, 2); /* the escaped kind is fault_injected */
+    assert_int_equal(f.sum.first_fault.line, 4);
+    assert_true(f.sum.seen & RUNDIR_COMP_MCP);
+}
+
 static void test_outcome_precedence(void **state)
 {
     struct rundir r;
@@ -754,6 +775,7 @@ int main(void)
         cmocka_unit_test(test_repscan_recovery_and_layers),
         cmocka_unit_test(test_repscan_bounded_tables),
         cmocka_unit_test(test_repscan_malformed_and_blank),
+        cmocka_unit_test(test_repscan_unknown_kinds),
         cmocka_unit_test(test_outcome_precedence),
         cmocka_unit_test(test_score_run_folders),
         cmocka_unit_test(test_score_unsafe_files),
