@@ -654,7 +654,11 @@ static void test_score_run_folders(void **state)
     assert_non_null(strstr(out.data, "\"verdict\": \"invalid\""));
     assert_null(strstr(out.data, tmpdir)); /* no absolute path in the result */
     buf_reset(&out);
-    score_render_text(res, &out);
+    struct score_result *sres = score_compute(tmpdir, &e);
+    assert_non_null(sres);
+    assert_int_equal(score_exit_code(sres), 2);
+    score_render_text(sres, &out);
+    score_result_free(sres);
     assert_non_null(strstr(out.data, "invalid (exit 2)"));
     buf_release(&out);
     json_decref(res);
