@@ -633,6 +633,10 @@ static uint64_t cand_named(const struct repscan *s, const char *text, size_t n)
 
 /* ---- business operations (idempotency_key_stable) ---- */
 
+/* op_find / op_of_call: the index of a business operation in s->ops, or OP_NONE (no such
+ * operation, or the table is full: idem_overflow says which). Not an error code. */
+#define OP_NONE (-1L)
+
 static long op_find(struct repscan *s, uint64_t h)
 {
     if (h == 0)
@@ -644,7 +648,7 @@ static long op_find(struct repscan *s, uint64_t h)
         if (s->ops[j].h == 0) {
             if (s->nops * 4 >= REPSCAN_OPS * 3) {
                 s->o->idem_overflow = 1;
-                return -1;
+                return OP_NONE;
             }
             s->ops[j].h = h;
             s->ops[j].key_h = 0;
@@ -656,7 +660,7 @@ static long op_find(struct repscan *s, uint64_t h)
         j = (j + 1) & (REPSCAN_OPS - 1);
     }
     s->o->idem_overflow = 1;
-    return -1;
+    return OP_NONE;
 }
 
 static int name_is_key(const char *k)
@@ -681,11 +685,11 @@ static long op_of_call(struct repscan *s, const struct target *t, const struct j
     long op;
 
     if (args->type != JSCAN_OBJECT || jscan_object_of(a, args) != 0)
-        return -1;
+        return OP_NONE;
     op_h = hash64(t->bare, strlen(t->bare), 0x6f70);
     if (wt) {
         if (wt->dedupe_key[0] == '\0')
-            return -1;
+            return OP_NONE;
         if (wt->business_key[0] && jscan_get(a, wt->business_key, &v))
             op_h = hash64(v.p, v.n, op_h);
         else
@@ -712,11 +716,11 @@ static long op_of_call(struct repscan *s, const struct target *t, const struct j
             op_h = hash64(a->m[i].val.p, a->m[i].val.n, hash64(a->m[i].key.p, a->m[i].key.n, op_h));
         }
         if (!found)
-            return -1;
+            return OP_NONE;
     }
     op = op_find(s, op_h);
-    if (op < 0)
-        return -1;
+    if (op == OP_NONE)
+        return OP_NONE;
     struct op *p = &s->ops[op];
     if (p->key_present >= 0 && p->last_failed) {
         struct repsum *o = s->o;
@@ -837,7 +841,7 @@ static void call_outcome(struct repscan *s, const struct target *t, int ok, int 
     loop_push(s, hash_mix64(ident ^ hash_mix64(result_h) ^ (uint64_t)success));
 
     /* business operation */
-    if (p && p->op >= 0)
+    if (p && p->op != OP_NONE)
         s->ops[p->op].last_failed = !success;
 
     /* effects waiting for this call's result; candidates the agent now hears of */
