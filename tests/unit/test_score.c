@@ -657,8 +657,23 @@ static void test_score_run_folders(void **state)
     struct score_result *sres = score_compute(tmpdir, &e);
     assert_non_null(sres);
     assert_int_equal(score_exit_code(sres), 2);
+    /* the stages filled the struct; the JSON renderer reads only it */
+    assert_int_equal(sres->verdict, SCORE_INVALID);
+    assert_false(sres->has_score);
+    assert_int_equal(sres->run.nreps, 1);
+    assert_true(sres->reps[0].evaluated);
+    assert_int_equal(sres->reps[0].status, RULES_REP_COMPLETE);
+    assert_int_equal(sres->reps[0].ninvs, RULES_INV_N + 3); /* no world: 3 not evaluated */
+    assert_string_equal(sres->reps[0].invs[RULES_INV_N].id, "unique");
+    assert_int_equal(sres->ninvs, RULES_INV_N);
+    assert_int_equal(sres->nwarnings, 1);
+    assert_string_equal(sres->warnings[0].code, "repetition_missing");
+    json_t *again = score_render_json(sres);
+    assert_true(json_equal(again, res));
+    json_decref(again);
     score_render_text(sres, &out);
     score_result_free(sres);
+    score_result_free(NULL);
     assert_non_null(strstr(out.data, "invalid (exit 2)"));
     buf_release(&out);
     json_decref(res);
