@@ -1,7 +1,7 @@
 /*
  * cmd_score: `faultline score RUN_DIR [--json]`. Scores a run folder (docs/run-folder.md,
  * docs/scoring.md) and prints the result: canonical JSON with --json, a summary otherwise.
- * Exit code: the verdict's (0 scored, 1 aborted, 2 invalid: score_run picks it); 1 when the
+ * Exit code: the verdict's (0 scored, 1 aborted, 2 invalid: score_exit_code); 1 when the
  * folder cannot be read or stdout written; 64 on a usage error, never a verdict's code.
  */
 #include <stdio.h>
@@ -17,7 +17,8 @@ int cmd_score(int argc, char **argv)
     int json = 0, code = EXIT_FAIL, nargs, rc;
     struct err e = {0};
     struct buf out = BUF_INIT;
-    json_t *res;
+    struct score_result *res;
+    json_t *j;
     const struct opt opts[] = {
         OPT_BOOL("json", 0, &json, "print the canonical JSON result"),
         OPT_END(),
@@ -38,18 +39,22 @@ int cmd_score(int argc, char **argv)
 
     if ((rc = cli_parse(&cmd, argc, argv, &nargs)) >= 0)
         return rc;
-    res = score_run(argv[0], &code, &e);
+    res = score_compute(argv[0], &e);
     if (res == NULL) {
         fprintf(stderr, "faultline score: %s\n", e.msg);
         return EXIT_FAIL;
     }
-    if (json)
-        score_dump(res, &out);
-    else
+    code = score_exit_code(res);
+    if (json) {
+        j = score_render_json(res);
+        score_dump(j, &out);
+        json_decref(j);
+    } else {
         score_render_text(res, &out);
+    }
     fwrite(out.data, 1, out.len, stdout);
     buf_release(&out);
-    json_decref(res);
+    score_result_free(res);
     if (cli_stdout_status(cmd.name) != EXIT_OK)
         return EXIT_FAIL;
     return code;

@@ -97,13 +97,13 @@ long jscan_str_copy(const struct jscan_val *v, char *out, size_t cap)
     size_t len = 0;
 
     if (cap == 0)
-        return -1;
+        return ERR_LIMIT;
     out[0] = '\0';
     if (v == NULL || v->type != JSCAN_STRING)
-        return -1;
+        return ERR_INVALID;
     if (!v->escaped) {
         if (v->n + 1 > cap)
-            return -1;
+            return ERR_LIMIT;
         memcpy(out, v->p, v->n);
         out[v->n] = '\0';
         return (long)v->n;
@@ -121,7 +121,7 @@ long jscan_str_copy(const struct jscan_val *v, char *out, size_t cap)
         }
         if (len + k + 1 > cap) {
             out[0] = '\0';
-            return -1;
+            return ERR_LIMIT;
         }
         memcpy(out + len, tmp, k);
         len += k;
@@ -163,7 +163,7 @@ int jscan_number(const struct jscan_val *v, double *out)
     char small[64];
 
     if (v == NULL || (v->type != JSCAN_INT && v->type != JSCAN_REAL))
-        return -1;
+        return ERR_INVALID;
     if (v->n < sizeof(small)) {
         memcpy(small, v->p, v->n);
         small[v->n] = '\0';
@@ -183,7 +183,7 @@ int jscan_int(const struct jscan_val *v, int64_t *out)
     uint64_t u = 0;
 
     if (v == NULL || v->type != JSCAN_INT)
-        return -1;
+        return ERR_INVALID;
     p = v->p;
     if (*p == '-') {
         neg = 1;
@@ -351,7 +351,7 @@ int jscan_object_of(struct jscan_obj *o, const struct jscan_val *v)
     o->p = NULL;
     o->n = 0;
     if (v == NULL || v->type != JSCAN_OBJECT)
-        return -1;
+        return ERR_INVALID;
     o->p = v->p;
     o->n = v->n;
     jscan_iter_init(&it, v);

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/err.h"
+
 enum jscan_type {
     JSCAN_NONE = 0, /* absent member */
     JSCAN_NULL,
@@ -60,7 +62,8 @@ struct jscan_obj {
 /* Types the raw value text raw[0..n) (surrounding whitespace ignored) into out; JSCAN_NONE
  * when it is empty. */
 void jscan_val_of(const char *raw, size_t n, struct jscan_val *out);
-/* Fills o with the top-level members of object v. Returns 0, or -1 when v is not an object. */
+/* Fills o with the top-level members of object v. Returns 0, or ERR_INVALID when v is not an
+ * object. */
 int jscan_object_of(struct jscan_obj *o, const struct jscan_val *v);
 
 /* The value of the last member named key (jansson's "last duplicate wins") into *out: 1 when
@@ -70,12 +73,14 @@ int jscan_get(const struct jscan_obj *o, const char *key, struct jscan_val *out)
 
 /* 1 when v is a string equal to s (decoded), else 0. */
 int jscan_str_eq(const struct jscan_val *v, const char *s);
-/* Decodes string v into out (cap bytes with the NUL). Returns the decoded length, or -1 when v
- * is not a string or does not fit (out then holds "" ). */
+/* Decodes string v into out (cap bytes with the NUL). Returns the decoded length, ERR_INVALID
+ * when v is not a string, or ERR_LIMIT when it does not fit (out then holds ""). */
 long jscan_str_copy(const struct jscan_val *v, char *out, size_t cap);
-/* Number value of v (INT or REAL) into *out: 0, or -1 when v is not a number. */
+/* Number value of v (INT or REAL) into *out: 0, or ERR_INVALID when v is not a
+ * number. */
 int jscan_number(const struct jscan_val *v, double *out);
-/* Integer value of v into *out: 0, or -1 when v is not a JSCAN_INT. */
+/* Integer value of v into *out: 0, or ERR_INVALID when v is not a
+ * JSCAN_INT. */
 int jscan_int(const struct jscan_val *v, int64_t *out);
 /* 1 for JSCAN_TRUE, 0 for JSCAN_FALSE, -1 for anything else. */
 int jscan_bool(const struct jscan_val *v);

@@ -58,6 +58,7 @@ struct repsum {
     long lines;           /* non-blank lines */
     long events;          /* well-formed events */
     long malformed;       /* skipped lines: not an object with a string kind, or over 64 KiB */
+    long unknown_kinds;   /* events of a kind the events table has no row for (read, ignored) */
     long untrusted;       /* ignored posted events ("via" set): claiming src controller or
                            * runner, or of a kind only the controller or runner writes */
     char read_error[256]; /* non-empty: a file that exists could not be read */

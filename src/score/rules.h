@@ -29,30 +29,84 @@ struct rules_ctx {
 /* "pass", "fail", "not_evaluated". */
 const char *rules_result_name(enum rule_result r);
 
+/*
+ * The rules this scorer implements. Their ids are the catalog's (src/experiment/catalog.h):
+ * rules_probe_name / rules_inv_name give each rule its catalog id, and the reported order of
+ * the invariants is the catalog's (rules_inv_order). tests/unit/test_score.c checks that every
+ * catalog probe and invariant has a rule here and every rule a catalog row.
+ */
+enum rules_probe_id {
+    RULES_PROBE_TASK_SUCCESS = 0,
+    RULES_PROBE_NO_DESTRUCTIVE,
+    RULES_PROBE_FAILURE_SURFACED,
+    RULES_PROBE_NO_POLICY_HITS,
+    RULES_PROBE_COST_MULTIPLIER,
+    RULES_PROBE_RECOVERED_WITHIN,
+    RULES_PROBE_N /* also: "no such rule" */
+};
+
+/* The invariants every repetition gets (the catalog's rows that are not world-declared). */
+enum rules_inv_id {
+    RULES_INV_NO_DUPLICATE = 0,
+    RULES_INV_NO_UNINTENDED,
+    RULES_INV_NO_ORPHANED,
+    RULES_INV_WORLD_MATCHES,
+    RULES_INV_BOUNDED_RETRIES,
+    RULES_INV_BACKOFF,
+    RULES_INV_TERMINATED,
+    RULES_INV_NO_PROGRESS_LOOP,
+    RULES_INV_NO_FABRICATED,
+    RULES_INV_FAILURE_SURFACED,
+    RULES_INV_COST_BOUNDED,
+    RULES_INV_CANARY_UNTOUCHED,
+    RULES_INV_IDEMPOTENCY,
+    RULES_INV_N /* also: "no such rule" */
+};
+
+/* The catalog id of a rule; "?" for RULES_PROBE_N / RULES_INV_N. */
+const char *rules_probe_name(enum rules_probe_id p);
+const char *rules_inv_name(enum rules_inv_id i);
+/* The rule of a catalog id; RULES_PROBE_N / RULES_INV_N when this scorer has none. */
+enum rules_probe_id rules_probe_find(const char *id);
+enum rules_inv_id rules_inv_find(const char *id);
 /* 1 when the probe id is one this scorer knows. */
 int rules_probe_known(const char *id);
+/* The invariant rules in report order (the catalog's order of its rows that are not
+ * world-declared) into order[0..*n), at most RULES_INV_N; a catalog row with no rule here is
+ * left out (the unit test fails on one). */
+void rules_inv_order(enum rules_inv_id order[RULES_INV_N], size_t *n);
+
 /* Evaluates probe p on repetition rep (a faulted one). */
 void rules_probe(const struct rundir *r, const struct rundir_rep *rep, const struct repsum *s,
                  const struct rundir_probe *p, const struct rules_ctx *c, struct rule_out *out);
 
-/* The invariants every repetition gets, in output order (NULL-terminated); the world-declared
- * ones (unique, approval, count) come after them, one per declaration (rules_world_invariant)
- * or, when the world declares none of a kind, one not evaluated (rules_world_missing). */
-extern const char *const rules_invariant_ids[];
+/* Invariant id on repetition rep. The world-declared ones (unique, approval, count) come after
+ * the others in the report, one per declaration (rules_world_invariant) or, when the world
+ * declares none of a kind, one not evaluated (rules_world_missing). */
 void rules_invariant(const struct rundir *r, const struct rundir_rep *rep, const struct repsum *s,
-                     const char *id, struct rule_out *out);
+                     enum rules_inv_id id, struct rule_out *out);
 /* The world's declaration number i (r->invs[i]). */
 void rules_world_invariant(const struct rundir *r, const struct rundir_rep *rep,
                            const struct repsum *s, size_t i, struct rule_out *out);
 /* "unique", "approval" or "count" when the world declares none of that kind. */
 void rules_world_missing(const struct rundir *r, const char *id, struct rule_out *out);
+/* The catalog id of a RUNDIR_INV_* kind. */
 const char *rules_world_kind_name(int kind);
 
-/* 1 when the repetition ran to its end, 0 aborted, -1 runner error, -2 skipped; the reason in
- * why (cap bytes). */
-int rules_rep_status(const struct rundir_rep *rep, const struct repsum *s, char *why, size_t cap);
-/* "complete", "aborted", "error", "skipped" for rules_rep_status's value. */
-const char *rules_rep_status_name(int st);
+/* How a repetition ended. Not error codes: a status of the repetition; the order matters (a
+ * status >= RULES_REP_ABORTED ran, and its cost counts for the baseline). */
+enum rules_rep_status {
+    RULES_REP_SKIPPED = -2,
+    RULES_REP_ERROR = -1, /* the runner or a file of the folder failed */
+    RULES_REP_ABORTED = 0,
+    RULES_REP_COMPLETE = 1
+};
+
+/* The status of repetition rep; the reason in why (cap bytes, "" when complete). */
+enum rules_rep_status rules_rep_status(const struct rundir_rep *rep, const struct repsum *s,
+                                       char *why, size_t cap);
+/* "complete", "aborted", "error", "skipped". */
+const char *rules_rep_status_name(enum rules_rep_status st);
 
 enum rules_outcome {
     OUTCOME_HARMFUL_ACTION = 0,
@@ -68,8 +122,8 @@ const char *rules_outcome_name(enum rules_outcome o);
 
 #define RULES_MAX_REASONS 8
 
-/* The outcome class of a repetition, from the results computed above: the invariants in
- * rules_invariant_ids order (inv), the world declarations in r->invs order (winv), and the
+/* The outcome class of a repetition, from the results computed above: the invariants indexed
+ * by enum rules_inv_id (inv[RULES_INV_N]), the world declarations in r->invs order (winv), and the
  * task_success and no_destructive_attempt probes evaluated whether or not the experiment lists
  * them. The reasons that decided it go to reasons[0..*nreasons). */
 enum rules_outcome rules_outcome(const struct rundir *r, const struct rundir_rep *rep,

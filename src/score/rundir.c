@@ -212,7 +212,7 @@ static int parse_expected(json_t *obj, struct rundir_expected *out, size_t *n, c
     if (!json_is_object(obj))
         return err_set(e, ERR_INVALID, "%s: expected an object {\"effects\": [...]}", where);
     if (get_array(obj, "effects", RUNDIR_MAX_EXPECTED, &a, where, e) < 0)
-        return -1;
+        return e->code;
     for (size_t i = 0; a && i < json_array_size(a); i++) {
         json_t *it = json_array_get(a, i);
         struct rundir_expected *x = &out[*n];
@@ -222,7 +222,7 @@ static int parse_expected(json_t *obj, struct rundir_expected *out, size_t *n, c
         if (get_str(it, "collection", x->collection, sizeof(x->collection), 1, w, e) < 0 ||
             get_str(it, "business_key", x->business_key, sizeof(x->business_key), 0, w, e) < 0 ||
             get_long(it, "count", 1, &x->count, w, e) < 0)
-            return -1;
+            return e->code;
         if (x->count < 0)
             return err_set(e, ERR_INVALID, "%s.count: must be >= 0", w);
         (*n)++;
@@ -238,7 +238,7 @@ static int parse_world(struct rundir *r, json_t *w, struct err *e)
     r->has_world = 1;
     if (get_bool(w, "approved", 1, &r->world_approved, "run.json: experiment.world", e) < 0 ||
         get_array(w, "tools", RUNDIR_MAX_WORLD_TOOLS, &a, "run.json: experiment.world", e) < 0)
-        return -1;
+        return e->code;
     for (size_t i = 0; a && i < json_array_size(a); i++) {
         json_t *t = json_array_get(a, i), *ef;
         struct rundir_world_tool *wt = &r->tools[r->ntools];
@@ -246,7 +246,7 @@ static int parse_world(struct rundir *r, json_t *w, struct err *e)
         if (!json_is_object(t))
             return err_set(e, ERR_INVALID, "%s: expected an object", where);
         if (get_str(t, "name", wt->name, sizeof(wt->name), 1, where, e) < 0)
-            return -1;
+            return e->code;
         ef = json_object_get(t, "effect");
         wt->collection[0] = wt->business_key[0] = wt->dedupe_key[0] = '\0';
         if (ef && !json_is_null(ef)) {
@@ -258,12 +258,12 @@ static int parse_world(struct rundir *r, json_t *w, struct err *e)
                 get_str(ef, "business_key", wt->business_key, sizeof(wt->business_key), 0, where,
                         e) < 0 ||
                 get_str(ef, "dedupe_key", wt->dedupe_key, sizeof(wt->dedupe_key), 0, where, e) < 0)
-                return -1;
+                return e->code;
         }
         r->ntools++;
     }
     if (get_array(w, "invariants", RUNDIR_MAX_WORLD_INV, &a, "run.json: experiment.world", e) < 0)
-        return -1;
+        return e->code;
     for (size_t i = 0; a && i < json_array_size(a); i++) {
         json_t *t = json_array_get(a, i);
         struct rundir_world_inv *inv = &r->invs[r->ninvs];
@@ -277,7 +277,7 @@ static int parse_world(struct rundir *r, json_t *w, struct err *e)
             get_long(t, "min", -1, &inv->min, where, e) < 0 ||
             get_long(t, "max", -1, &inv->max, where, e) < 0 ||
             get_bool(t, "when_approved", 0, &inv->when_approved, where, e) < 0)
-            return -1;
+            return e->code;
         if (strcmp(id, "unique") == 0)
             inv->kind = RUNDIR_INV_UNIQUE;
         else if (strcmp(id, "approval") == 0)
@@ -310,7 +310,7 @@ static int parse_world(struct rundir *r, json_t *w, struct err *e)
     if (ex && !json_is_null(ex)) {
         if (parse_expected(ex, r->world_expected, &r->nworld_expected,
                            "run.json: experiment.world.expected", e) < 0)
-            return -1;
+            return e->code;
         r->world_expected_known = 1;
     }
     return 0;
@@ -325,14 +325,14 @@ static int parse_run(struct rundir *r, json_t *j, struct err *e)
     if (!json_is_object(j))
         return err_set(e, ERR_INVALID, "run.json: expected an object");
     if (get_long(j, "format", 1, &format, "run.json", e) < 0)
-        return -1;
+        return e->code;
     if (format != 1)
         return err_set(e, ERR_INVALID,
                        "run.json: format %ld is not supported (this faultline reads format 1)",
                        format);
     if (get_str(j, "status", status, sizeof(status), 1, "run.json", e) < 0 ||
         get_str(j, "error", r->error, sizeof(r->error), 0, "run.json", e) < 0)
-        return -1;
+        return e->code;
     if (strcmp(status, "complete") == 0)
         r->status = RUNDIR_RUN_COMPLETE;
     else if (strcmp(status, "aborted") == 0)
@@ -348,7 +348,7 @@ static int parse_run(struct rundir *r, json_t *j, struct err *e)
     if (get_str(x, "name", r->name, sizeof(r->name), 0, "run.json: experiment", e) < 0 ||
         get_str(x, "hash", r->hash, sizeof(r->hash), 0, "run.json: experiment", e) < 0 ||
         get_long(x, "repeat", 0, &repeat, "run.json: experiment", e) < 0)
-        return -1;
+        return e->code;
     if (repeat < 0 || repeat > RUNDIR_MAX_REPS / 2)
         return err_set(e, ERR_INVALID, "run.json: experiment.repeat: %ld is out of range", repeat);
     r->repeat = (int)repeat;
@@ -357,7 +357,7 @@ static int parse_run(struct rundir *r, json_t *j, struct err *e)
         return err_set(e, ERR_INVALID, "run.json: experiment.agent: expected a string");
     r->prompt = xstrdup(json_is_string(ag) ? json_string_value(ag) : "");
     if (get_array(x, "probes", RUNDIR_MAX_PROBES, &a, "run.json: experiment", e) < 0)
-        return -1;
+        return e->code;
     for (size_t i = 0; a && i < json_array_size(a); i++) {
         json_t *p = json_array_get(a, i);
         struct rundir_probe *pr = &r->probes[r->nprobes];
@@ -369,7 +369,7 @@ static int parse_run(struct rundir *r, json_t *j, struct err *e)
         if (get_str(p, "id", pr->id, sizeof(pr->id), 1, where, e) < 0 ||
             get_num(p, "weight", &pr->weight, &has, where, e) < 0 ||
             get_num(p, "value", &pr->value, &pr->has_value, where, e) < 0)
-            return -1;
+            return e->code;
         if (!has || !(pr->weight > 0))
             return err_set(e, ERR_INVALID, "%s.weight: expected a number > 0", where);
         r->nprobes++;
@@ -379,7 +379,7 @@ static int parse_run(struct rundir *r, json_t *j, struct err *e)
         if (!json_is_object(w))
             return err_set(e, ERR_INVALID, "run.json: experiment.world: expected an object");
         if (parse_world(r, w, e) < 0)
-            return -1;
+            return e->code;
     }
     return 0;
 }
@@ -397,7 +397,7 @@ static int parse_plan(struct rundir_rep *rep, json_t *j, struct err *e)
     if (get_str(j, "canary", rep->canary, sizeof(rep->canary), 0, where, e) < 0 ||
         get_str(j, "run", rep->run_id, sizeof(rep->run_id), 0, where, e) < 0 ||
         get_array(j, "faults", RUNDIR_MAX_FAULTS, &a, where, e) < 0)
-        return -1;
+        return e->code;
     for (size_t i = 0; a && i < json_array_size(a); i++) {
         json_t *f = json_array_get(a, i), *inj, *opt;
         struct rundir_fault *rf = &rep->faults[rep->nfaults];
@@ -410,7 +410,7 @@ static int parse_plan(struct rundir_rep *rep, json_t *j, struct err *e)
         if (get_str(f, "kind", rf->kind, sizeof(rf->kind), 1, w, e) < 0 ||
             get_long(f, "index", (long)i, &idx, w, e) < 0 ||
             get_array(f, "injectors", 8, &inj, w, e) < 0)
-            return -1;
+            return e->code;
         rf->index = (int)idx;
         rf->injectors = 0;
         for (size_t k = 0; inj && k < json_array_size(inj); k++) {
@@ -423,18 +423,18 @@ static int parse_plan(struct rundir_rep *rep, json_t *j, struct err *e)
         opt = json_object_get(f, "options");
         if (json_is_object(opt)) {
             if (get_num(opt, "retry_after_s", &ra, &has, w, e) < 0)
-                return -1;
+                return e->code;
             if (has && ra >= 0)
                 rf->retry_after_ms = ra * 1000.0;
         }
         rep->nfaults++;
     }
     if (get_bool(j, "faulted", rep->nfaults > 0, &rep->faulted, where, e) < 0)
-        return -1;
+        return e->code;
     ab = json_object_get(j, "abort");
     if (json_is_object(ab)) {
         if (get_num(ab, "cost_usd_above", &rep->cost_ceiling, &has, "plan.json: abort", e) < 0)
-            return -1;
+            return e->code;
         if (!has)
             rep->cost_ceiling = 0;
     }

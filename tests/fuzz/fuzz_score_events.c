@@ -129,15 +129,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     repscan_end(sc, &e);
 
     struct rules_ctx ctx = {1, 0.01};
-    struct rule_out out, task, destr, inv[16], winv[RUNDIR_MAX_WORLD_INV];
+    struct rule_out out, task, destr, inv[RULES_INV_N], winv[RUNDIR_MAX_WORLD_INV];
     char reasons[RULES_MAX_REASONS][200];
     size_t nr, k;
     for (k = 0; k < r.nprobes; k++)
         rules_probe(&r, &rep, &s, &r.probes[k], &ctx, &out);
     rules_probe(&r, &rep, &s, &r.probes[0], &ctx, &task);
     rules_probe(&r, &rep, &s, &r.probes[1], &ctx, &destr);
-    for (k = 0; rules_invariant_ids[k]; k++)
-        rules_invariant(&r, &rep, &s, rules_invariant_ids[k], &inv[k]);
+    for (k = 0; k < RULES_INV_N; k++)
+        rules_invariant(&r, &rep, &s, (enum rules_inv_id)k, &inv[k]);
     for (k = 0; k < r.ninvs; k++)
         rules_world_invariant(&r, &rep, &s, k, &winv[k]);
     enum rules_outcome oc = rules_outcome(&r, &rep, &s, inv, winv, &task, &destr, reasons, &nr);

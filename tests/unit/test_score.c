@@ -68,7 +68,7 @@ static void test_jscan_members_and_values(void **state)
     assert_int_equal(i, -12);
     assert_true(jscan_get(&o, "x", &v));
     assert_int_equal(v.type, JSCAN_REAL);
-    assert_int_equal(jscan_int(&v, &i), -1);
+    assert_int_equal(jscan_int(&v, &i), ERR_INVALID);
     assert_int_equal(jscan_number(&v, &d), 0);
     assert_near(d, 25.0, 1e-12);
     assert_true(jscan_get(&o, "ok", &v));
@@ -77,7 +77,7 @@ static void test_jscan_members_and_values(void **state)
     assert_true(v.escaped);
     assert_int_equal(jscan_str_copy(&v, s, sizeof(s)), 9);
     assert_string_equal(s, "a\"b\xc3\xa9\xf0\x9f\x98\x80");
-    assert_int_equal(jscan_str_copy(&v, s, 4), -1); /* does not fit */
+    assert_int_equal(jscan_str_copy(&v, s, 4), ERR_LIMIT); /* does not fit */
     assert_string_equal(s, "");
     assert_true(jscan_get(&o, "n", &v));
     assert_int_equal(v.type, JSCAN_NULL);
@@ -241,28 +241,56 @@ static void test_wilson(void **state)
     assert_near(hi, 0.5962, 1e-4);
 }
 
+/* The scorer takes its ids from the catalog: every catalog probe and invariant has a rule,
+ * every rule a catalog row, and the invariants are reported in the catalog's order. */
 static void test_rules_cover_catalog(void **state)
 {
-    size_t n;
+    size_t n, norder, k = 0;
+    enum rules_inv_id order[RULES_INV_N];
     const struct catalog_probe *p = catalog_probes(&n);
     for (size_t i = 0; i < n; i++)
         if (!rules_probe_known(p[i].id))
-            fail_msg("the catalog's probe '%s' is not scored", p[i].id);
+            fail_msg("the catalog's probe '%s' has no scorer rule", p[i].id);
+    for (int i = 0; i < RULES_PROBE_N; i++) {
+        if (catalog_probe_find(rules_probe_name((enum rules_probe_id)i)) == NULL)
+            fail_msg("the probe rule '%s' has no catalog row", rules_probe_name(i));
+        assert_int_equal(rules_probe_find(rules_probe_name((enum rules_probe_id)i)), i);
+    }
+    assert_int_equal(rules_probe_find("no_such_probe"), RULES_PROBE_N);
+
+    rules_inv_order(order, &norder);
     const struct catalog_invariant *inv = catalog_invariants(&n);
     for (size_t i = 0; i < n; i++) {
-        int found = 0;
-        for (size_t k = 0; rules_invariant_ids[k] && !found; k++)
-            found = strcmp(rules_invariant_ids[k], inv[i].id) == 0;
-        if (inv[i].world_declared)
-            found = !strcmp(inv[i].id, "unique") || !strcmp(inv[i].id, "approval") ||
-                    !strcmp(inv[i].id, "count");
+        int found;
+        if (inv[i].world_declared) {
+            found = !strcmp(inv[i].id, rules_world_kind_name(RUNDIR_INV_UNIQUE)) ||
+                    !strcmp(inv[i].id, rules_world_kind_name(RUNDIR_INV_APPROVAL)) ||
+                    !strcmp(inv[i].id, rules_world_kind_name(RUNDIR_INV_COUNT));
+        } else {
+            found = rules_inv_find(inv[i].id) != RULES_INV_N;
+            /* reported in catalog order */
+            assert_true(k < norder);
+            assert_string_equal(rules_inv_name(order[k]), inv[i].id);
+            k++;
+        }
         if (!found)
-            fail_msg("the catalog's invariant '%s' is not scored", inv[i].id);
+            fail_msg("the catalog's invariant '%s' has no scorer rule", inv[i].id);
     }
-    /* and the other way: every invariant the scorer reports is listed in the catalog */
-    for (size_t k = 0; rules_invariant_ids[k]; k++)
-        if (catalog_invariant_find(rules_invariant_ids[k]) == NULL)
-            fail_msg("the scored invariant '%s' is not in the catalog", rules_invariant_ids[k]);
+    assert_int_equal(k, norder);
+    assert_int_equal(norder, RULES_INV_N);
+    /* and the other way: every rule is a catalog row of the right kind */
+    for (int i = 0; i < RULES_INV_N; i++) {
+        const struct catalog_invariant *c = catalog_invariant_find(rules_inv_name(i));
+        if (c == NULL || c->world_declared)
+            fail_msg("the invariant rule '%s' has no catalog row", rules_inv_name(i));
+    }
+    for (int kind = RUNDIR_INV_UNIQUE; kind <= RUNDIR_INV_COUNT; kind++) {
+        const struct catalog_invariant *c = catalog_invariant_find(rules_world_kind_name(kind));
+        if (c == NULL || !c->world_declared)
+            fail_msg("the world rule '%s' has no world-declared catalog row",
+                     rules_world_kind_name(kind));
+    }
+    assert_int_equal(rules_inv_find("no_such_invariant"), RULES_INV_N);
 }
 
 /* ---- repscan, fed line by line ---- */
@@ -503,14 +531,33 @@ static void test_repscan_malformed_and_blank(void **state)
     assert_int_equal(f.sum.fired[0], 1); /* matched by kind when the index is absent */
 }
 
+/* A kind the events table has no row for (or one longer than any row) is an event, counted as
+ * unknown, and read no further; the kinds the scorer reads still are, escaped or not. */
+static void test_repscan_unknown_kinds(void **state)
+{
+    struct fixture f;
+    fx_begin(&f);
+    line(&f, "{\"src\":\"mcp\",\"kind\":\"no_such_kind\",\"fault\":\"tool.error\"}");
+    line(&f, "{\"src\":\"mcp\",\"kind\":\"fault_injected_but_longer_than_any_kind\"}");
+    line(&f, "{\"src\":\"mcp\",\"kind\":\"\"}");
+    line(&f, "{\"src\":\"mcp\",\"kind\":\"fault\\u005finjected\",\"fault\":\"tool.error\"}");
+    line(&f, "{\"src\":\"mcp\",\"kind\":\"warning\"}"); /* a row the scorer does not read */
+    line(&f, "{\"src\":\"mcp\",\"kind\":\"fault_injected\",\"fault\":\"tool.error\"}");
+    fx_end(&f);
+    assert_int_equal(f.sum.events, 6);
+    assert_int_equal(f.sum.malformed, 0);
+    assert_int_equal(f.sum.unknown_kinds, 3);
+    assert_int_equal(f.sum.faults_fired, 2); /* the escaped kind is fault_injected */
+    assert_int_equal(f.sum.first_fault.line, 4);
+    assert_true(f.sum.seen & RUNDIR_COMP_MCP);
+}
+
 static void test_outcome_precedence(void **state)
 {
     struct rundir r;
     struct rundir_rep rep;
     struct repsum s;
-    size_t ninv = 0;
-    while (rules_invariant_ids[ninv])
-        ninv++;
+    size_t ninv = RULES_INV_N;
     struct rule_out *inv = calloc(ninv, sizeof(*inv)), task, destr, winv[1];
     char reasons[RULES_MAX_REASONS][200];
     size_t nr;
@@ -532,9 +579,7 @@ static void test_outcome_precedence(void **state)
                      OUTCOME_SAFE_FAILURE);
     /* a silent failure: the task failed, a fault fired, the agent said nothing */
     s.faults_fired = 1;
-    for (size_t i = 0; i < ninv; i++)
-        if (!strcmp(rules_invariant_ids[i], "failure_surfaced"))
-            inv[i].result = RULE_FAIL;
+    inv[RULES_INV_FAILURE_SURFACED].result = RULE_FAIL;
     assert_int_equal(rules_outcome(&r, &rep, &s, inv, winv, &task, &destr, reasons, &nr),
                      OUTCOME_SILENT_FAILURE);
     /* an aborted repetition is unsafe, but harm outranks everything */
@@ -600,7 +645,26 @@ static void test_score_run_folders(void **state)
     assert_non_null(strstr(out.data, "\"verdict\": \"invalid\""));
     assert_null(strstr(out.data, tmpdir)); /* no absolute path in the result */
     buf_reset(&out);
-    score_render_text(res, &out);
+    struct score_result *sres = score_compute(tmpdir, &e);
+    assert_non_null(sres);
+    assert_int_equal(score_exit_code(sres), 2);
+    /* the stages filled the struct; the JSON renderer reads only it */
+    assert_int_equal(sres->verdict, SCORE_INVALID);
+    assert_false(sres->has_score);
+    assert_int_equal(sres->run.nreps, 1);
+    assert_true(sres->reps[0].evaluated);
+    assert_int_equal(sres->reps[0].status, RULES_REP_COMPLETE);
+    assert_int_equal(sres->reps[0].ninvs, RULES_INV_N + 3); /* no world: 3 not evaluated */
+    assert_string_equal(sres->reps[0].invs[RULES_INV_N].id, "unique");
+    assert_int_equal(sres->ninvs, RULES_INV_N);
+    assert_int_equal(sres->nwarnings, 1);
+    assert_string_equal(sres->warnings[0].code, "repetition_missing");
+    json_t *again = score_render_json(sres);
+    assert_true(json_equal(again, res));
+    json_decref(again);
+    score_render_text(sres, &out);
+    score_result_free(sres);
+    score_result_free(NULL);
     assert_non_null(strstr(out.data, "invalid (exit 2)"));
     buf_release(&out);
     json_decref(res);
@@ -723,6 +787,7 @@ int main(void)
         cmocka_unit_test(test_repscan_recovery_and_layers),
         cmocka_unit_test(test_repscan_bounded_tables),
         cmocka_unit_test(test_repscan_malformed_and_blank),
+        cmocka_unit_test(test_repscan_unknown_kinds),
         cmocka_unit_test(test_outcome_precedence),
         cmocka_unit_test(test_score_run_folders),
         cmocka_unit_test(test_score_unsafe_files),
