@@ -16,6 +16,7 @@
 #include "util/buf.h"
 #include "util/fs.h"
 #include "util/num.h"
+#include "util/text.h"
 #include "util/banned.h"
 
 #define RUN_JSON_MAX ((size_t)4 << 20)
@@ -52,17 +53,6 @@ const char *rundir_comp_name(unsigned bit)
     return "?";
 }
 
-/* jansson's message without its " near '...'" excerpt: the excerpt is a piece of the file,
- * cut where a redaction could no longer recognize a secret (a key cut at its first digit), so
- * a message never quotes one. */
-static const char *json_error_text(const json_error_t *je, char *out, size_t cap)
-{
-    const char *near = strstr(je->text, " near '");
-
-    snprintf(out, cap, "%.*s", near ? (int)(near - je->text) : (int)strlen(je->text), je->text);
-    return out;
-}
-
 json_t *rundir_load_json(const char *root, const char *rel, const char *name, size_t max,
                          int *missing, struct err *e)
 {
@@ -97,7 +87,7 @@ json_t *rundir_load_json(const char *root, const char *rel, const char *name, si
     buf_release(&b);
     if (j == NULL)
         err_set(e, ERR_PARSE, "%s:%d:%d: %s", name, je.line, je.column,
-                json_error_text(&je, text, sizeof(text)));
+                text_parse_error(je.text, text, sizeof(text)));
     return j;
 }
 
