@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "events/kinds.h"
+#include "util/text.h"
 #include "util/banned.h"
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -532,19 +533,6 @@ int evkind_check(const json_t *ev, struct err *e)
 
 /* ---- Markdown ---- */
 
-/* A table cell: '|' escaped, newlines as spaces. */
-static void cell(struct buf *b, const char *s)
-{
-    for (; s && *s; s++) {
-        if (*s == '|')
-            buf_adds(b, "\\|");
-        else if (*s == '\n')
-            buf_addc(b, ' ');
-        else
-            buf_addc(b, *s);
-    }
-}
-
 static void src_list(struct buf *b, unsigned bits)
 {
     int first = 1;
@@ -587,7 +575,7 @@ static void field_table(struct buf *b, const struct evkind_field *f, size_t n)
         buf_addf(b, "| `%s` | ", f[i].name);
         type_cell(b, &f[i]);
         buf_addf(b, " | %s | ", f[i].required ? "yes" : "no");
-        cell(b, f[i].meaning);
+        text_md_cell(b, f[i].meaning);
         if (f[i].values && !names_all(f[i].meaning, f[i].values)) {
             buf_adds(b, f[i].meaning && *f[i].meaning ? "; one of " : "one of ");
             for (const char *const *p = f[i].values; *p; p++)
@@ -622,7 +610,7 @@ void evkind_markdown_kinds(struct buf *out)
             buf_adds(out, ")");
         }
         buf_adds(out, " | ");
-        cell(out, k->title);
+        text_md_cell(out, k->title);
         buf_adds(out, " |\n");
     }
     for (size_t i = 0; i < NELEM(kinds); i++) {

@@ -11,20 +11,8 @@
 
 #include "experiment/catalog.h"
 #include "experiment/docgen.h"
+#include "util/text.h"
 #include "util/banned.h"
-
-/* A table cell: '|' escaped, newlines as spaces. */
-static void cell(struct buf *b, const char *s)
-{
-    for (; s && *s; s++) {
-        if (*s == '|')
-            buf_adds(b, "\\|");
-        else if (*s == '\n')
-            buf_addc(b, ' ');
-        else
-            buf_addc(b, *s);
-    }
-}
 
 static void num(struct buf *b, double d)
 {
@@ -125,7 +113,7 @@ void docgen_faults_markdown(struct buf *b)
         buf_adds(b, ") | ");
         injectors(b, f[i].injectors);
         buf_addf(b, " | %s | ", catalog_safety_name(f[i].safety));
-        cell(b, f[i].effect);
+        text_md_cell(b, f[i].effect);
         buf_adds(b, " |\n");
     }
 
@@ -133,7 +121,7 @@ void docgen_faults_markdown(struct buf *b)
     for (size_t i = 0; i < n; i++) {
         const struct catalog_fault *x = &f[i];
         buf_addf(b, "\n### %s\n\n", x->id);
-        cell(b, x->effect);
+        text_md_cell(b, x->effect);
         buf_adds(b, ".\n\n- injected by: ");
         injectors(b, x->injectors);
         buf_addf(b, "; %s\n- match keys: ", catalog_safety_name(x->safety));
@@ -164,13 +152,13 @@ void docgen_faults_markdown(struct buf *b)
                 buf_adds(b, "\"\"");
             else {
                 buf_adds(b, "`");
-                cell(b, o->def);
+                text_md_cell(b, o->def);
                 buf_adds(b, "`");
             }
             buf_adds(b, " | ");
             option_range(b, o);
             buf_adds(b, " | ");
-            cell(b, o->doc);
+            text_md_cell(b, o->doc);
             buf_adds(b, " |\n");
         }
     }
@@ -184,7 +172,7 @@ void docgen_faults_markdown(struct buf *b)
              "| seed | name there | id here | relation |\n| --- | --- | --- | --- |\n");
     for (size_t i = 0; i < nk; i++) {
         buf_addf(b, "| %s | %s | `%s` | ", k[i].seed, k[i].name, k[i].id);
-        cell(b, k[i].relation ? k[i].relation : "");
+        text_md_cell(b, k[i].relation ? k[i].relation : "");
         buf_adds(b, " |\n");
     }
     buf_adds(b,
@@ -216,14 +204,14 @@ void docgen_faults_markdown(struct buf *b)
             buf_addf(b, "%s, ", catalog_opt_type_name(p[i].value_type));
             value_range(b, p[i].value_min, p[i].value_max, p[i].value_min_exclusive);
             buf_adds(b, ": ");
-            cell(b, p[i].value_doc);
+            text_md_cell(b, p[i].value_doc);
         } else {
             buf_adds(b, "none");
         }
         buf_adds(b, " | ");
-        cell(b, p[i].passes_when);
+        text_md_cell(b, p[i].passes_when);
         buf_adds(b, " | ");
-        cell(b, p[i].not_evaluated_when ? p[i].not_evaluated_when : "always evaluated");
+        text_md_cell(b, p[i].not_evaluated_when ? p[i].not_evaluated_when : "always evaluated");
         buf_adds(b, " |\n");
     }
     buf_adds(b, "\nChoose probes for what the fault should provoke. After a tool error, a rate "
@@ -243,16 +231,16 @@ void docgen_faults_markdown(struct buf *b)
                 "| --- | --- | --- | --- | --- |\n");
     for (size_t i = 0; i < ni; i++) {
         buf_addf(b, "| `%s` | ", v[i].id);
-        cell(b, v[i].checks);
+        text_md_cell(b, v[i].checks);
         buf_addf(b, " | %s | ", v[i].origin);
         if (v[i].world_declared) {
             buf_adds(b, "yes: ");
-            cell(b, v[i].params);
+            text_md_cell(b, v[i].params);
         } else {
             buf_adds(b, "no");
         }
         buf_adds(b, " | ");
-        cell(b, v[i].note ? v[i].note : "");
+        text_md_cell(b, v[i].note ? v[i].note : "");
         buf_adds(b, " |\n");
     }
 
@@ -268,12 +256,12 @@ void docgen_faults_markdown(struct buf *b)
             buf_addf(b, "%s ", catalog_opt_type_name(a[i].value_type));
             value_range(b, a[i].value_min, a[i].value_max, a[i].value_min_exclusive);
             buf_adds(b, ": ");
-            cell(b, a[i].value_doc);
+            text_md_cell(b, a[i].value_doc);
         } else {
             buf_adds(b, "none");
         }
         buf_adds(b, " | ");
-        cell(b, a[i].met_when);
+        text_md_cell(b, a[i].met_when);
         buf_adds(b, " |\n");
     }
 }

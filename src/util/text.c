@@ -12,6 +12,18 @@
 
 #define SHOWN_MAX 40
 
+void text_md_cell(struct buf *b, const char *s)
+{
+    for (; s && *s; s++) {
+        if (*s == '|')
+            buf_adds(b, "\\|");
+        else if (*s == '\n')
+            buf_addc(b, ' ');
+        else
+            buf_addc(b, *s);
+    }
+}
+
 const char *text_parse_error(const char *msg, char *out, size_t cap)
 {
     const char *near = strstr(msg, " near ");

@@ -6,6 +6,8 @@
 
 #include <stddef.h>
 
+#include "util/buf.h"
+
 /* Size of the buffer text_shown writes into. */
 #define TEXT_SHOWN_SIZE 48
 
@@ -22,6 +24,10 @@ const char *text_parse_error(const char *msg, char *out, size_t cap);
 /* text_parse_error of a json_error_t je into a buffer that lives until the end of the full
  * expression that uses it (a compound literal): for a message argument. */
 #define JE_TEXT(je) text_parse_error((je).text, (char[160]){0}, 160)
+
+/* Appends s (NULL: nothing) to b as a Markdown table cell: '|' escaped, newlines as spaces. The
+ * one cell writer of the generated docs (faults, events). */
+void text_md_cell(struct buf *b, const char *s);
 
 /* 1 when s[0..n) holds only spaces, tabs and carriage returns (or nothing). */
 int text_blank(const char *s, size_t n);
