@@ -85,6 +85,8 @@ void ctl_reply_error(struct hreq *r, int status, const char *type, const char *m
 
 /* The model proxy (proxy.c): handles a request for any path outside /_faultline/. */
 void proxy_handle(struct ctl *c, struct hreq *r);
+/* 1 when the model proxy has a handler for the catalog row fid (its controller-model faults). */
+int proxy_fault_handled(enum catalog_fault_id fid);
 /* Ends every call in flight (shutdown): clients are cut, upstream requests cancelled, each
  * call's end recorded. */
 void proxy_stop_all(struct ctl *c);

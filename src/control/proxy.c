@@ -53,8 +53,6 @@
  * refuses are forwarded unread (model_request says so); larger bodies are not rewritten. */
 #define TREE_MAX ((size_t)4 << 20)
 
-enum fault { F_NONE, F_RATE_LIMIT, F_5XX, F_TRIM, F_DEGRADE, F_LATENCY };
-
 struct pcall {
     struct ctl *ctl;
     struct pcall *prev, *next;
@@ -77,7 +75,7 @@ struct pcall {
     int attempt;
     int64_t t0;
     /* the fault injected into this call */
-    enum fault fault;
+    int faulted; /* a controller-model fault was applied to this call */
     size_t fault_index;
     uint64_t call_index;
     long cut_after; /* llm.upstream_5xx stream cut: events to forward, -1 when none */
@@ -414,116 +412,155 @@ static json_t *request_tree(struct pcall *pc, json_t **req, struct err *e)
     return *req;
 }
 
-/* Asks the plan about this call and applies what it says. Returns 1 when the call was
- * answered here (an injected error), 2 when it goes upstream after a delay, 0 when it goes
- * upstream now. *req is the parsed request, or NULL until a fault needs it (then parsed,
- * and the caller frees it). */
+/* ---- the controller-model faults: one handler per catalog row (docs/architecture.md) ----
+ *
+ * Each gets the decided fault (its row, options and indices already recorded in pc) and
+ * returns what apply_fault returns: 1 when the call was answered here, 2 when it goes upstream
+ * after a delay, 0 when it goes upstream now. */
+typedef int (*llm_fault_fn)(struct pcall *pc, const struct plan_decision *d, json_t **reqp);
+
+static int llm_rate_limit(struct pcall *pc, const struct plan_decision *d, json_t **reqp)
+{
+    struct faults_error fe;
+    char hdr[64];
+    json_t *detail;
+
+    faults_error_init(&fe);
+    faults_rate_limit(pc->api, plan_canary(pc->ctl->plan),
+                      (int)opt_int(d->kind, d->options, "retry_after_s", 0), &fe);
+    snprintf(hdr, sizeof(hdr), "retry-after: %d\r\n", fe.retry_after_s);
+    detail = json_pack("{s:i,s:i}", "status", 429, "retry_after_s", fe.retry_after_s);
+    emit_fault(pc, detail);
+    reply_body(pc, 429, hdr, &fe.body);
+    json_decref(detail);
+    faults_error_release(&fe);
+    pc_finish(pc, "injected llm.rate_limit");
+    return 1;
+}
+
+static int llm_upstream_5xx(struct pcall *pc, const struct plan_decision *d, json_t **reqp)
+{
+    int status = (int)opt_int(d->kind, d->options, "status", 0); /* one of the catalog's */
+    long cut = opt_int(d->kind, d->options, "stream_cut_after_chunks", -1); /* -1: not set */
+    struct faults_error fe;
+    json_t *detail;
+
+    pc->cut_status = status;
+    if (cut >= 0 && pc->stream) {
+        pc->cut_after = cut; /* fault_injected is recorded when the cut happens */
+        return 0;
+    }
+    faults_error_init(&fe);
+    faults_upstream_5xx(pc->api, status, plan_canary(pc->ctl->plan), &fe);
+    detail = json_pack("{s:i}", "status", status);
+    emit_fault(pc, detail);
+    reply_body(pc, status, NULL, &fe.body);
+    json_decref(detail);
+    faults_error_release(&fe);
+    pc_finish(pc, "injected llm.upstream_5xx");
+    return 1;
+}
+
+static int llm_context_trim(struct pcall *pc, const struct plan_decision *d, json_t **reqp)
+{
+    struct faults_trim t = {0};
+    struct err e = {0};
+    json_t *req = request_tree(pc, reqp, &e), *detail;
+
+    if (req == NULL ||
+        faults_context_trim(
+            pc->api, req, (size_t)opt_int(d->kind, d->options, "drop_oldest", 0),
+            catalog_option_bool(catalog_fault_find(d->kind), d->options, "drop_system"), &t,
+            &e) != 0) {
+        ctl_warn(pc->ctl, "fault_not_applied", "llm.context_trim on %s: %s", pc->id,
+                 e.msg[0] ? e.msg : "request not readable");
+        return 0;
+    }
+    use_new_body(pc, req);
+    detail = json_pack("{s:I,s:I,s:b}", "dropped", (json_int_t)t.dropped, "converted",
+                       (json_int_t)t.converted, "dropped_system", t.dropped_system);
+    emit_fault(pc, detail);
+    json_decref(detail);
+    return 0;
+}
+
+static int llm_model_degrade(struct pcall *pc, const struct plan_decision *d, json_t **reqp)
+{
+    const char *to = json_string_value(json_object_get(d->options, "to_model"));
+    char from[WIRE_MODEL_MAX];
+    struct err e = {0};
+    json_t *req = request_tree(pc, reqp, &e), *detail;
+
+    if (req == NULL || faults_model_degrade(req, to, from, sizeof(from), &e) != 0) {
+        ctl_warn(pc->ctl, "fault_not_applied", "llm.model_degrade on %s: %s", pc->id,
+                 e.msg[0] ? e.msg : "request not readable");
+        return 0;
+    }
+    use_new_body(pc, req);
+    detail = json_pack("{s:s,s:s}", "from", from, "to", to);
+    emit_fault(pc, detail);
+    json_decref(detail);
+    snprintf(pc->model, sizeof(pc->model), "%s", to);
+    return 0;
+}
+
+static int llm_latency(struct pcall *pc, const struct plan_decision *d, json_t **reqp)
+{
+    long ms = opt_int(d->kind, d->options, "delay_ms", 0);
+    json_t *detail;
+
+    if (ms < 0)
+        ms = 0;
+    if (ms > 600000)
+        ms = 600000;
+    detail = json_pack("{s:I}", "delay_ms", (json_int_t)ms);
+    emit_fault(pc, detail);
+    json_decref(detail);
+    pc_later(pc, (int)ms);
+    return 2;
+}
+
+/* Indexed by the catalog row; a row the controller injects without an entry here is caught by
+ * proxy_fault_handled's test (tests/unit/test_control.c). */
+static const llm_fault_fn llm_faults[CATALOG_F_COUNT] = {
+    [CATALOG_F_LLM_RATE_LIMIT] = llm_rate_limit,
+    [CATALOG_F_LLM_UPSTREAM_5XX] = llm_upstream_5xx,
+    [CATALOG_F_LLM_CONTEXT_TRIM] = llm_context_trim,
+    [CATALOG_F_LLM_MODEL_DEGRADE] = llm_model_degrade,
+    [CATALOG_F_LLM_LATENCY] = llm_latency,
+};
+
+int proxy_fault_handled(enum catalog_fault_id fid)
+{
+    return (unsigned)fid < CATALOG_F_COUNT && llm_faults[fid] != NULL;
+}
+
+/* Asks the plan about this call and applies what it says (the handler of the fault's catalog
+ * row). Returns 1 when the call was answered here (an injected error), 2 when it goes upstream
+ * after a delay, 0 when it goes upstream now. *req is the parsed request, or NULL until a fault
+ * needs it (then parsed, and the caller frees it). */
 static int apply_fault(struct pcall *pc, json_t **reqp)
 {
     struct ctl *ctl = pc->ctl;
     struct plan_call call = {.component = CATALOG_INJ_CONTROLLER_MODEL,
                              .model = pc->model[0] ? pc->model : NULL};
     struct plan_decision d;
-    const char *kind;
-    const char *canary = plan_canary(ctl->plan);
-    struct faults_error fe;
-    struct err e = {0};
-    json_t *detail = NULL;
+    const struct catalog_fault *row;
 
     if (!(plan_injectors(ctl->plan) & CATALOG_INJ_CONTROLLER_MODEL))
         return 0;
     if (plan_decide(ctl->plan, &call, &d) != 0 || !d.inject)
         return 0;
-    kind = d.kind;
     pc->fault_index = d.fault_index;
     pc->call_index = d.call_index;
-    faults_error_init(&fe);
-    if (strcmp(kind, "llm.rate_limit") == 0) {
-        char hdr[64];
-        pc->fault = F_RATE_LIMIT;
-        faults_rate_limit(pc->api, canary, (int)opt_int(kind, d.options, "retry_after_s", 0), &fe);
-        snprintf(hdr, sizeof(hdr), "retry-after: %d\r\n", fe.retry_after_s);
-        detail = json_pack("{s:i,s:i}", "status", 429, "retry_after_s", fe.retry_after_s);
-        emit_fault(pc, detail);
-        reply_body(pc, 429, hdr, &fe.body);
-        json_decref(detail);
-        faults_error_release(&fe);
-        pc_finish(pc, "injected llm.rate_limit");
-        return 1;
-    }
-    if (strcmp(kind, "llm.upstream_5xx") == 0) {
-        int status = (int)opt_int(kind, d.options, "status", 0); /* one of the catalog's */
-        long cut = opt_int(kind, d.options, "stream_cut_after_chunks", -1); /* -1: not set */
-        pc->fault = F_5XX;
-        pc->cut_status = status;
-        if (cut >= 0 && pc->stream) {
-            pc->cut_after = cut; /* fault_injected is recorded when the cut happens */
-            faults_error_release(&fe);
-            return 0;
-        }
-        faults_upstream_5xx(pc->api, status, canary, &fe);
-        detail = json_pack("{s:i}", "status", status);
-        emit_fault(pc, detail);
-        reply_body(pc, status, NULL, &fe.body);
-        json_decref(detail);
-        faults_error_release(&fe);
-        pc_finish(pc, "injected llm.upstream_5xx");
-        return 1;
-    }
-    faults_error_release(&fe);
-    if (strcmp(kind, "llm.context_trim") == 0) {
-        struct faults_trim t = {0};
-        json_t *req = request_tree(pc, reqp, &e);
-        pc->fault = F_TRIM;
-        if (req == NULL ||
-            faults_context_trim(
-                pc->api, req, (size_t)opt_int(kind, d.options, "drop_oldest", 0),
-                catalog_option_bool(catalog_fault_find(kind), d.options, "drop_system"), &t,
-                &e) != 0) {
-            ctl_warn(ctl, "fault_not_applied", "llm.context_trim on %s: %s", pc->id,
-                     e.msg[0] ? e.msg : "request not readable");
-            return 0;
-        }
-        use_new_body(pc, req);
-        detail = json_pack("{s:I,s:I,s:b}", "dropped", (json_int_t)t.dropped, "converted",
-                           (json_int_t)t.converted, "dropped_system", t.dropped_system);
-        emit_fault(pc, detail);
-        json_decref(detail);
+    row = catalog_fault_find(d.kind);
+    if (row == NULL || !proxy_fault_handled(row->fid)) {
+        ctl_warn(ctl, "fault_not_applied", "the controller does not inject '%s' (fault %zu)",
+                 d.kind, d.fault_index);
         return 0;
     }
-    if (strcmp(kind, "llm.model_degrade") == 0) {
-        const char *to = json_string_value(json_object_get(d.options, "to_model"));
-        char from[WIRE_MODEL_MAX];
-        json_t *req = request_tree(pc, reqp, &e);
-        pc->fault = F_DEGRADE;
-        if (req == NULL || faults_model_degrade(req, to, from, sizeof(from), &e) != 0) {
-            ctl_warn(ctl, "fault_not_applied", "llm.model_degrade on %s: %s", pc->id,
-                     e.msg[0] ? e.msg : "request not readable");
-            return 0;
-        }
-        use_new_body(pc, req);
-        detail = json_pack("{s:s,s:s}", "from", from, "to", to);
-        emit_fault(pc, detail);
-        json_decref(detail);
-        snprintf(pc->model, sizeof(pc->model), "%s", to);
-        return 0;
-    }
-    if (strcmp(kind, "llm.latency") == 0) {
-        long ms = opt_int(kind, d.options, "delay_ms", 0);
-        if (ms < 0)
-            ms = 0;
-        if (ms > 600000)
-            ms = 600000;
-        pc->fault = F_LATENCY;
-        detail = json_pack("{s:I}", "delay_ms", (json_int_t)ms);
-        emit_fault(pc, detail);
-        json_decref(detail);
-        pc_later(pc, (int)ms);
-        return 2;
-    }
-    ctl_warn(ctl, "fault_not_applied", "the controller does not inject '%s' (fault %zu)", kind,
-             d.fault_index);
-    return 0;
+    pc->faulted = 1;
+    return llm_faults[row->fid](pc, &d, reqp);
 }
 
 /* ---- the response ---- */
@@ -865,8 +902,8 @@ static void pc_finish(struct pcall *pc, const char *error)
     ev = json_pack("{s:s,s:s,s:i,s:b,s:o,s:f,s:f,s:I,s:b,s:i}", "id", pc->id, "model", model,
                    "status", pc->status, "stream", pc->stream, "usage", usage_json(&pc->res.usage),
                    "cost_usd", cost, "cost_total_usd", ctl->cost_usd, "duration_ms",
-                   (json_int_t)((time_mono_ns() - pc->t0) / 1000000), "faulted",
-                   pc->fault != F_NONE, "retries", pc->attempt);
+                   (json_int_t)((time_mono_ns() - pc->t0) / 1000000), "faulted", pc->faulted,
+                   "retries", pc->attempt);
     if (ev) {
         if (pc->res.stop_reason[0])
             json_object_set_new(ev, "stop_reason", json_string(pc->res.stop_reason));

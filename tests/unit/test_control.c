@@ -17,11 +17,13 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "control/ctl.h"
 #include "control/http.h"
 #include "control/jscan.h"
 #include "control/server.h"
 #include "control/upstream.h"
 #include "codec/wire.h"
+#include "experiment/catalog.h"
 #include "util/timeutil.h"
 #include "util/banned.h"
 
@@ -51,8 +53,11 @@ static void test_request_heads(void **state)
     struct err e = {0};
 
     http_head_init(&h);
-    assert_int_equal(parse_req(&h, "POST /v1/messages?beta=true HTTP/1.1\r\nHost: x\r\n"
-                                   "Content-Length: 12\r\nX-Api-Key:  sk-1  \r\n\r\n", &e), 0);
+    assert_int_equal(parse_req(&h,
+                               "POST /v1/messages?beta=true HTTP/1.1\r\nHost: x\r\n"
+                               "Content-Length: 12\r\nX-Api-Key:  sk-1  \r\n\r\n",
+                               &e),
+                     0);
     assert_string_equal(h.method, "POST");
     assert_string_equal(h.target, "/v1/messages?beta=true");
     assert_int_equal(h.minor, 1);
@@ -62,19 +67,23 @@ static void test_request_heads(void **state)
     assert_string_equal(http_head_get(&h, "x-api-key"), "sk-1");
     assert_null(http_head_get(&h, "missing"));
 
-    assert_int_equal(parse_req(&h, "GET / HTTP/1.1\r\nConnection: keep-alive, Close\r\n\r\n", &e), 0);
+    assert_int_equal(parse_req(&h, "GET / HTTP/1.1\r\nConnection: keep-alive, Close\r\n\r\n", &e),
+                     0);
     assert_false(h.keep_alive);
     assert_int_equal(h.framing, HTTP_BODY_NONE);
     assert_int_equal(parse_req(&h, "GET / HTTP/1.0\r\n\r\n", &e), 0);
     assert_false(h.keep_alive);
     assert_int_equal(parse_req(&h, "GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", &e), 0);
     assert_true(h.keep_alive);
-    assert_int_equal(parse_req(&h, "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n"
-                                   "Expect: 100-continue\r\n\r\n", &e), 0);
+    assert_int_equal(parse_req(&h,
+                               "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n"
+                               "Expect: 100-continue\r\n\r\n",
+                               &e),
+                     0);
     assert_int_equal(h.framing, HTTP_BODY_CHUNKED);
     assert_true(h.expect_continue);
-    assert_int_equal(parse_req(&h, "POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n",
-                               &e), 0);
+    assert_int_equal(
+        parse_req(&h, "POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n", &e), 0);
     assert_int_equal(h.content_length, 5);
     http_head_release(&h);
 }
@@ -166,7 +175,8 @@ static void test_response_heads(void **state)
     assert_int_equal(h.status, 200);
     assert_string_equal(h.reason, "OK");
     assert_int_equal(h.framing, HTTP_BODY_LENGTH);
-    assert_int_equal(parse_resp(&h, "HTTP/1.1 529 \r\nTransfer-Encoding: chunked\r\n\r\n", "POST"), 0);
+    assert_int_equal(parse_resp(&h, "HTTP/1.1 529 \r\nTransfer-Encoding: chunked\r\n\r\n", "POST"),
+                     0);
     assert_int_equal(h.status, 529);
     assert_int_equal(h.framing, HTTP_BODY_CHUNKED);
     assert_int_equal(parse_resp(&h, "HTTP/1.1 200 OK\r\n\r\n", "POST"), 0);
@@ -179,7 +189,8 @@ static void test_response_heads(void **state)
     assert_int_equal(parse_resp(&h, "HTTP/1.1 100 Continue\r\n\r\n", "POST"), 0);
     assert_int_equal(h.status, 100);
     assert_true(h.keep_alive);
-    assert_int_equal(parse_resp(&h, "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n", "GET"), 0);
+    assert_int_equal(parse_resp(&h, "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n", "GET"),
+                     0);
     assert_int_equal(h.framing, HTTP_BODY_CLOSE);
     assert_int_equal(parse_resp(&h, "HTTP/1.1 20x OK\r\n\r\n", "GET"), ERR_PARSE);
     assert_int_equal(parse_resp(&h, "HTTP/1.1 99 OK\r\n\r\n", "GET"), ERR_PARSE);
@@ -204,8 +215,9 @@ static void test_lists_and_fields(void **state)
 
 /* ---- chunked ---- */
 
-static const char chunked_body[] = "4\r\nWiki\r\n6 ;ext=\"a b\"\t\r\npedia \r\nE\r\nin \r\n\r\nchunks.\r\n"
-                                   "0\r\nTrailer: x\r\n\r\n";
+static const char chunked_body[] =
+    "4\r\nWiki\r\n6 ;ext=\"a b\"\t\r\npedia \r\nE\r\nin \r\n\r\nchunks.\r\n"
+    "0\r\nTrailer: x\r\n\r\n";
 static const char chunked_plain[] = "Wikipedia in \r\n\r\nchunks.";
 
 static void test_chunked_any_split(void **state)
@@ -286,10 +298,9 @@ static void test_chunked_line_limit_any_split(void **state)
 
 static void test_chunked_refused(void **state)
 {
-    static const char *bad[] = {"zz\r\n",         "\r\n",         "4\r\nWikiXX",
-                                "10000000000000000\r\n", "-1\r\n",      "5 junk\r\n",
-                                "5x\r\n",         "5;a\nb\r\n",  "5;a\0b\r\n",
-                                " 5\r\n"};
+    static const char *bad[] = {"zz\r\n",     "\r\n",       "4\r\nWikiXX", "10000000000000000\r\n",
+                                "-1\r\n",     "5 junk\r\n", "5x\r\n",      "5;a\nb\r\n",
+                                "5;a\0b\r\n", " 5\r\n"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         struct http_chunked c;
         struct evbuffer *in = evbuffer_new(), *out = evbuffer_new();
@@ -322,27 +333,37 @@ struct scan_case {
 };
 
 static const struct scan_case scan_cases[] = {
-    {WIRE_API_ANTHROPIC_MESSAGES, "{\"model\":\"claude-sonnet-4-5\",\"max_tokens\":5,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}"},
-    {WIRE_API_ANTHROPIC_MESSAGES, " {\"stream\":true, \"model\" : \"m\", \"tools\":[{},{},{\"a\":[1,2,{\"b\":null}]}], \"messages\":[] } \n"},
+    {WIRE_API_ANTHROPIC_MESSAGES,
+     "{\"model\":\"claude-sonnet-4-5\",\"max_tokens\":5,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}"},
+    {WIRE_API_ANTHROPIC_MESSAGES,
+     " {\"stream\":true, \"model\" : \"m\", \"tools\":[{},{},{\"a\":[1,2,{\"b\":null}]}], \"messages\":[] } \n"},
     {WIRE_API_ANTHROPIC_MESSAGES, "{}"},
-    {WIRE_API_ANTHROPIC_MESSAGES, "{\"model\":null,\"stream\":null,\"messages\":null,\"tools\":null}"},
-    {WIRE_API_ANTHROPIC_MESSAGES, "{\"model\":\"a\",\"model\":\"b\",\"stream\":true,\"stream\":false}"},
-    {WIRE_API_ANTHROPIC_MESSAGES, "{\"model\":\"h\\u00e9\\n\",\"x\":\"\\ud83d\\ude00 \\\"q\\\" \\\\ \\/\"}"},
-    {WIRE_API_ANTHROPIC_MESSAGES, "{\"model\":\"gr\xc3\xbc\xc3\x9f \xe2\x9c\x93 \xf0\x9f\x98\x80\",\"n\":[-0.5,0,12,3.25,-7]}"},
+    {WIRE_API_ANTHROPIC_MESSAGES,
+     "{\"model\":null,\"stream\":null,\"messages\":null,\"tools\":null}"},
+    {WIRE_API_ANTHROPIC_MESSAGES,
+     "{\"model\":\"a\",\"model\":\"b\",\"stream\":true,\"stream\":false}"},
+    {WIRE_API_ANTHROPIC_MESSAGES,
+     "{\"model\":\"h\\u00e9\\n\",\"x\":\"\\ud83d\\ude00 \\\"q\\\" \\\\ \\/\"}"},
+    {WIRE_API_ANTHROPIC_MESSAGES,
+     "{\"model\":\"gr\xc3\xbc\xc3\x9f \xe2\x9c\x93 \xf0\x9f\x98\x80\",\"n\":[-0.5,0,12,3.25,-7]}"},
     {WIRE_API_ANTHROPIC_MESSAGES, "{\"model\":5}"},
     {WIRE_API_ANTHROPIC_MESSAGES, "{\"stream\":\"yes\"}"},
     {WIRE_API_ANTHROPIC_MESSAGES, "{\"messages\":{}}"},
     {WIRE_API_ANTHROPIC_MESSAGES, "{\"tools\":\"x\"}"},
     {WIRE_API_ANTHROPIC_MESSAGES, "{\"mod\\u0065l\":\"escaped-key\"}"},
     {WIRE_API_ANTHROPIC_MESSAGES, "{\"input\":\"not ours\",\"messages\":[1,2,3]}"},
-    {WIRE_API_OPENAI_CHAT, "{\"model\":\"gpt-5.4\",\"stream\":true,\"stream_options\":{\"include_usage\":true},\"messages\":[{\"role\":\"system\",\"content\":\"s\"},{\"role\":\"user\",\"content\":\"u\"}]}"},
+    {WIRE_API_OPENAI_CHAT,
+     "{\"model\":\"gpt-5.4\",\"stream\":true,\"stream_options\":{\"include_usage\":true},\"messages\":[{\"role\":\"system\",\"content\":\"s\"},{\"role\":\"user\",\"content\":\"u\"}]}"},
     {WIRE_API_OPENAI_CHAT, "{\"stream_options\":{\"include_usage\":true,\"include_usage\":false}}"},
     {WIRE_API_OPENAI_CHAT, "{\"stream_options\":{\"x\":{\"include_usage\":true}}}"},
     {WIRE_API_OPENAI_CHAT, "{\"stream_options\":[{\"include_usage\":true}]}"},
     {WIRE_API_OPENAI_CHAT, "{\"stream_options\":{\"include_\\u0075sage\":true}}"},
-    {WIRE_API_OPENAI_CHAT, "{\"stream_options\":{\"include_usage\":true,\"include_\\u0075sage\":false}}"},
-    {WIRE_API_OPENAI_RESPONSES, "{\"model\":\"gpt-5.5\",\"input\":\"hello\",\"stream\":true,\"store\":false}"},
-    {WIRE_API_OPENAI_RESPONSES, "{\"input\":[{\"role\":\"user\",\"content\":\"x\"},{\"type\":\"function_call_output\",\"call_id\":\"c\",\"output\":\"o\"}],\"tools\":[{\"type\":\"function\",\"name\":\"f\"}]}"},
+    {WIRE_API_OPENAI_CHAT,
+     "{\"stream_options\":{\"include_usage\":true,\"include_\\u0075sage\":false}}"},
+    {WIRE_API_OPENAI_RESPONSES,
+     "{\"model\":\"gpt-5.5\",\"input\":\"hello\",\"stream\":true,\"store\":false}"},
+    {WIRE_API_OPENAI_RESPONSES,
+     "{\"input\":[{\"role\":\"user\",\"content\":\"x\"},{\"type\":\"function_call_output\",\"call_id\":\"c\",\"output\":\"o\"}],\"tools\":[{\"type\":\"function\",\"name\":\"f\"}]}"},
     {WIRE_API_OPENAI_RESPONSES, "{\"input\":5}"},
     {WIRE_API_OPENAI_RESPONSES, "{\"messages\":5}"},
     {WIRE_API_ANTHROPIC_MESSAGES, "{\"big\":123456789012345678}"},
@@ -406,9 +427,11 @@ static void test_scan_agrees_with_wire(void **state)
     {
         struct jscan_info ji;
         assert_int_equal(jscan_request(WIRE_API_ANTHROPIC_MESSAGES, scan_cases[0].body,
-                                       strlen(scan_cases[0].body), &ji), 0);
+                                       strlen(scan_cases[0].body), &ji),
+                         0);
         assert_int_equal(jscan_request(WIRE_API_OPENAI_CHAT, scan_cases[13].body,
-                                       strlen(scan_cases[13].body), &ji), 0);
+                                       strlen(scan_cases[13].body), &ji),
+                         0);
         assert_true(ji.include_usage);
         assert_int_equal(ji.n_messages, 2);
     }
@@ -740,8 +763,10 @@ static void test_url_password_redacted(void **state)
     struct upstream_config uc = {0};
     static const char *bad[] = {"http://user:hunter2pw@127.0.0.1:9/",
                                 "https://user:hunter2pw@api.example.com/v1?x=1",
-                                "ftp://hunter2pw@h/", "http://u:hunter2pw@[::1",
-                                "http://a@b:hunter2pw@h#f", "u:hunter2pw@host"};
+                                "ftp://hunter2pw@h/",
+                                "http://u:hunter2pw@[::1",
+                                "http://a@b:hunter2pw@h#f",
+                                "u:hunter2pw@host"};
     static const struct {
         const char *in, *out;
     } cases[] = {{"http://u:p@h:1/x@y", "http://***@h:1/x@y"},
@@ -767,6 +792,26 @@ static void test_url_password_redacted(void **state)
     event_base_free(base);
 }
 
+/* Every catalog row the controller-model injector has is handled by the proxy, and the proxy
+ * handles nothing else: a fault added to the catalog for the controller fails here until its
+ * handler is written, and a handler without a row fails too. */
+static void test_every_llm_fault_has_a_handler(void **state)
+{
+    size_t n, rows = 0;
+    const struct catalog_fault *f = catalog_faults(&n);
+
+    for (size_t i = 0; i < n; i++) {
+        int injects = (f[i].injectors & CATALOG_INJ_CONTROLLER_MODEL) != 0;
+        if (injects != proxy_fault_handled(f[i].fid))
+            fail_msg("catalog row '%s': controller-model %s, proxy handler %s", f[i].id,
+                     injects ? "yes" : "no", proxy_fault_handled(f[i].fid) ? "yes" : "no");
+        rows += (size_t)injects;
+    }
+    assert_true(rows >= 5);
+    assert_false(proxy_fault_handled(CATALOG_F_COUNT));
+    assert_false(proxy_fault_handled((enum catalog_fault_id) - 1));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -787,6 +832,7 @@ int main(void)
         cmocka_unit_test(test_bad_urls),
         cmocka_unit_test(test_url_password_redacted),
         cmocka_unit_test(test_upstream_half_head),
+        cmocka_unit_test(test_every_llm_fault_has_a_handler),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
