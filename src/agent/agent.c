@@ -591,7 +591,7 @@ int agent_run(const struct agent_opts *o, struct agent_stats *st_out, struct err
     tools_build(&r);
     {
         char where[HTTPC_HOST_MAX + 16];
-        httpc_url_authority(&ep.url, where, sizeof(where));
+        url_authority(&ep.url, where, sizeof(where));
         p_stepf(&r.pr, 0, "agent", "%s model %s at %s://%s%s, %zu tools%s", llm_api_name(o->api),
                 o->model, ep.url.tls ? "https" : "http", where, ep.target, r.ntools,
                 o->hooks && o->hooks->n ? ", hooks on" : "");

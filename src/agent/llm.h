@@ -151,8 +151,8 @@ void llm_stream_finish(struct llm_stream *s);
 
 struct llm_endpoint {
     enum llm_api api;
-    struct httpc_url url;             /* base URL */
-    char target[HTTPC_PATH_MAX + 32]; /* url.path + "/v1/messages", "/chat/completions", ... */
+    struct url url;             /* base URL */
+    char target[URL_PATH_MAX + 32]; /* url.path + "/v1/messages", "/chat/completions", ... */
     const char *api_key;              /* borrowed; NULL or "": none sent */
     int bearer; /* Anthropic: send Authorization: Bearer (ANTHROPIC_AUTH_TOKEN) */
     int connect_timeout_ms, idle_timeout_ms, total_timeout_ms;

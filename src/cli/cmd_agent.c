@@ -296,6 +296,5 @@ out:
     for (size_t k = 0; k < AGENT_MCP_MAX; k++)
         free(names[k]);
     buf_release(&prompt);
-    httpc_global_cleanup();
     return rc;
 }

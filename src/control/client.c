@@ -19,7 +19,7 @@
 #include "util/banned.h"
 
 struct control_client {
-    struct httpc_url url;
+    struct url url;
     struct httpc_conn *conn;
     char peer[HTTPC_HOST_MAX + 48]; /* "the controller at host:port", for messages */
     int connect_ms, io_ms;
@@ -37,13 +37,13 @@ struct control_client *control_client_new(const char *url, struct err *e)
         return NULL;
     }
     c = xcalloc(1, sizeof(*c));
-    if (httpc_url_parse(url, &c->url, &sub) < 0) {
+    if (url_parse(url, &c->url, &sub) < 0) {
         err_set(e, ERR_INVALID, "control URL: %s", sub.msg);
         free(c);
         return NULL;
     }
     c->conn = httpc_conn_new(&c->url);
-    httpc_url_authority(&c->url, where, sizeof(where));
+    url_authority(&c->url, where, sizeof(where));
     snprintf(c->peer, sizeof(c->peer), "the controller at %s", where);
     c->connect_ms = CONTROL_CLIENT_CONNECT_MS;
     c->io_ms = CONTROL_CLIENT_IO_MS;

@@ -35,7 +35,7 @@
 
 #include <event2/buffer.h>
 
-#include "control/http.h"
+#include "codec/http.h"
 #include "util/num.h"
 #include "util/banned.h"
 

@@ -17,7 +17,8 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
-#include "control/http.h"
+#include "codec/http.h"
+#include "codec/url.h"
 #include "control/jscan.h"
 #include "control/server.h"
 #include "control/upstream.h"
@@ -759,10 +760,10 @@ static void test_url_password_redacted(void **state)
         assert_non_null(strstr(e.msg, "***"));
     }
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        upstream_url_redact(cases[i].in, out, sizeof(out));
+        url_redact(cases[i].in, out, sizeof(out));
         assert_string_equal(out, cases[i].out);
     }
-    upstream_url_redact("http://user:hunter2pw@h/", out, 8);
+    url_redact("http://user:hunter2pw@h/", out, 8);
     assert_null(strstr(out, "hunter2"));
     event_base_free(base);
 }

@@ -24,8 +24,8 @@
  *   TRAILER --non-empty line-->           TRAILER   (trailer fields are dropped)
  *   TRAILER --empty line-->               DONE
  */
-#ifndef FAULTLINE_CONTROL_HTTP_H
-#define FAULTLINE_CONTROL_HTTP_H
+#ifndef FAULTLINE_CODEC_HTTP_H
+#define FAULTLINE_CODEC_HTTP_H
 
 #include <stddef.h>
 #include <stdint.h>
