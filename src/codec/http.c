@@ -458,6 +458,10 @@ int http_chunked_decode(struct http_chunked *c, struct evbuffer *in, struct evbu
             for (; p < line + n; p++)
                 if ((unsigned char)*p < 0x20 ? *p != '\t' : *p == 0x7f)
                     return err_set(e, ERR_PARSE, "control character in a chunk extension");
+            if (c->max_body && size > c->max_body - c->announced)
+                return err_set(e, ERR_LIMIT, "chunked body over the limit of %llu bytes",
+                               (unsigned long long)c->max_body);
+            c->announced += size;
             evbuffer_drain(in, (size_t)n + 2);
             c->remaining = size;
             c->state = size ? HTTP_CHUNK_DATA : HTTP_CHUNK_TRAILER;

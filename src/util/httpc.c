@@ -109,8 +109,14 @@ static int deliver(struct httpc_parser *p, struct evbuffer *b, size_t k, struct 
         if (evbuffer_peek(b, -1, NULL, &v, 1) < 1 || v.iov_len == 0)
             break;
         take = v.iov_len < k ? v.iov_len : k;
-        if (p->max_body && p->body_bytes + take > p->max_body)
-            return over_limit(p, e);
+        if (p->max_body && p->body_bytes + take > p->max_body) {
+            /* what fits is delivered first, so that the bytes delivered never depend on how
+             * the input was split */
+            if (p->body_bytes == p->max_body)
+                return over_limit(p, e);
+            take = (size_t)(p->max_body - p->body_bytes);
+            k = take + 1; /* the next turn reports the limit */
+        }
         p->body_bytes += take;
         if (p->on_body)
             rc = p->on_body(p, v.iov_base, take, p->arg);
@@ -171,6 +177,7 @@ static int read_head(struct httpc_parser *p, struct err *e)
         break;
     case HTTP_BODY_CHUNKED:
         http_chunked_init(&p->chunked);
+        p->chunked.max_body = p->max_body;
         p->state = HTTPC_P_CHUNKED;
         break;
     case HTTP_BODY_CLOSE:
@@ -186,7 +193,7 @@ static int parser_run(struct httpc_parser *p, struct err *e)
 {
     struct err sub = {0};
     size_t have;
-    int rc;
+    int rc, drc;
 
     for (;;) {
         switch (p->state) {
@@ -195,15 +202,14 @@ static int parser_run(struct httpc_parser *p, struct err *e)
                 return rc;
             break;
         case HTTPC_P_CHUNKED:
+            /* a chunk announced over the limit fails before its bytes arrive (the codec
+             * checks each size line against max_body); the data before an error is
+             * delivered first, whatever the split */
             rc = http_chunked_decode(&p->chunked, p->in, p->body, 0, &sub);
+            if ((drc = deliver(p, p->body, evbuffer_get_length(p->body), e)) < 0)
+                return drc;
             if (rc < 0)
                 return fail(p, e, rc == ERR_LIMIT ? ERR_LIMIT : ERR_PROTO, sub.msg);
-            /* a chunk announced over the limit fails before its bytes arrive */
-            if (p->max_body && p->chunked.state == HTTP_CHUNK_DATA &&
-                p->chunked.remaining > p->max_body - p->body_bytes)
-                return over_limit(p, e);
-            if ((rc = deliver(p, p->body, evbuffer_get_length(p->body), e)) < 0)
-                return rc;
             if (p->chunked.state != HTTP_CHUNK_DONE)
                 return 0;
             p->state = HTTPC_P_DONE;
