@@ -1,4 +1,4 @@
-/* Unit tests for src/util/httpc: URLs, the response parser (every framing, split at every
+/* Unit tests for src/util/httpc (URLs: test_codec_url): the response parser (every framing, split at every
  * byte, limits, malformed input, keep-alive decisions), httpc_call_run against local sockets
  * (a canned answer from a child process, a refused connection, a server that never answers),
  * and kept connections (httpc_conn: reuse, reopening after the server closed the idle
@@ -30,48 +30,6 @@
 #include "util/fs.h"
 #include "util/timeutil.h"
 #include "util/banned.h"
-
-static void test_url(void **state)
-{
-    struct url u;
-    struct err e = {0};
-    char a[300];
-
-    assert_int_equal(url_parse("http://127.0.0.1:8080", &u, &e), 0);
-    assert_false(u.tls);
-    assert_string_equal(u.host, "127.0.0.1");
-    assert_string_equal(u.port, "8080");
-    assert_string_equal(u.path, "");
-    assert_int_equal(url_parse("https://api.openai.com/v1/", &u, &e), 0);
-    assert_true(u.tls);
-    assert_string_equal(u.port, "443");
-    assert_string_equal(u.path, "/v1");
-    assert_int_equal(url_parse("HTTP://[::1]:9/x//", &u, &e), 0);
-    assert_string_equal(u.host, "::1");
-    assert_true(u.ipv6);
-    assert_string_equal(u.path, "/x");
-    url_authority(&u, a, sizeof(a));
-    assert_string_equal(a, "[::1]:9");
-
-    const char *bad[] = {"",
-                         "ftp://x",
-                         "http://",
-                         "http://:80",
-                         "http://h:0",
-                         "http://h:99999",
-                         "http://h:8x",
-                         "http://u:p@h/",
-                         "http://h/?q=1",
-                         "http://h/#f",
-                         "http://[::1",
-                         "http://[::1]x",
-                         "http://h /"};
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        struct err e2 = {0};
-        assert_int_equal(url_parse(bad[i], &u, &e2), ERR_INVALID);
-        assert_non_null(strstr(e2.msg, "bad URL"));
-    }
-}
 
 struct collect {
     struct buf body;
@@ -869,7 +827,6 @@ static void test_conn_tls(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_url),
         cmocka_unit_test(test_parser_framings),
         cmocka_unit_test(test_parser_errors),
         cmocka_unit_test(test_call_canned),
