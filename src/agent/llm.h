@@ -151,9 +151,9 @@ void llm_stream_finish(struct llm_stream *s);
 
 struct llm_endpoint {
     enum llm_api api;
-    struct url url;             /* base URL */
+    struct url url;                 /* base URL */
     char target[URL_PATH_MAX + 32]; /* url.path + "/v1/messages", "/chat/completions", ... */
-    const char *api_key;              /* borrowed; NULL or "": none sent */
+    const char *api_key;            /* borrowed; NULL or "": none sent */
     int bearer; /* Anthropic: send Authorization: Bearer (ANTHROPIC_AUTH_TOKEN) */
     int connect_timeout_ms, idle_timeout_ms, total_timeout_ms;
     uint64_t max_response; /* 0: LLM_RESPONSE_MAX */

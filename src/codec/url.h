@@ -24,11 +24,11 @@
 #define URL_PATH_MAX 2048
 
 struct url {
-    int tls;                /* https */
+    int tls;                 /* https */
     char host[URL_HOST_MAX]; /* IPv6 literals without their brackets */
-    char port[8];           /* "80"/"443" when the URL gives none */
+    char port[8];            /* "80"/"443" when the URL gives none */
     char path[URL_PATH_MAX]; /* the path, without a trailing '/': "" or "/v1" */
-    int ipv6;               /* host was a bracketed literal */
+    int ipv6;                /* host was a bracketed literal */
 };
 
 /* Parses s into u (zeroed first). 0, or ERR_INVALID with e set ("bad URL 'x': why", the URL

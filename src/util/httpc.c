@@ -151,8 +151,7 @@ static int read_head(struct httpc_parser *p, struct err *e)
     if (len == 0)
         return 0;
     p->scanned = 0;
-    rc = http_head_parse_response(&p->head, p->in, (size_t)len, p->head_only ? "HEAD" : NULL,
-                                  &sub);
+    rc = http_head_parse_response(&p->head, p->in, (size_t)len, p->head_only ? "HEAD" : NULL, &sub);
     if (rc < 0)
         return fail(p, e, rc == ERR_LIMIT ? ERR_LIMIT : ERR_PROTO, sub.msg);
     if (p->head.status < 200) {

@@ -125,10 +125,10 @@ int httpc_parser_header(const struct httpc_parser *p, const char *name, char *ou
 /* One request. */
 struct httpc_call {
     const struct url *url;      /* ignored by httpc_conn_run (the connection's URL) */
-    const char *method;          /* "POST" */
-    const char *target;          /* request target, starts with '/' */
-    const char *const *headers;  /* NULL-terminated "Name: value" lines, or NULL */
-    const char *body;            /* may be NULL when body_len is 0 */
+    const char *method;         /* "POST" */
+    const char *target;         /* request target, starts with '/' */
+    const char *const *headers; /* NULL-terminated "Name: value" lines, or NULL */
+    const char *body;           /* may be NULL when body_len is 0 */
     size_t body_len;
     int connect_timeout_ms; /* > 0 */
     int idle_timeout_ms;    /* > 0: longest wait for the next bytes */
