@@ -17,7 +17,6 @@
 
 #include "agent/agent.h"
 #include "agent/hook.h"
-#include "util/httpc.h"
 #include "cli/cli.h"
 #include "util/fs.h"
 #include "util/log.h"
