@@ -85,7 +85,8 @@ static int over_limit(struct httpc_parser *p, struct err *e)
 
 int httpc_parser_header(const struct httpc_parser *p, const char *name, char *out, size_t n)
 {
-    const char *v = p->state == HTTPC_P_HEAD ? NULL : http_head_get(&p->head, name);
+    /* status is set once a final head parsed whole: never a refused or interim head's fields */
+    const char *v = p->status == 0 ? NULL : http_head_get(&p->head, name);
 
     if (n > 0) {
         size_t k = v ? strlen(v) : 0;
