@@ -16,6 +16,7 @@
 #include "agent/agent.h"
 #include "agent/cmdrun.h"
 #include "agent/mcpclient.h"
+#include "codec/tls.h"
 #include "model/pricing.h"
 #include "util/hash.h"
 #include "util/timeutil.h"
@@ -559,6 +560,7 @@ int agent_run(const struct agent_opts *o, struct agent_stats *st_out, struct err
     int rc = AGENT_ERROR;
 
     memset(&r, 0, sizeof(r));
+    memset(&ep, 0, sizeof(ep));
     r.o = o;
     r.pr.f = o->out ? o->out : stdout;
     r.pr.quiet = o->quiet;
@@ -585,6 +587,11 @@ int agent_run(const struct agent_opts *o, struct agent_stats *st_out, struct err
     ep.total_timeout_ms = o->total_timeout_ms;
     ep.max_response = o->max_response;
     ep.stop = o->stop;
+    /* one TLS context for the run: loading the trust store once, not once per model call */
+    if (ep.url.tls && (ep.tls = tls_client_ctx_new(NULL, e)) == NULL) {
+        p_stepf(&r.pr, 1, "error", "%s", e->msg);
+        goto out;
+    }
 
     if (start_servers(&r, e) < 0)
         goto out;
@@ -662,6 +669,7 @@ out:
         mcpclient_free(r.mc[i]);
     tools_clear(&r);
     pricing_free(r.prices);
+    SSL_CTX_free(ep.tls);
     llm_reply_release(&rep);
     llm_conv_release(&conv);
     buf_release(&sys);

@@ -1196,6 +1196,7 @@ int llm_exchange(const struct llm_endpoint *ep, const json_t *req, llm_text_fn o
 
     memset(&hc, 0, sizeof(hc));
     hc.url = &ep->url;
+    hc.tls = ep->tls;
     hc.method = "POST";
     hc.target = ep->target;
     hc.headers = headers;

@@ -158,6 +158,8 @@ struct llm_endpoint {
     int connect_timeout_ms, idle_timeout_ms, total_timeout_ms;
     uint64_t max_response; /* 0: LLM_RESPONSE_MAX */
     volatile sig_atomic_t *stop;
+    struct ssl_ctx_st *tls; /* https: a TLS context for every call (borrowed, the caller's,
+                             * from tls_client_ctx_new); NULL: one per call */
 };
 
 /* The default base URL of an API ("https://api.anthropic.com", "https://api.openai.com/v1"). */

@@ -615,21 +615,22 @@ int httpc_call_run(const struct httpc_call *hc, struct httpc_parser *p, struct e
 {
     struct link l = {.fd = -1};
     struct buf req = BUF_INIT;
-    SSL_CTX *ctx = NULL;
+    SSL_CTX *ctx = NULL, *made = NULL;
     int rc, sent = 0;
 
     parser_start(p, hc);
     link_setup(&l, hc, hc->url);
     l.deadline_ns = time_mono_ns() + (int64_t)l.total_ms * 1000000;
     rc = build_request(&req, hc, hc->url, 0, e);
-    if (rc == 0 && hc->url->tls && (ctx = tls_client_ctx_new(NULL, e)) == NULL)
+    if (rc == 0 && hc->url->tls && (ctx = hc->tls) == NULL &&
+        (ctx = made = tls_client_ctx_new(NULL, e)) == NULL)
         rc = ERR_SYS; /* no CA file here: OpenSSL refused */
     if (rc == 0)
         rc = link_open(&l, ctx, hc->url, connect_ms(hc), e);
     if (rc == 0)
         rc = exchange(&l, &req, hc, p, &sent, e);
     link_close(&l);
-    SSL_CTX_free(ctx);
+    SSL_CTX_free(made);
     buf_release(&req);
     return rc;
 }

@@ -138,6 +138,10 @@ struct httpc_call {
     void *arg;
     volatile sig_atomic_t *stop; /* when non-NULL and set (a signal handler), give up */
     const char *peer; /* names the server in messages ("the controller at h:p"); NULL: h:p */
+    /* https: the TLS context to use (borrowed, from tls_client_ctx_new, kept by a caller that
+     * makes many calls); NULL: httpc_call_run makes one for the call, which costs loading the
+     * trust store (~25 ms). Ignored by httpc_conn_run (a kept connection has its own). */
+    struct ssl_ctx_st *tls;
 };
 
 /* Runs c. p is caller-owned and initialised here (release it with httpc_parser_release, also
