@@ -789,8 +789,7 @@ static void test_conn_tls(void **state)
     assert_non_null(f = fopen(cert_path, "w"));
     assert_int_equal(PEM_write_X509(f, x), 1);
     fclose(f);
-    setenv("SSL_CERT_FILE", cert_path, 1);
-    /* each call makes its TLS context: the next one reads SSL_CERT_FILE */
+    setenv("SSL_CERT_FILE", cert_path, 1); /* read by the connection's own TLS context */
 
     lfd = listener(&port);
     pid_t pid = fork();
