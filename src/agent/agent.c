@@ -17,6 +17,7 @@
 #include "agent/cmdrun.h"
 #include "agent/mcpclient.h"
 #include "codec/pricing.h"
+#include "codec/tls.h"
 #include "util/hash.h"
 #include "util/timeutil.h"
 #include "util/banned.h"
@@ -596,6 +597,7 @@ int agent_run(const struct agent_opts *o, struct agent_stats *st_out, struct err
     int rc = AGENT_ERROR;
 
     memset(&r, 0, sizeof(r));
+    memset(&ep, 0, sizeof(ep));
     r.o = o;
     r.pr.f = o->out ? o->out : stdout;
     r.pr.quiet = o->quiet;
@@ -622,13 +624,18 @@ int agent_run(const struct agent_opts *o, struct agent_stats *st_out, struct err
     ep.total_timeout_ms = o->total_timeout_ms;
     ep.max_response = o->max_response;
     ep.stop = o->stop;
+    /* one TLS context for the run: loading the trust store once, not once per model call */
+    if (ep.url.tls && (ep.tls = tls_client_ctx_new(NULL, e)) == NULL) {
+        p_stepf(&r.pr, 1, "error", "%s", e->msg);
+        goto out;
+    }
 
     if (start_servers(&r, e) < 0)
         goto out;
     tools_build(&r);
     {
         char where[HTTPC_HOST_MAX + 16];
-        httpc_url_authority(&ep.url, where, sizeof(where));
+        url_authority(&ep.url, where, sizeof(where));
         p_stepf(&r.pr, 0, "agent", "%s model %s at %s://%s%s, %zu tools%s", llm_api_name(o->api),
                 o->model, ep.url.tls ? "https" : "http", where, ep.target, r.ntools,
                 o->hooks && o->hooks->n ? ", hooks on" : "");
@@ -699,6 +706,7 @@ out:
         mcpclient_free(r.mc[i]);
     tools_clear(&r);
     pricing_free(r.prices);
+    SSL_CTX_free(ep.tls);
     llm_reply_release(&rep);
     llm_conv_release(&conv);
     buf_release(&sys);

@@ -1093,7 +1093,7 @@ int llm_endpoint_init(struct llm_endpoint *ep, enum llm_api api, const char *bas
 
     memset(ep, 0, sizeof(*ep));
     ep->api = api;
-    if ((rc = httpc_url_parse(base_url ? base_url : llm_default_base(api), &ep->url, e)) < 0)
+    if ((rc = url_parse(base_url ? base_url : llm_default_base(api), &ep->url, e)) < 0)
         return rc;
     snprintf(ep->target, sizeof(ep->target), "%s%s", ep->url.path, suffix[api]);
     ep->connect_timeout_ms = 10000;
@@ -1197,6 +1197,7 @@ int llm_exchange(const struct llm_endpoint *ep, const json_t *req, llm_text_fn o
 
     memset(&hc, 0, sizeof(hc));
     hc.url = &ep->url;
+    hc.tls = ep->tls;
     hc.method = "POST";
     hc.target = ep->target;
     hc.headers = headers;

@@ -37,7 +37,7 @@
 
 #include <jansson.h>
 
-#include "util/httpc.h"
+#include "codec/httpc.h"
 #include "codec/wire.h"
 #include "util/buf.h"
 #include "util/err.h"
@@ -151,13 +151,15 @@ void llm_stream_finish(struct llm_stream *s);
 
 struct llm_endpoint {
     enum llm_api api;
-    struct httpc_url url;             /* base URL */
-    char target[HTTPC_PATH_MAX + 32]; /* url.path + "/v1/messages", "/chat/completions", ... */
-    const char *api_key;              /* borrowed; NULL or "": none sent */
+    struct url url;                 /* base URL */
+    char target[URL_PATH_MAX + 32]; /* url.path + "/v1/messages", "/chat/completions", ... */
+    const char *api_key;            /* borrowed; NULL or "": none sent */
     int bearer; /* Anthropic: send Authorization: Bearer (ANTHROPIC_AUTH_TOKEN) */
     int connect_timeout_ms, idle_timeout_ms, total_timeout_ms;
     uint64_t max_response; /* 0: LLM_RESPONSE_MAX */
     volatile sig_atomic_t *stop;
+    struct ssl_ctx_st *tls; /* https: a TLS context for every call (borrowed, the caller's,
+                             * from tls_client_ctx_new); NULL: one per call */
 };
 
 /* The default base URL of an API ("https://api.anthropic.com", "https://api.openai.com/v1"). */

@@ -17,7 +17,6 @@
 
 #include "agent/agent.h"
 #include "agent/hook.h"
-#include "util/httpc.h"
 #include "cli/cli.h"
 #include "util/fs.h"
 #include "util/log.h"
@@ -270,6 +269,5 @@ out:
     for (size_t k = 0; k < AGENT_MCP_MAX; k++)
         free(names[k]);
     buf_release(&prompt);
-    httpc_global_cleanup();
     return rc;
 }

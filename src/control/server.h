@@ -58,7 +58,7 @@
 
 #include <event2/event.h>
 
-#include "control/http.h"
+#include "codec/http.h"
 #include "util/buf.h"
 #include "util/err.h"
 

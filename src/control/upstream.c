@@ -22,11 +22,12 @@
 
 #include <event2/bufferevent.h>
 #include <event2/bufferevent_ssl.h>
-#include <event2/http.h>
 #include <event2/util.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include "codec/tls.h"
+#include "util/url.h"
 #include "control/upstream.h"
 #include "util/buf.h"
 #include "util/log.h"
@@ -94,77 +95,29 @@ static struct timeval ms_tv(int ms)
 
 /* ---- origin ---- */
 
-void upstream_url_redact(const char *url, char *out, size_t n)
-{
-    const char *sep = strstr(url, "://");
-    const char *auth = sep ? sep + 3 : url;
-    size_t alen = strcspn(auth, "/?#");
-    const char *at = NULL;
-
-    for (const char *p = auth; p < auth + alen; p++)
-        if (*p == '@')
-            at = p;
-    if (at == NULL)
-        snprintf(out, n, "%s", url);
-    else
-        snprintf(out, n, "%.*s***%s", (int)(auth - url), url, at);
-}
-
 struct upstream *upstream_new(struct event_base *base, struct evdns_base *dns, const char *url,
                               const struct upstream_config *cfg, struct err *e)
 {
-    struct evhttp_uri *uri = evhttp_uri_parse(url);
     struct upstream *u = NULL;
-    const char *scheme, *host, *path;
-    int tls, port;
-    struct buf b = BUF_INIT;
-    char shown[200]; /* url for messages, without its user info */
+    struct url pu;
+    struct err sub = {0};
+    char hosthdr[URL_HOST_MAX + 16];
 
-    upstream_url_redact(url, shown, sizeof(shown));
-    if (uri == NULL) {
-        err_set(e, ERR_INVALID, "invalid upstream URL '%s'", shown);
+    if (url_parse(url, &pu, &sub) < 0) { /* the message quotes the URL redacted */
+        err_set(e, ERR_INVALID, "upstream URL: %s", sub.msg);
         return NULL;
     }
-    scheme = evhttp_uri_get_scheme(uri);
-    host = evhttp_uri_get_host(uri);
-    path = evhttp_uri_get_path(uri);
-    if (scheme == NULL || (strcasecmp(scheme, "http") != 0 && strcasecmp(scheme, "https") != 0)) {
-        err_set(e, ERR_INVALID, "upstream URL '%s': scheme must be http or https", shown);
-        goto fail;
-    }
-    if (host == NULL || host[0] == '\0') {
-        err_set(e, ERR_INVALID, "upstream URL '%s' has no host", shown);
-        goto fail;
-    }
-    if (evhttp_uri_get_query(uri) || evhttp_uri_get_fragment(uri) || evhttp_uri_get_userinfo(uri)) {
-        err_set(e, ERR_INVALID, "upstream URL '%s': no query, fragment or user info allowed",
-                shown);
-        goto fail;
-    }
-    tls = strcasecmp(scheme, "https") == 0;
-    port = evhttp_uri_get_port(uri);
-    if (port <= 0)
-        port = tls ? 443 : 80;
     u = xcalloc(1, sizeof(*u));
     u->base = base;
     u->dns = dns;
     u->cfg = *cfg;
     u->cfg.ca_file = NULL;
     u->url = xstrdup(url);
-    u->host = xstrdup(host);
-    u->port = port;
-    if (strchr(host, ':'))
-        buf_addf(&b, "[%s]", host);
-    else
-        buf_adds(&b, host);
-    if (port != (tls ? 443 : 80))
-        buf_addf(&b, ":%d", port);
-    u->hosthdr = buf_detach(&b, NULL);
-    if (path == NULL)
-        path = "";
-    u->prefix = xstrdup(path);
-    for (size_t n = strlen(u->prefix); n > 0 && u->prefix[n - 1] == '/'; n--)
-        u->prefix[n - 1] = '\0';
+    u->host = xstrdup(pu.host);
+    u->port = url_port(&pu);
+    url_host_field(&pu, hosthdr, sizeof(hosthdr));
+    u->hosthdr = xstrdup(hosthdr);
+    u->prefix = xstrdup(pu.path);
     if (u->cfg.max_idle == 0)
         u->cfg.max_idle = 64;
     if (u->cfg.pool_idle_ms <= 0)
@@ -175,45 +128,29 @@ struct upstream *upstream_new(struct event_base *base, struct evdns_base *dns, c
         u->cfg.first_byte_timeout_ms = 600000;
     if (u->cfg.idle_timeout_ms <= 0)
         u->cfg.idle_timeout_ms = 300000;
-    u->tls = tls;
-    if (tls && cfg->ca_file) {
+    u->tls = pu.tls;
+    if (u->tls && cfg->ca_file) {
         if (access(cfg->ca_file, R_OK) != 0) {
             err_set(e, ERR_INVALID, "cannot read CA file '%s': %s", cfg->ca_file, strerror(errno));
             goto fail;
         }
         u->ca_file = xstrdup(cfg->ca_file);
     }
-    evhttp_uri_free(uri);
     return u;
 fail:
-    evhttp_uri_free(uri);
     upstream_free(u);
     return NULL;
 }
 
-/* The TLS context, made on first use. NULL when OpenSSL refuses (logged). */
+/* The TLS context (the codec's one client set-up), made on first use. NULL when OpenSSL
+ * refuses or the CA file does not load (logged). */
 static SSL_CTX *tls_context(struct upstream *u)
 {
-    SSL_CTX *ctx;
+    struct err e = {0};
 
-    if (u->ssl)
-        return u->ssl;
-    ctx = SSL_CTX_new(TLS_client_method());
-    if (ctx == NULL) {
-        log_error("upstream", "cannot create a TLS context");
-        return NULL;
-    }
-    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
-    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
-    SSL_CTX_set_default_verify_paths(ctx);
-    if (u->ca_file && SSL_CTX_load_verify_locations(ctx, u->ca_file, NULL) != 1) {
-        log_error("upstream", "cannot load CA file '%s'", u->ca_file);
-        SSL_CTX_free(ctx);
-        return NULL;
-    }
-    SSL_CTX_set_alpn_protos(ctx, (const unsigned char *)"\x08http/1.1", 9);
-    u->ssl = ctx;
-    return ctx;
+    if (u->ssl == NULL && (u->ssl = tls_client_ctx_new(u->ca_file, &e)) == NULL)
+        log_error("upstream", "%s", e.msg);
+    return u->ssl;
 }
 
 const char *upstream_host(const struct upstream *u)
@@ -663,10 +600,14 @@ static struct uconn *uconn_new(struct upstream *u)
     if (u->tls) {
         SSL_CTX *ctx = tls_context(u);
         SSL *ssl = ctx ? SSL_new(ctx) : NULL;
+        struct err e = {0};
         if (ssl == NULL)
             goto fail;
-        SSL_set_tlsext_host_name(ssl, u->host);
-        SSL_set1_host(ssl, u->host);
+        if (tls_client_session_host(ssl, u->host, &e) < 0) {
+            log_error("upstream", "%s", e.msg);
+            SSL_free(ssl);
+            goto fail;
+        }
         c->bev = bufferevent_openssl_socket_new(u->base, -1, ssl, BUFFEREVENT_SSL_CONNECTING,
                                                 BEV_OPT_CLOSE_ON_FREE);
         if (c->bev == NULL) {

@@ -34,7 +34,7 @@
 #include <event2/dns.h>
 #include <event2/event.h>
 
-#include "control/http.h"
+#include "codec/http.h"
 #include "util/err.h"
 
 struct upstream;
@@ -68,7 +68,8 @@ struct ureq_callbacks {
     void (*on_error)(struct ureq *q, int code, int got_head, const char *msg, void *arg);
 };
 
-/* An origin from a URL "http[s]://host[:port][/prefix]". dns may be NULL (numeric hosts
+/* An origin from a URL "http[s]://host[:port][/prefix]" (src/util/url.h rules: no query,
+ * fragment or user info; messages quote it redacted). dns may be NULL (numeric hosts
  * only). The config is copied (ca_file borrowed for the call). Caller frees with
  * upstream_free. NULL with e set (ERR_INVALID bad URL, ERR_SYS TLS setup). */
 struct upstream *upstream_new(struct event_base *base, struct evdns_base *dns, const char *url,
@@ -81,10 +82,6 @@ const char *upstream_host(const struct upstream *u);
 const char *upstream_prefix(const struct upstream *u);
 /* The URL as given, for messages (it never holds user info: upstream_new refuses it). */
 const char *upstream_url(const struct upstream *u);
-/* url for a message or an event: the user info of its authority (anything before an '@'
- * between "scheme://" and the first '/', '?' or '#') replaced by "***", so a password never
- * reaches a log, an event or a reply. Cut to fit n (n > 0); out is always NUL-terminated. */
-void upstream_url_redact(const char *url, char *out, size_t n);
 
 /*
  * Sends "METHOD target" (target includes the prefix) with the header lines hdrs (hlen bytes of

@@ -18,7 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "util/url.h"
 #include "experiment/experiment.h"
 #include "experiment/format.h"
 #include "util/buf.h"
@@ -942,10 +944,16 @@ static void parse_model(struct vctx *v, const struct ynode *n)
     if (n->type == YNODE_STR) {
         static const char *const kinds[] = {"anthropic", "openai"};
         const char *s = n->str;
-        int url = (!strncmp(s, "http://", 7) && s[7]) || (!strncmp(s, "https://", 8) && s[8]);
-        if (!strcmp(s, "anthropic") || !strcmp(s, "openai") ||
-            (url && n->len <= 2048 && strpbrk(s, " \t\r\n") == NULL)) {
+        struct url pu;
+        struct err ue = {0};
+        /* the one URL parser: a URL valid here is one the controller accepts as an upstream */
+        int url = n->len == strlen(s) && url_parse(s, &pu, &ue) == 0;
+        if (!strcmp(s, "anthropic") || !strcmp(s, "openai") || (url && n->len <= 2048)) {
             v->x->model = json_string(s);
+            return;
+        }
+        if (!strncasecmp(s, "http://", 7) || !strncasecmp(s, "https://", 8)) {
+            err_at(v, n, "model: %s", ue.code ? ue.msg : "URL over 2048 bytes");
             return;
         }
         const char *g = text_suggest(s, kinds, 2);

@@ -1,7 +1,7 @@
 /*
  * client: see client.h.
  *
- * The transport is a kept connection from src/util/httpc (struct httpc_conn): it checks a kept
+ * The transport is a kept connection from src/codec/httpc (struct httpc_conn): it checks a kept
  * socket before each request and opens a new one when the controller closed it, so a request
  * that reached the controller is never resent, and it never retries (decide and events are
  * not idempotent). This file builds the requests, collects the body and words the errors:
@@ -15,11 +15,11 @@
 
 #include "seam/client.h"
 #include "experiment/catalog.h"
-#include "util/httpc.h"
+#include "codec/httpc.h"
 #include "util/banned.h"
 
 struct seam_client {
-    struct httpc_url url;
+    struct url url;
     struct httpc_conn *conn;
     char peer[HTTPC_HOST_MAX + 48]; /* "the controller at host:port", for messages */
     int connect_ms, io_ms;
@@ -37,13 +37,13 @@ struct seam_client *seam_client_new(const char *url, struct err *e)
         return NULL;
     }
     c = xcalloc(1, sizeof(*c));
-    if (httpc_url_parse(url, &c->url, &sub) < 0) {
+    if (url_parse(url, &c->url, &sub) < 0) {
         err_set(e, ERR_INVALID, "control URL: %s", sub.msg);
         free(c);
         return NULL;
     }
     c->conn = httpc_conn_new(&c->url);
-    httpc_url_authority(&c->url, where, sizeof(where));
+    url_authority(&c->url, where, sizeof(where));
     snprintf(c->peer, sizeof(c->peer), "the controller at %s", where);
     c->connect_ms = SEAM_CLIENT_CONNECT_MS;
     c->io_ms = SEAM_CLIENT_IO_MS;

@@ -9,7 +9,7 @@
  * connect_ms for the connection, io_ms for the whole exchange of one request. Responses are
  * read by Content-Length, chunked encoding or until close, and never past max_response bytes.
  * Only plain http:// URLs (the controller listens on 127.0.0.1 inside the sandbox's network
- * namespace). The transport is a kept connection from src/util/httpc.h (struct httpc_conn).
+ * namespace). The transport is a kept connection from src/codec/httpc.h (struct httpc_conn).
  * Not thread-safe: one client per thread.
  */
 #ifndef FAULTLINE_SEAM_CLIENT_H

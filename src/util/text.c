@@ -38,18 +38,11 @@ const char *text_parse_error(const char *msg, char *out, size_t cap)
     return out;
 }
 
-const char *text_shown(const char *s, size_t len, char out[TEXT_SHOWN_SIZE])
+/* s cut to SHOWN_MAX bytes, control bytes as '?', into out. */
+static const char *cut(const char *s, size_t len, char out[TEXT_SHOWN_SIZE])
 {
-    struct buf r = BUF_INIT;
     size_t n, i;
 
-    /* redact the whole string before cutting it: a key cut short is no longer recognized */
-    if (redact_text(NULL, s, len, NULL) > 0) {
-        redact_text(NULL, s, len, &r);
-        text_shown(r.data, r.len, out);
-        buf_release(&r);
-        return out;
-    }
     n = len > SHOWN_MAX ? utf8_boundary(s, len, SHOWN_MAX) : len;
     for (i = 0; i < n; i++)
         out[i] = ((unsigned char)s[i] < 32 || s[i] == 127) ? '?' : s[i];
@@ -60,6 +53,22 @@ const char *text_shown(const char *s, size_t len, char out[TEXT_SHOWN_SIZE])
     }
     out[i] = '\0';
     return out;
+}
+
+const char *text_shown(const char *s, size_t len, char out[TEXT_SHOWN_SIZE])
+{
+    struct buf r = BUF_INIT;
+
+    /* redact the whole string before cutting it: a key cut short is no longer recognized.
+     * Once: a redacted text may still look like a secret (a URL's user info becomes
+     * "[REDACTED]", still user info), and redacting it again would never end. */
+    if (redact_text(NULL, s, len, NULL) > 0) {
+        redact_text(NULL, s, len, &r);
+        cut(r.data, r.len, out);
+        buf_release(&r);
+        return out;
+    }
+    return cut(s, len, out);
 }
 
 int text_blank(const char *s, size_t n)

@@ -1,5 +1,5 @@
 /*
- * fuzz_control_http: the controller's HTTP/1.1 head parser and chunked decoder (control/http.h)
+ * fuzz_control_http: the one HTTP/1.1 codec's head parser and chunked decoder (codec/http.h)
  * on untrusted bytes, fed through libevent evbuffers as the server and the upstream client do.
  *
  * Input: byte 0 picks the feed size (1..256), so one input also exercises splits inside CRLF,
@@ -35,7 +35,7 @@
 
 #include <event2/buffer.h>
 
-#include "control/http.h"
+#include "codec/http.h"
 #include "util/num.h"
 #include "util/banned.h"
 

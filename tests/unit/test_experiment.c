@@ -464,6 +464,11 @@ static void test_top_level_fields(void **state)
     expect_error(VALID "model: antropic\n", "did you mean 'anthropic'");
     expect_error(VALID "model: 3\n", "model: expected anthropic, openai");
     expect_error(VALID "model: ftp://x\n", "model:");
+    /* a model URL follows the controller's URL rules (src/util/url.h), quoted redacted */
+    expect_error(VALID "model: https://k:hunter2pw@llm.example/v1\n",
+                 "model: bad URL 'https://***@llm.example/v1': credentials in the URL");
+    expect_error(VALID "model: 'https://llm.example/v1?key=1'\n", "model: bad URL");
+    expect_error(VALID "model: 'http://'\n", "model: bad URL 'http://': empty or long host");
     expect_error(VALID "sandbox: docker\n", "'docker' is not one of native, oci");
     expect_error(VALID "env: [1BAD]\n", "is not an environment variable name");
     expect_error(VALID "env: [A, A]\n", "listed twice");

@@ -23,103 +23,33 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
-#include <openssl/x509v3.h>
 
-#include "util/httpc.h"
+#include "codec/tls.h"
+#include "codec/httpc.h"
 #include "util/num.h"
 #include "util/timeutil.h"
 #include "util/banned.h"
 
-#define CHUNK_LINE_MAX 1024
-
-/* ---- URLs ---- */
-
-int httpc_url_parse(const char *url, struct httpc_url *u, struct err *e)
-{
-    const char *p, *host, *host_end, *port = NULL, *path;
-    size_t n;
-
-    memset(u, 0, sizeof(*u));
-    if (url == NULL || *url == '\0')
-        return err_set(e, ERR_INVALID, "bad URL '': empty");
-    if (strncasecmp(url, "http://", 7) == 0) {
-        p = url + 7;
-    } else if (strncasecmp(url, "https://", 8) == 0) {
-        p = url + 8;
-        u->tls = 1;
-    } else {
-        return err_set(e, ERR_INVALID, "bad URL '%.200s': not http:// or https://", url);
-    }
-    if (strpbrk(url, "?#") || strpbrk(url, " \t\r\n"))
-        return err_set(e, ERR_INVALID, "bad URL '%.200s': query, fragment or blank", url);
-    path = strchr(p, '/');
-    if (path == NULL)
-        path = p + strlen(p);
-    if (memchr(p, '@', (size_t)(path - p)))
-        return err_set(e, ERR_INVALID, "bad URL '%.200s': credentials in the URL", url);
-    if (*p == '[') {
-        host = p + 1;
-        host_end = memchr(host, ']', (size_t)(path - host));
-        if (host_end == NULL)
-            return err_set(e, ERR_INVALID, "bad URL '%.200s': unclosed '['", url);
-        u->ipv6 = 1;
-        if (host_end[1] == ':')
-            port = host_end + 2;
-        else if (host_end + 1 != path)
-            return err_set(e, ERR_INVALID, "bad URL '%.200s': junk after ']'", url);
-    } else {
-        host = p;
-        host_end = memchr(p, ':', (size_t)(path - p));
-        if (host_end)
-            port = host_end + 1;
-        else
-            host_end = path;
-    }
-    n = (size_t)(host_end - host);
-    if (n == 0 || n >= sizeof(u->host))
-        return err_set(e, ERR_INVALID, "bad URL '%.200s': empty or long host", url);
-    memcpy(u->host, host, n);
-    if (port) {
-        long long v;
-        char tmp[16];
-        size_t pn = (size_t)(path - port);
-        if (pn == 0 || pn >= sizeof(tmp))
-            return err_set(e, ERR_INVALID, "bad URL '%.200s': bad port", url);
-        memcpy(tmp, port, pn);
-        tmp[pn] = '\0';
-        if (num_parse_ll(tmp, 1, 65535, &v) < 0)
-            return err_set(e, ERR_INVALID, "bad URL '%.200s': bad port", url);
-        snprintf(u->port, sizeof(u->port), "%lld", v);
-    } else {
-        snprintf(u->port, sizeof(u->port), "%s", u->tls ? "443" : "80");
-    }
-    n = strlen(path);
-    while (n > 0 && path[n - 1] == '/')
-        n--;
-    if (n >= sizeof(u->path))
-        return err_set(e, ERR_INVALID, "bad URL '%.200s': path too long", url);
-    memcpy(u->path, path, n);
-    u->path[n] = '\0';
-    return 0;
-}
-
-void httpc_url_authority(const struct httpc_url *u, char *out, size_t n)
-{
-    snprintf(out, n, u->ipv6 ? "[%s]:%s" : "%s:%s", u->host, u->port);
-}
-
 /* ---- response parser ---- */
+
+static struct evbuffer *evbuffer_new_or_die(void)
+{
+    struct evbuffer *b = evbuffer_new();
+    if (b == NULL)
+        abort(); /* allocation failure, as xmalloc */
+    return b;
+}
 
 void httpc_parser_init(struct httpc_parser *p, uint64_t max_body, httpc_body_fn on_body, void *arg)
 {
     memset(p, 0, sizeof(*p));
-    buf_init(&p->head, HTTPC_HEAD_MAX + 2);
-    buf_init(&p->line, HTTPC_HEAD_MAX + 2);
+    http_head_init(&p->head);
+    p->in = evbuffer_new_or_die();
+    p->body = evbuffer_new_or_die();
     p->max_body = max_body;
     p->on_body = on_body;
     p->arg = arg;
@@ -127,8 +57,12 @@ void httpc_parser_init(struct httpc_parser *p, uint64_t max_body, httpc_body_fn 
 
 void httpc_parser_release(struct httpc_parser *p)
 {
-    buf_release(&p->head);
-    buf_release(&p->line);
+    http_head_release(&p->head);
+    if (p->in)
+        evbuffer_free(p->in);
+    if (p->body)
+        evbuffer_free(p->body);
+    p->in = p->body = NULL;
 }
 
 int httpc_parser_done(const struct httpc_parser *p)
@@ -142,312 +76,184 @@ static int fail(struct httpc_parser *p, struct err *e, int code, const char *wha
     return err_set(e, code, "bad HTTP response: %s", what);
 }
 
-/* Appends bytes up to and including '\n' to p->line. Returns 1 with the line complete (its
- * "\r\n" or "\n" stripped), 0 when the input ran out, ERR_LIMIT past limit. */
-static int take_line(struct httpc_parser *p, const char *d, size_t n, size_t *i, size_t limit)
+static int over_limit(struct httpc_parser *p, struct err *e)
 {
-    const char *nl = memchr(d + *i, '\n', n - *i);
-    size_t k = nl ? (size_t)(nl - (d + *i)) + 1 : n - *i;
-
-    if (p->line.len + k > limit)
-        return ERR_LIMIT;
-    buf_add(&p->line, d + *i, k);
-    *i += k;
-    if (nl == NULL)
-        return 0;
-    buf_truncate(&p->line, p->line.len - 1);
-    if (p->line.len > 0 && p->line.data[p->line.len - 1] == '\r')
-        buf_truncate(&p->line, p->line.len - 1);
-    return 1;
-}
-
-/* The k-th (0-based) header called name, as httpc_parser_header. */
-static int header_nth(const struct httpc_parser *p, const char *name, size_t k, char *out, size_t n)
-{
-    size_t nl = strlen(name);
-    const char *s = memchr(p->head.data, '\n', p->head.len);
-
-    if (n > 0)
-        out[0] = '\0';
-    while (s != NULL) {
-        const char *line = s + 1,
-                   *end = memchr(line, '\n', p->head.len - (size_t)(line - p->head.data));
-        if (end == NULL)
-            end = p->head.data + p->head.len;
-        if ((size_t)(end - line) > nl && line[nl] == ':' && strncasecmp(line, name, nl) == 0 &&
-            k-- == 0) {
-            const char *v = line + nl + 1;
-            while (v < end && (*v == ' ' || *v == '\t'))
-                v++;
-            const char *ve = end;
-            while (ve > v && (ve[-1] == ' ' || ve[-1] == '\t'))
-                ve--;
-            size_t k = (size_t)(ve - v);
-            if (n > 0) {
-                if (k >= n)
-                    k = n - 1;
-                memcpy(out, v, k);
-                out[k] = '\0';
-            }
-            return 1;
-        }
-        s = end < p->head.data + p->head.len ? end : NULL;
-    }
-    return 0;
+    p->state = HTTPC_P_ERROR;
+    return err_set(e, ERR_LIMIT, "response body is over the limit of %llu bytes",
+                   (unsigned long long)p->max_body);
 }
 
 int httpc_parser_header(const struct httpc_parser *p, const char *name, char *out, size_t n)
 {
-    return header_nth(p, name, 0, out, n);
+    /* status is set once a final head parsed whole: never a refused or interim head's fields */
+    const char *v = p->status == 0 ? NULL : http_head_get(&p->head, name);
+
+    if (n > 0) {
+        size_t k = v ? strlen(v) : 0;
+        if (k >= n)
+            k = n - 1;
+        if (k > 0)
+            memcpy(out, v, k);
+        out[k] = '\0';
+    }
+    return v != NULL;
 }
 
-static int parse_status(struct httpc_parser *p, struct err *e)
+/* Hands the first k bytes of b to the callback, extent by extent, and drains them. */
+static int deliver(struct httpc_parser *p, struct evbuffer *b, size_t k, struct err *e)
 {
-    const char *l = p->line.data;
+    while (k > 0) {
+        struct evbuffer_iovec v;
+        size_t take;
+        int rc = 0;
 
-    if (p->line.len < 12 || strncmp(l, "HTTP/1.", 7) != 0 || (l[7] != '0' && l[7] != '1') ||
-        l[8] != ' ')
-        return fail(p, e, ERR_PROTO, "malformed status line");
-    for (int k = 9; k < 12; k++)
-        if (l[k] < '0' || l[k] > '9')
-            return fail(p, e, ERR_PROTO, "malformed status code");
-    if (p->line.len > 12 && l[12] != ' ')
-        return fail(p, e, ERR_PROTO, "malformed status line");
-    p->status = (l[9] - '0') * 100 + (l[10] - '0') * 10 + (l[11] - '0');
-    if (p->status < 100)
-        return fail(p, e, ERR_PROTO, "status below 100");
-    return 0;
-}
-
-/* The head ended: pick the body framing. */
-static int end_of_head(struct httpc_parser *p, struct err *e)
-{
-    char te[256], cl[64], other[64];
-
-    if (p->status >= 100 && p->status < 200) {
-        if (p->status == 101)
-            return fail(p, e, ERR_PROTO, "unexpected 101 Switching Protocols");
-        buf_reset(&p->head); /* interim answer: the real one follows */
-        p->status = 0;
-        return 0;
-    }
-    if (p->head_only || p->status == 204 || p->status == 304) {
-        p->state = HTTPC_P_DONE;
-        return 0;
-    }
-    if (httpc_parser_header(p, "transfer-encoding", te, sizeof(te))) {
-        size_t k = strlen(te);
-        while (k > 0 && (te[k - 1] == ' ' || te[k - 1] == ','))
-            k--;
-        if (k >= 7 && strncasecmp(te + k - 7, "chunked", 7) == 0) {
-            p->state = HTTPC_P_CHUNK_SIZE;
-            return 0;
+        if (evbuffer_peek(b, -1, NULL, &v, 1) < 1 || v.iov_len == 0)
+            break;
+        take = v.iov_len < k ? v.iov_len : k;
+        if (p->max_body && p->body_bytes + take > p->max_body) {
+            /* what fits is delivered first, so that the bytes delivered never depend on how
+             * the input was split */
+            if (p->body_bytes == p->max_body)
+                return over_limit(p, e);
+            take = (size_t)(p->max_body - p->body_bytes);
+            k = take + 1; /* the next turn reports the limit */
         }
-        p->state = HTTPC_P_UNTIL_EOF; /* another coding last: the body runs to the close */
-        p->to_eof = 1;
-        return 0;
-    }
-    if (httpc_parser_header(p, "content-length", cl, sizeof(cl))) {
-        uint64_t v;
-        for (const char *c = cl; *c; c++)
-            if (*c < '0' || *c > '9')
-                return fail(p, e, ERR_PROTO, "bad Content-Length");
-        if (cl[0] == '\0' || strlen(cl) > 18 || num_parse_u64(cl, &v) < 0)
-            return fail(p, e, ERR_PROTO, "bad Content-Length");
-        for (size_t k = 1; header_nth(p, "content-length", k, other, sizeof(other)); k++)
-            if (strcmp(other, cl) != 0)
-                return fail(p, e, ERR_PROTO, "conflicting Content-Length values");
-        if (p->max_body && v > p->max_body) {
-            p->state = HTTPC_P_ERROR;
-            return err_set(e, ERR_LIMIT, "response body of %llu bytes is over the limit of %llu",
-                           (unsigned long long)v, (unsigned long long)p->max_body);
-        }
-        p->remaining = v;
-        p->state = v == 0 ? HTTPC_P_DONE : HTTPC_P_LENGTH;
-        return 0;
-    }
-    p->state = HTTPC_P_UNTIL_EOF;
-    p->to_eof = 1;
-    return 0;
-}
-
-static int deliver(struct httpc_parser *p, const char *d, size_t n, struct err *e)
-{
-    if (n == 0)
-        return 0;
-    if (p->max_body && p->body_bytes + n > p->max_body) {
-        p->state = HTTPC_P_ERROR;
-        return err_set(e, ERR_LIMIT, "response body is over the limit of %llu bytes",
-                       (unsigned long long)p->max_body);
-    }
-    p->body_bytes += n;
-    if (p->on_body) {
-        int rc = p->on_body(p, d, n, p->arg);
+        p->body_bytes += take;
+        if (p->on_body)
+            rc = p->on_body(p, v.iov_base, take, p->arg);
+        evbuffer_drain(b, take);
         if (rc < 0) {
             p->state = HTTPC_P_ERROR;
             return rc;
         }
+        k -= take;
     }
     return 0;
 }
 
-static int parse_chunk_size(struct httpc_parser *p, struct err *e)
+/* A whole head is at the start of p->in, or not yet: parse it and pick the body framing. */
+static int read_head(struct httpc_parser *p, struct err *e)
 {
-    uint64_t v = 0;
-    size_t k = 0;
-    const char *l = p->line.data;
+    struct err sub = {0};
+    char two[2];
+    long len;
+    int rc;
 
-    for (; k < p->line.len; k++) {
-        int d = num_hexval((unsigned char)l[k]);
-        if (d < 0)
-            break;
-        if (v > ((uint64_t)1 << 56))
-            return fail(p, e, ERR_PROTO, "chunk size too large");
-        v = v * 16 + (uint64_t)d;
+    /* empty lines before the status line are dropped (as before a request line, RFC 9112 2.2) */
+    while (evbuffer_copyout(p->in, two, 2) == 2 && two[0] == '\r' && two[1] == '\n') {
+        evbuffer_drain(p->in, 2);
+        p->scanned = 0;
     }
-    if (k == 0)
-        return fail(p, e, ERR_PROTO, "malformed chunk size");
-    while (k < p->line.len && (l[k] == ' ' || l[k] == '\t'))
-        k++;
-    if (k < p->line.len && l[k] != ';')
-        return fail(p, e, ERR_PROTO, "malformed chunk size");
-    if (p->max_body && v > p->max_body - p->body_bytes) {
+    len = http_head_find(p->in, HTTPC_HEAD_MAX, &p->scanned);
+    if (len < 0) {
         p->state = HTTPC_P_ERROR;
-        return err_set(e, ERR_LIMIT, "response body is over the limit of %llu bytes",
-                       (unsigned long long)p->max_body);
+        return err_set(e, ERR_LIMIT, "response head over %zu bytes", HTTPC_HEAD_MAX);
     }
-    p->remaining = v;
-    p->state = v == 0 ? HTTPC_P_TRAILER : HTTPC_P_CHUNK_DATA;
-    return 0;
+    if (len == 0)
+        return 0;
+    p->scanned = 0;
+    rc = http_head_parse_response(&p->head, p->in, (size_t)len, p->head_only ? "HEAD" : NULL, &sub);
+    if (rc < 0)
+        return fail(p, e, rc == ERR_LIMIT ? ERR_LIMIT : ERR_PROTO, sub.msg);
+    if (p->head.status < 200) {
+        if (p->head.status == 101)
+            return fail(p, e, ERR_PROTO, "unexpected 101 Switching Protocols");
+        return 1; /* interim answer: the real one follows */
+    }
+    p->status = p->head.status;
+    switch (p->head.framing) {
+    case HTTP_BODY_NONE:
+        p->state = HTTPC_P_DONE;
+        break;
+    case HTTP_BODY_LENGTH:
+        if (p->max_body && p->head.content_length > p->max_body) {
+            p->state = HTTPC_P_ERROR;
+            return err_set(e, ERR_LIMIT, "response body of %llu bytes is over the limit of %llu",
+                           (unsigned long long)p->head.content_length,
+                           (unsigned long long)p->max_body);
+        }
+        p->remaining = p->head.content_length;
+        p->state = HTTPC_P_LENGTH;
+        break;
+    case HTTP_BODY_CHUNKED:
+        http_chunked_init(&p->chunked);
+        p->chunked.max_body = p->max_body;
+        p->state = HTTPC_P_CHUNKED;
+        break;
+    case HTTP_BODY_CLOSE:
+        p->state = HTTPC_P_UNTIL_EOF;
+        p->to_eof = 1;
+        break;
+    }
+    return 1;
+}
+
+/* Consumes what p->in holds, as far as it goes. */
+static int parser_run(struct httpc_parser *p, struct err *e)
+{
+    struct err sub = {0};
+    size_t have;
+    int rc, drc;
+
+    for (;;) {
+        switch (p->state) {
+        case HTTPC_P_HEAD:
+            if ((rc = read_head(p, e)) <= 0)
+                return rc;
+            break;
+        case HTTPC_P_CHUNKED:
+            /* a chunk announced over the limit fails before its bytes arrive (the codec
+             * checks each size line against max_body); the data before an error is
+             * delivered first, whatever the split */
+            rc = http_chunked_decode(&p->chunked, p->in, p->body, 0, &sub);
+            if ((drc = deliver(p, p->body, evbuffer_get_length(p->body), e)) < 0)
+                return drc;
+            if (rc < 0)
+                return fail(p, e, rc == ERR_LIMIT ? ERR_LIMIT : ERR_PROTO, sub.msg);
+            if (p->chunked.state != HTTP_CHUNK_DONE)
+                return 0;
+            p->state = HTTPC_P_DONE;
+            break;
+        case HTTPC_P_LENGTH:
+            have = evbuffer_get_length(p->in);
+            if ((uint64_t)have > p->remaining)
+                have = (size_t)p->remaining;
+            if ((rc = deliver(p, p->in, have, e)) < 0)
+                return rc;
+            p->remaining -= have;
+            if (p->remaining > 0)
+                return 0;
+            p->state = HTTPC_P_DONE;
+            break;
+        case HTTPC_P_UNTIL_EOF:
+            return deliver(p, p->in, evbuffer_get_length(p->in), e);
+        case HTTPC_P_DONE:
+            have = evbuffer_get_length(p->in);
+            p->extra += have;
+            evbuffer_drain(p->in, have);
+            return 0;
+        case HTTPC_P_ERROR:
+            return ERR_PROTO;
+        }
+    }
 }
 
 int httpc_parser_feed(struct httpc_parser *p, const char *d, size_t n, struct err *e)
 {
-    size_t i = 0;
-    int rc;
-
     if (p->state == HTTPC_P_ERROR)
         return err_set(e, ERR_PROTO, "bad HTTP response: parser in error");
-    while (i < n && p->state != HTTPC_P_DONE) {
-        switch (p->state) {
-        case HTTPC_P_HEAD:
-        case HTTPC_P_TRAILER:
-            rc = take_line(p, d, n, &i,
-                           p->head.len < HTTPC_HEAD_MAX ? HTTPC_HEAD_MAX - p->head.len : 0);
-            if (rc == ERR_LIMIT) {
-                p->state = HTTPC_P_ERROR;
-                return err_set(e, ERR_LIMIT, "response head over %zu bytes", HTTPC_HEAD_MAX);
-            }
-            if (rc == 0)
-                break;
-            if (p->state == HTTPC_P_TRAILER) {
-                if (p->line.len == 0)
-                    p->state = HTTPC_P_DONE;
-                buf_reset(&p->line);
-                break;
-            }
-            if (p->head.len == 0) {
-                if (p->line.len == 0) /* tolerate blank lines before the status line */
-                    break;
-                if ((rc = parse_status(p, e)) < 0)
-                    return rc;
-                buf_add(&p->head, p->line.data, p->line.len);
-            } else if (p->line.len == 0) {
-                if ((rc = end_of_head(p, e)) < 0)
-                    return rc;
-            } else {
-                const char *colon = memchr(p->line.data, ':', p->line.len);
-                if (colon == NULL || colon == p->line.data || p->line.data[0] == ' ' ||
-                    p->line.data[0] == '\t')
-                    return fail(p, e, ERR_PROTO, "malformed header line");
-                buf_addc(&p->head, '\n');
-                buf_add(&p->head, p->line.data, p->line.len);
-            }
-            buf_reset(&p->line);
-            break;
-        case HTTPC_P_CHUNK_SIZE:
-            rc = take_line(p, d, n, &i, CHUNK_LINE_MAX);
-            if (rc == ERR_LIMIT)
-                return fail(p, e, ERR_PROTO, "chunk size line too long");
-            if (rc == 0)
-                break;
-            rc = parse_chunk_size(p, e);
-            buf_reset(&p->line);
-            if (rc < 0)
-                return rc;
-            break;
-        case HTTPC_P_CHUNK_DATA:
-        case HTTPC_P_LENGTH: {
-            size_t k = n - i;
-            if ((uint64_t)k > p->remaining)
-                k = (size_t)p->remaining;
-            if ((rc = deliver(p, d + i, k, e)) < 0)
-                return rc;
-            i += k;
-            p->remaining -= k;
-            if (p->remaining == 0)
-                p->state = p->state == HTTPC_P_LENGTH ? HTTPC_P_DONE : HTTPC_P_CHUNK_CRLF;
-            break;
-        }
-        case HTTPC_P_CHUNK_CRLF:
-            rc = take_line(p, d, n, &i, 2);
-            if (rc == ERR_LIMIT || (rc == 1 && p->line.len != 0))
-                return fail(p, e, ERR_PROTO, "missing CRLF after chunk data");
-            if (rc == 1) {
-                p->state = HTTPC_P_CHUNK_SIZE;
-                buf_reset(&p->line);
-            }
-            break;
-        case HTTPC_P_UNTIL_EOF:
-            if ((rc = deliver(p, d + i, n - i, e)) < 0)
-                return rc;
-            i = n;
-            break;
-        case HTTPC_P_DONE:
-        case HTTPC_P_ERROR:
-            break;
-        }
+    if (p->state == HTTPC_P_DONE) {
+        p->extra += n;
+        return 0;
     }
-    if (p->state == HTTPC_P_DONE)
-        p->extra += n - i;
-    return 0;
-}
-
-/* 1 when the comma-separated list has token (case-insensitive). */
-static int list_has(const char *list, const char *token)
-{
-    size_t tn = strlen(token);
-
-    for (const char *s = list; *s;) {
-        while (*s == ' ' || *s == '\t' || *s == ',')
-            s++;
-        const char *t = s;
-        while (*s && *s != ',')
-            s++;
-        const char *te = s;
-        while (te > t && (te[-1] == ' ' || te[-1] == '\t'))
-            te--;
-        if ((size_t)(te - t) == tn && strncasecmp(t, token, tn) == 0)
-            return 1;
-    }
-    return 0;
+    if (n > 0 && evbuffer_add(p->in, d, n) != 0)
+        abort(); /* allocation failure */
+    return parser_run(p, e);
 }
 
 int httpc_parser_keep_alive(const struct httpc_parser *p)
 {
-    char v[256];
-    int has = httpc_parser_header(p, "connection", v, sizeof(v));
-
-    if (p->state != HTTPC_P_DONE || p->to_eof || p->extra > 0 || p->head.len < 8)
-        return 0;
-    if (has && list_has(v, "close"))
-        return 0;
-    if (httpc_parser_header(p, "transfer-encoding", NULL, 0) &&
-        httpc_parser_header(p, "content-length", NULL, 0))
-        return 0;               /* RFC 9112 6.3: the framing is in doubt; do not reuse */
-    if (p->head.data[7] == '0') /* HTTP/1.0: only when asked for */
-        return has && list_has(v, "keep-alive");
-    return 1;
+    return p->state == HTTPC_P_DONE && !p->to_eof && p->extra == 0 && p->head.keep_alive;
 }
 
 int httpc_parser_eof(struct httpc_parser *p, struct err *e)
@@ -458,7 +264,7 @@ int httpc_parser_eof(struct httpc_parser *p, struct err *e)
         return 0;
     if (p->state == HTTPC_P_ERROR)
         return err_set(e, ERR_PROTO, "bad HTTP response");
-    if (p->status == 0 && p->head.len == 0 && p->line.len == 0)
+    if (p->state == HTTPC_P_HEAD && evbuffer_get_length(p->in) == 0)
         return err_set(e, ERR_PROTO, "connection closed before any response");
     return err_set(e, ERR_PROTO,
                    "connection closed before the end of the response (HTTP %d, %llu body bytes)",
@@ -466,16 +272,6 @@ int httpc_parser_eof(struct httpc_parser *p, struct err *e)
 }
 
 /* ---- transport ---- */
-
-static SSL_CTX *tls_ctx;
-
-void httpc_global_cleanup(void)
-{
-    if (tls_ctx) {
-        SSL_CTX_free(tls_ctx);
-        tls_ctx = NULL;
-    }
-}
 
 /* One socket (plain or TLS) and the waits of the request in flight on it. */
 struct link {
@@ -555,28 +351,15 @@ static int tls_retry(struct link *l, int rc, const char *doing, struct err *e)
     return err_set(e, ERR_IO, "%s %s: TLS: %s", doing, l->where, why);
 }
 
-static int tls_start(struct link *l, const struct httpc_url *u, struct err *e)
+static int tls_start(struct link *l, SSL_CTX *ctx, const struct url *u, struct err *e)
 {
-    if (tls_ctx == NULL) {
-        tls_ctx = SSL_CTX_new(TLS_client_method());
-        if (tls_ctx == NULL)
-            return err_set(e, ERR_SYS, "cannot make a TLS context");
-        SSL_CTX_set_min_proto_version(tls_ctx, TLS1_2_VERSION);
-        SSL_CTX_set_default_verify_paths(tls_ctx);
-        SSL_CTX_set_verify(tls_ctx, SSL_VERIFY_PEER, NULL);
-        SSL_CTX_set_options(tls_ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
-    }
-    l->ssl = SSL_new(tls_ctx);
+    int rc;
+
+    l->ssl = SSL_new(ctx);
     if (l->ssl == NULL || SSL_set_fd(l->ssl, l->fd) != 1)
         return err_set(e, ERR_SYS, "cannot make a TLS session");
-    unsigned char tmp[16];
-    int is_ip = inet_pton(AF_INET, u->host, tmp) == 1 || inet_pton(AF_INET6, u->host, tmp) == 1;
-    if (is_ip) {
-        X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(l->ssl), u->host);
-    } else {
-        SSL_set_tlsext_host_name(l->ssl, u->host);
-        SSL_set1_host(l->ssl, u->host);
-    }
+    if ((rc = tls_client_session_host(l->ssl, u->host, e)) < 0)
+        return rc;
     for (;;) {
         int rc = SSL_connect(l->ssl);
         if (rc == 1)
@@ -591,8 +374,9 @@ static int tls_start(struct link *l, const struct httpc_url *u, struct err *e)
 }
 
 /* Connects l (closed) to u, then starts TLS for https. The TLS handshake waits against
- * l->deadline_ns. On error l may hold a socket: link_close it. */
-static int link_open(struct link *l, const struct httpc_url *u, int connect_timeout_ms,
+ * l->deadline_ns, with a session from ctx (made for https URLs only). On error l may hold a
+ * socket: link_close it. */
+static int link_open(struct link *l, SSL_CTX *ctx, const struct url *u, int connect_timeout_ms,
                      struct err *e)
 {
     struct addrinfo hints, *res = NULL, *ai;
@@ -671,7 +455,7 @@ static int link_open(struct link *l, const struct httpc_url *u, int connect_time
                        strerror(last_errno ? last_errno : ECONNREFUSED));
     }
     if (u->tls)
-        return tls_start(l, u, e);
+        return tls_start(l, ctx, u, e);
     return 0;
 }
 
@@ -761,7 +545,7 @@ static void link_close(struct link *l)
 }
 
 /* Takes the request's waits and the peer's name from hc, for a request to u. */
-static void link_setup(struct link *l, const struct httpc_call *hc, const struct httpc_url *u)
+static void link_setup(struct link *l, const struct httpc_call *hc, const struct url *u)
 {
     l->idle_ms = hc->idle_timeout_ms > 0 ? hc->idle_timeout_ms : 300000;
     l->total_ms = hc->total_timeout_ms > 0 ? hc->total_timeout_ms : 900000;
@@ -769,7 +553,7 @@ static void link_setup(struct link *l, const struct httpc_call *hc, const struct
     if (hc->peer)
         snprintf(l->where, sizeof(l->where), "%s", hc->peer);
     else
-        httpc_url_authority(u, l->where, sizeof(l->where));
+        url_authority(u, l->where, sizeof(l->where));
 }
 
 static int connect_ms(const struct httpc_call *hc)
@@ -780,15 +564,12 @@ static int connect_ms(const struct httpc_call *hc)
 /* The whole request for hc to u into req, head and body, so that it goes out in one write (a
  * head and a body written apart cost a round of Nagle and delayed ACK on a socket without
  * TCP_NODELAY, and two segments on one with it); "Connection: keep-alive" or "close". */
-static int build_request(struct buf *req, const struct httpc_call *hc, const struct httpc_url *u,
+static int build_request(struct buf *req, const struct httpc_call *hc, const struct url *u,
                          int keep, struct err *e)
 {
     char host_hdr[HTTPC_HOST_MAX + 16];
 
-    if ((u->tls && strcmp(u->port, "443") == 0) || (!u->tls && strcmp(u->port, "80") == 0))
-        snprintf(host_hdr, sizeof(host_hdr), u->ipv6 ? "[%s]" : "%s", u->host);
-    else
-        httpc_url_authority(u, host_hdr, sizeof(host_hdr));
+    url_host_field(u, host_hdr, sizeof(host_hdr));
     buf_addf(req, "%s %s HTTP/1.1\r\nHost: %s\r\nConnection: %s\r\n", hc->method, hc->target,
              host_hdr, keep ? "keep-alive" : "close");
     if (hc->body_len > 0 || strcmp(hc->method, "POST") == 0)
@@ -834,17 +615,22 @@ int httpc_call_run(const struct httpc_call *hc, struct httpc_parser *p, struct e
 {
     struct link l = {.fd = -1};
     struct buf req = BUF_INIT;
+    SSL_CTX *ctx = NULL, *made = NULL;
     int rc, sent = 0;
 
     parser_start(p, hc);
     link_setup(&l, hc, hc->url);
     l.deadline_ns = time_mono_ns() + (int64_t)l.total_ms * 1000000;
     rc = build_request(&req, hc, hc->url, 0, e);
+    if (rc == 0 && hc->url->tls && (ctx = hc->tls) == NULL &&
+        (ctx = made = tls_client_ctx_new(NULL, e)) == NULL)
+        rc = ERR_SYS; /* no CA file here: OpenSSL refused */
     if (rc == 0)
-        rc = link_open(&l, hc->url, connect_ms(hc), e);
+        rc = link_open(&l, ctx, hc->url, connect_ms(hc), e);
     if (rc == 0)
         rc = exchange(&l, &req, hc, p, &sent, e);
     link_close(&l);
+    SSL_CTX_free(made);
     buf_release(&req);
     return rc;
 }
@@ -852,7 +638,8 @@ int httpc_call_run(const struct httpc_call *hc, struct httpc_parser *p, struct e
 /* ---- kept connections ---- */
 
 struct httpc_conn {
-    struct httpc_url url;
+    struct url url;
+    SSL_CTX *tls; /* made with the first https connection, kept for the later ones */
     struct link l;
     unsigned long opens;
     int sent;          /* of the last request */
@@ -860,7 +647,7 @@ struct httpc_conn {
     int reuse_idle_ms; /* idle longer than this: reopen rather than reuse */
 };
 
-struct httpc_conn *httpc_conn_new(const struct httpc_url *u)
+struct httpc_conn *httpc_conn_new(const struct url *u)
 {
     struct httpc_conn *k = xcalloc(1, sizeof(*k));
 
@@ -880,6 +667,7 @@ void httpc_conn_free(struct httpc_conn *k)
     if (k == NULL)
         return;
     link_close(&k->l);
+    SSL_CTX_free(k->tls);
     free(k);
 }
 
@@ -921,7 +709,10 @@ int httpc_conn_run(struct httpc_conn *k, const struct httpc_call *hc, struct htt
         int total_ms = k->l.total_ms;
         k->l.total_ms = connect_ms(hc);
         k->l.deadline_ns = time_mono_ns() + (int64_t)k->l.total_ms * 1000000;
-        rc = link_open(&k->l, &k->url, connect_ms(hc), e);
+        if (k->url.tls && k->tls == NULL && (k->tls = tls_client_ctx_new(NULL, e)) == NULL)
+            rc = ERR_SYS; /* no CA file here: OpenSSL refused */
+        else
+            rc = link_open(&k->l, k->tls, &k->url, connect_ms(hc), e);
         k->l.total_ms = total_ms;
         if (rc < 0)
             goto out;

@@ -9,15 +9,20 @@
  * name verified against the default trust store, which honours SSL_CERT_FILE).
  *
  * Three layers:
- *   - httpc_parser: a pure, incremental response parser (status line, headers, then the body
- *     framed by Transfer-Encoding: chunked, Content-Length or connection close; interim 1xx
- *     answers skipped). Bytes go in in any split; decoded body bytes come out through a
- *     callback as they arrive, so a server-sent-events stream can be acted on live.
+ *   - httpc_parser: an incremental response parser over the project's one HTTP/1.1 codec
+ *     (src/codec/http.h: the strict, fuzzed head parser and chunked decoder the controller
+ *     uses too): bytes go in in any split; decoded body bytes come out through a callback as
+ *     they arrive, so a server-sent-events stream can be acted on live. Interim 1xx answers
+ *     are skipped; the body is framed by Transfer-Encoding: chunked, Content-Length or the
+ *     connection's close, as the codec decides.
  *   - httpc_call_run: one request on its own connection ("Connection: close"): resolve,
  *     connect (timeout), TLS handshake, send, read until the message ends, with an idle
  *     timeout per read and a total deadline, and a body size limit.
  *   - httpc_conn: the same exchange over one kept connection to one URL ("Connection:
  *     keep-alive"), opened on first use and re-opened when it cannot be reused.
+ *
+ * URLs are src/util/url.h's, TLS contexts the codec's (src/codec/tls.h): one per
+ * httpc_call_run, one per httpc_conn for its life; no process-wide state.
  *
  * Kept connection states (httpc_conn_run, one request):
  *   CLOSED --open: connect and TLS within connect_timeout_ms--> OPEN
@@ -31,15 +36,20 @@
  * it; httpc_conn_sent says whether sending started).
  *
  * Parser states (httpc_parser_feed):
- *   HEAD   --blank line, status 1xx--> HEAD      (interim answer dropped)
- *   HEAD   --blank line, no body-----> DONE      (HEAD request, 204, 304)
- *   HEAD   --blank line, chunked-----> CHUNK_SIZE
- *   HEAD   --blank line, length------> LENGTH    (DONE when the length is 0)
- *   HEAD   --blank line, otherwise---> UNTIL_EOF (ends at httpc_parser_eof)
- *   CHUNK_SIZE --size > 0--> CHUNK_DATA --data read--> CHUNK_CRLF --> CHUNK_SIZE
- *   CHUNK_SIZE --size 0----> TRAILER --blank line--> DONE
- *   LENGTH --length read--> DONE
- * Any state --error--> ERROR (sticky).
+ *   HEAD   --empty lines before the status line--> HEAD (dropped)
+ *   HEAD   --head (http_head_find, http_head_parse_response), status 1xx--> HEAD (dropped;
+ *            101 is an error: nothing here switches protocols)
+ *   HEAD   --head, no body (HEAD request, 204, 304, Content-Length: 0)--> DONE
+ *   HEAD   --head, chunked--> CHUNKED --last chunk and trailer (http_chunked_decode)--> DONE
+ *   HEAD   --head, Content-Length--> LENGTH --length read--> DONE
+ *   HEAD   --head, otherwise--> UNTIL_EOF --httpc_parser_eof--> DONE
+ *   any    --error--> ERROR (sticky)
+ *
+ * Limits: a head (status line and fields) of HTTPC_HEAD_MAX bytes with at most
+ * HTTP_FIELDS_MAX fields; a chunk-size line of HTTP_CHUNK_LINE_MAX bytes, at most 15 hex
+ * digits; trailers of HTTPC_HEAD_MAX bytes in all; the decoded body of max_body bytes
+ * (refused as soon as a Content-Length or a chunk size announces more). Strict where the
+ * codec is: CRLF line ends, no obsolete folding, one Content-Length value.
  */
 #ifndef FAULTLINE_UTIL_HTTPC_H
 #define FAULTLINE_UTIL_HTTPC_H
@@ -48,35 +58,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "codec/http.h"
+#include "util/url.h"
 #include "util/buf.h"
 #include "util/err.h"
 
-#define HTTPC_HEAD_MAX ((size_t)64 << 10) /* status line plus headers (and trailers) */
-#define HTTPC_HOST_MAX 256
-#define HTTPC_PATH_MAX 2048
+#define HTTPC_HEAD_MAX ((size_t)HTTP_HEAD_MAX_DEFAULT) /* status line plus fields */
+#define HTTPC_HOST_MAX URL_HOST_MAX
 #define HTTPC_REUSE_IDLE_MS 30000 /* a kept connection idle longer is not reused */
-
-/* An http:// or https:// URL: scheme, host, optional port, optional path prefix. */
-struct httpc_url {
-    int tls;                   /* https */
-    char host[HTTPC_HOST_MAX]; /* IPv6 literals without their brackets */
-    char port[8];              /* "80"/"443" when the URL gives none */
-    char path[HTTPC_PATH_MAX]; /* the path, without a trailing '/': "" or "/v1" */
-    int ipv6;                  /* host was a bracketed literal */
-};
-
-/* Parses url. Query strings and fragments are refused, as are user:password@ parts. 0, or
- * ERR_INVALID with e set ("bad URL 'x': ..."). */
-int httpc_url_parse(const char *url, struct httpc_url *u, struct err *e);
-/* "host:port" (IPv6 in brackets) into out. */
-void httpc_url_authority(const struct httpc_url *u, char *out, size_t n);
 
 enum httpc_parser_state {
     HTTPC_P_HEAD = 0,
-    HTTPC_P_CHUNK_SIZE,
-    HTTPC_P_CHUNK_DATA,
-    HTTPC_P_CHUNK_CRLF,
-    HTTPC_P_TRAILER,
+    HTTPC_P_CHUNKED,
     HTTPC_P_LENGTH,
     HTTPC_P_UNTIL_EOF,
     HTTPC_P_DONE,
@@ -92,15 +85,18 @@ typedef int (*httpc_body_fn)(const struct httpc_parser *p, const char *data, siz
 
 struct httpc_parser {
     enum httpc_parser_state state;
-    int head_only;       /* the request was HEAD: no body whatever the headers say */
-    int status;          /* of the final (non-1xx) answer, 0 until its head is read */
-    struct buf head;     /* the final answer's head: status line and header lines */
-    struct buf line;     /* partial line (head, chunk size, trailer) */
-    uint64_t remaining;  /* bytes left in the chunk or the Content-Length body */
-    uint64_t body_bytes; /* decoded body bytes delivered */
-    uint64_t max_body;   /* more decoded body than this is ERR_LIMIT; 0: no limit */
-    int to_eof;          /* the body was framed by the connection's close */
-    uint64_t extra;      /* bytes fed after the end of the message (ignored) */
+    int head_only;               /* the request was HEAD: no body whatever the fields say */
+    int status;                  /* of the final (non-1xx) answer, 0 until its head is read */
+    struct http_head head;       /* the final answer's head (codec), once read */
+    struct evbuffer *in;         /* bytes fed and not consumed yet */
+    struct evbuffer *body;       /* decoded chunk data on its way to on_body */
+    size_t scanned;              /* http_head_find's progress in the head being read */
+    struct http_chunked chunked; /* with HTTPC_P_CHUNKED */
+    uint64_t remaining;          /* bytes left of the Content-Length body */
+    uint64_t body_bytes;         /* decoded body bytes delivered */
+    uint64_t max_body;           /* more decoded body than this is ERR_LIMIT; 0: no limit */
+    int to_eof;                  /* the body was framed by the connection's close */
+    uint64_t extra;              /* bytes fed after the end of the message (ignored) */
     httpc_body_fn on_body;
     void *arg;
 };
@@ -109,9 +105,9 @@ struct httpc_parser {
 void httpc_parser_init(struct httpc_parser *p, uint64_t max_body, httpc_body_fn on_body, void *arg);
 void httpc_parser_release(struct httpc_parser *p);
 /* Feeds n bytes. Bytes after the end of the message are ignored (and counted in p->extra). 0,
- * or with e set: ERR_PROTO (malformed status line, header, chunk framing, conflicting
- * lengths), ERR_LIMIT (head over HTTPC_HEAD_MAX; body over max_body, as soon as a
- * Content-Length or chunk size announces it), or the callback's code. Errors are sticky. */
+ * or with e set ("bad HTTP response: why"): ERR_PROTO (malformed status line, field, chunk
+ * framing, conflicting lengths: whatever the codec refuses as ERR_PARSE or ERR_UNSUPPORTED),
+ * ERR_LIMIT (one of the limits above), or the callback's code. Errors are sticky. */
 int httpc_parser_feed(struct httpc_parser *p, const char *data, size_t n, struct err *e);
 /* The peer closed the connection. 0 when that ends the message (or it had ended), ERR_PROTO
  * ("connection closed after N bytes of the response") otherwise. */
@@ -128,11 +124,11 @@ int httpc_parser_header(const struct httpc_parser *p, const char *name, char *ou
 
 /* One request. */
 struct httpc_call {
-    const struct httpc_url *url; /* ignored by httpc_conn_run (the connection's URL) */
-    const char *method;          /* "POST" */
-    const char *target;          /* request target, starts with '/' */
-    const char *const *headers;  /* NULL-terminated "Name: value" lines, or NULL */
-    const char *body;            /* may be NULL when body_len is 0 */
+    const struct url *url;      /* ignored by httpc_conn_run (the connection's URL) */
+    const char *method;         /* "POST" */
+    const char *target;         /* request target, starts with '/' */
+    const char *const *headers; /* NULL-terminated "Name: value" lines, or NULL */
+    const char *body;           /* may be NULL when body_len is 0 */
     size_t body_len;
     int connect_timeout_ms; /* > 0 */
     int idle_timeout_ms;    /* > 0: longest wait for the next bytes */
@@ -142,6 +138,10 @@ struct httpc_call {
     void *arg;
     volatile sig_atomic_t *stop; /* when non-NULL and set (a signal handler), give up */
     const char *peer; /* names the server in messages ("the controller at h:p"); NULL: h:p */
+    /* https: the TLS context to use (borrowed, from tls_client_ctx_new, kept by a caller that
+     * makes many calls); NULL: httpc_call_run makes one for the call, which costs loading the
+     * trust store (~25 ms). Ignored by httpc_conn_run (a kept connection has its own). */
+    struct ssl_ctx_st *tls;
 };
 
 /* Runs c. p is caller-owned and initialised here (release it with httpc_parser_release, also
@@ -157,7 +157,7 @@ struct httpc_conn;
 
 /* A connection object for u (copied); nothing is opened until the first request. Caller
  * frees with httpc_conn_free. Never NULL (allocation failure aborts). */
-struct httpc_conn *httpc_conn_new(const struct httpc_url *u);
+struct httpc_conn *httpc_conn_new(const struct url *u);
 /* Closes the socket (if open) and frees; NULL is a no-op. */
 void httpc_conn_free(struct httpc_conn *k);
 /* Closes the socket if open; the next request opens a new one. */
@@ -179,8 +179,5 @@ unsigned long httpc_conn_opens(const struct httpc_conn *k);
 /* A kept connection idle longer than ms (> 0; default HTTPC_REUSE_IDLE_MS) is reopened rather
  * than reused. */
 void httpc_conn_set_reuse_idle_ms(struct httpc_conn *k, int ms);
-
-/* Frees the process-wide TLS context, if one was made. Call once at exit. */
-void httpc_global_cleanup(void);
 
 #endif

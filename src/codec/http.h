@@ -24,8 +24,8 @@
  *   TRAILER --non-empty line-->           TRAILER   (trailer fields are dropped)
  *   TRAILER --empty line-->               DONE
  */
-#ifndef FAULTLINE_CONTROL_HTTP_H
-#define FAULTLINE_CONTROL_HTTP_H
+#ifndef FAULTLINE_CODEC_HTTP_H
+#define FAULTLINE_CODEC_HTTP_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -110,15 +110,20 @@ struct http_chunked {
     enum http_chunked_state state;
     uint64_t remaining;   /* data bytes left in the current chunk */
     size_t trailer_bytes; /* bytes of trailer fields seen, bounded by HTTP_HEAD_MAX_DEFAULT */
+    uint64_t max_body;    /* set after init: more data in all is ERR_LIMIT; 0: no limit */
+    uint64_t announced;   /* data bytes the size lines so far announced */
 };
 
+/* Starts a body with no limit on its data (set c->max_body after this for one). */
 void http_chunked_init(struct http_chunked *c);
 /*
  * Decodes as much of in as is available, moving body bytes to out (at most max_out bytes per
  * call when max_out > 0, so a caller can bound what it holds). Returns 1 when the last chunk
  * and the trailer are complete, 0 when more input is needed (or max_out was reached), or
  * ERR_PARSE (malformed chunk line or data terminator) / ERR_LIMIT (size line or trailer too
- * long).
+ * long, or a size line announcing data past c->max_body: refused before any of it is moved,
+ * so the data of the chunks before it is all that reaches out). Errors happen in stream
+ * order: how the bytes were split never changes which one is reported.
  */
 int http_chunked_decode(struct http_chunked *c, struct evbuffer *in, struct evbuffer *out,
                         size_t max_out, struct err *e);

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "control/http.h"
+#include "codec/http.h"
 #include "util/num.h"
 #include "util/banned.h"
 
@@ -147,6 +147,8 @@ static int parse_framing(struct http_head *h, int is_request, struct err *e)
     if (te != NULL) {
         if (cl != NULL && is_request)
             return err_set(e, ERR_PARSE, "both Transfer-Encoding and Content-Length");
+        if (cl != NULL)
+            h->keep_alive = 0; /* RFC 9112 6.3: the framing is in doubt; do not reuse */
         if (strcasecmp(te, "chunked") == 0) {
             h->framing = HTTP_BODY_CHUNKED;
         } else if (is_request) {
@@ -275,6 +277,13 @@ int http_head_parse_response(struct http_head *h, struct evbuffer *in, size_t le
         return rc;
     if ((h->status >= 100 && h->status < 200) || h->status == 204 || h->status == 304 ||
         (req_method && strcmp(req_method, "HEAD") == 0)) {
+        /* No body whatever the fields say, so no read-until-close either: the connection
+         * stays as its Connection field (and the version) says, unless the framing fields
+         * contradict each other. */
+        const char *conn = http_head_get(h, "connection");
+        if (h->framing == HTTP_BODY_CLOSE && !http_head_get(h, "transfer-encoding"))
+            h->keep_alive = h->minor >= 1 ? !(conn && http_list_has(conn, "close"))
+                                          : conn && http_list_has(conn, "keep-alive");
         h->framing = HTTP_BODY_NONE;
         if (h->status >= 100 && h->status < 200)
             h->keep_alive = 1; /* an interim response: the final one follows */
@@ -449,6 +458,10 @@ int http_chunked_decode(struct http_chunked *c, struct evbuffer *in, struct evbu
             for (; p < line + n; p++)
                 if ((unsigned char)*p < 0x20 ? *p != '\t' : *p == 0x7f)
                     return err_set(e, ERR_PARSE, "control character in a chunk extension");
+            if (c->max_body && size > c->max_body - c->announced)
+                return err_set(e, ERR_LIMIT, "chunked body over the limit of %llu bytes",
+                               (unsigned long long)c->max_body);
+            c->announced += size;
             evbuffer_drain(in, (size_t)n + 2);
             c->remaining = size;
             c->state = size ? HTTP_CHUNK_DATA : HTTP_CHUNK_TRAILER;
