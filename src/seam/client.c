@@ -33,7 +33,9 @@ struct seam_client *seam_client_new(const char *url, struct err *e)
     char where[HTTPC_HOST_MAX + 16];
 
     if (url == NULL || strncmp(url, "http://", 7) != 0) {
-        err_set(e, ERR_INVALID, "control URL '%s' is not an http:// URL", url ? url : "");
+        char shown[256];
+        url_redact(url ? url : "", shown, sizeof(shown)); /* an https URL may carry a password */
+        err_set(e, ERR_INVALID, "control URL '%s' is not an http:// URL", shown);
         return NULL;
     }
     c = xcalloc(1, sizeof(*c));

@@ -113,6 +113,12 @@ test_expect "a bad control URL is refused at start" '
     set -e
     test $rc = 2
     grep -q "not an http:// URL" err.txt
+    set +e
+    FAULTLINE_CONTROL_URL=https://agent:hunter2pw@example.invalid "$FAULTLINE" mcp -- true </dev/null 2>err2.txt; rc=$?
+    set -e
+    test $rc = 2
+    grep -q "https://\*\*\*@example.invalid" err2.txt
+    refute grep -q hunter2pw err2.txt
 '
 
 test_done
