@@ -916,26 +916,29 @@ static void call_partial_failure(struct mcp_session *s, struct call *c, struct j
     answer_text_fault(s, c, opt_str(c, "message"), 1, NULL);
 }
 
+/* The faults whose option `mode` picks between a JSON-RPC error (error_mode, with code) and a
+ * text result (any other mode, reported as text_mode; an isError result when text_is_error). */
+static void answer_by_mode(struct mcp_session *s, struct call *c, const char *error_mode, int code,
+                           const char *text_mode, int text_is_error)
+{
+    if (opt_is(c, "mode", error_mode))
+        answer_error_fault(s, c, code, opt_str(c, "message"),
+                           json_pack("{s:s}", "mode", error_mode), 1);
+    else
+        answer_text_fault(s, c, opt_str(c, "message"), text_is_error,
+                          json_pack("{s:s}", "mode", text_mode));
+}
+
 static void call_wrong_channel(struct mcp_session *s, struct call *c, struct jsonrpc_msg *m,
                                const char *line, size_t len)
 {
-    if (opt_is(c, "mode", "protocol_error"))
-        answer_error_fault(s, c, JSONRPC_INTERNAL_ERROR, opt_str(c, "message"),
-                           json_pack("{s:s}", "mode", "protocol_error"), 1);
-    else
-        answer_text_fault(s, c, opt_str(c, "message"), 0,
-                          json_pack("{s:s}", "mode", "success_text"));
+    answer_by_mode(s, c, "protocol_error", JSONRPC_INTERNAL_ERROR, "success_text", 0);
 }
 
 static void call_capability_downgrade(struct mcp_session *s, struct call *c, struct jsonrpc_msg *m,
                                       const char *line, size_t len)
 {
-    if (opt_is(c, "mode", "method_not_found"))
-        answer_error_fault(s, c, JSONRPC_METHOD_NOT_FOUND, opt_str(c, "message"),
-                           json_pack("{s:s}", "mode", "method_not_found"), 1);
-    else
-        answer_text_fault(s, c, opt_str(c, "message"), 1,
-                          json_pack("{s:s}", "mode", "unsupported"));
+    answer_by_mode(s, c, "method_not_found", JSONRPC_METHOD_NOT_FOUND, "unsupported", 1);
 }
 
 static void call_stale_data(struct mcp_session *s, struct call *c, struct jsonrpc_msg *m,
