@@ -1539,8 +1539,10 @@ void mcp_session_client_line(struct mcp_session *s, const char *line, size_t len
         break;
     case JSONRPC_NOT_JSON:
         excerpt(line, len, ex, sizeof(ex));
-        warn(s, "jsonrpc_not_json", 1, "a line of %zu bytes that is not JSON (%s): '%s'", len,
-             m.why, ex);
+        /* the parser's reason first, the excerpt after other words: "invalid token: 'x'" would
+         * read as a credential assignment to the redaction of the log and the events */
+        warn(s, "jsonrpc_not_json", 1, "a line of %zu bytes that is not JSON (%s), starting '%s'",
+             len, m.why, ex);
         if (!s->server_gone)
             forward_raw(s, line, len);
         break;
@@ -1969,8 +1971,8 @@ void mcp_session_server_line(struct mcp_session *s, const char *line, size_t len
     case JSONRPC_NOT_JSON:
         excerpt(line, len, ex, sizeof(ex));
         warn(s, "jsonrpc_not_json", 0,
-             "a line of %zu bytes that is not JSON (dropped: the client only gets protocol "
-             "messages): %s: '%s'",
+             "a line of %zu bytes that is not JSON (%s; dropped: the client only gets protocol "
+             "messages), starting '%s'",
              len, m.why, ex);
         break;
     case JSONRPC_NOT_RPC:
