@@ -88,5 +88,27 @@ refute() {
     return 0
 }
 
+# tls_servers: in $TMP, three self-signed certificates (cert.pem for 127.0.0.1 and localhost,
+# name.pem for localhost only, other.pem for other.example) and two TLS model stand-ins
+# (tests/e2e/agent/tls_model.py) serving cert.pem and name.pem; sets and exports PORT and NPORT.
+tls_servers() {
+    command -v openssl >/dev/null || { echo "openssl CLI missing"; exit 1; }
+    (cd "$TMP" &&
+        openssl req -x509 -newkey rsa:2048 -nodes -keyout key.pem -out cert.pem -days 2 \
+            -subj /CN=localhost -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" 2>/dev/null &&
+        openssl req -x509 -newkey rsa:2048 -nodes -keyout other-key.pem -out other.pem -days 2 \
+            -subj /CN=other -addext "subjectAltName=DNS:other.example" 2>/dev/null &&
+        openssl req -x509 -newkey rsa:2048 -nodes -keyout name-key.pem -out name.pem -days 2 \
+            -subj /CN=localhost -addext "subjectAltName=DNS:localhost" 2>/dev/null) ||
+        { echo "tls_servers: openssl failed"; exit 1; }
+    local model="$FAULTLINE_ROOT/tests/e2e/agent/tls_model.py"
+    start_bg python3 "$model" "$TMP/cert.pem" "$TMP/key.pem" "$TMP/tls.port"
+    start_bg python3 "$model" "$TMP/name.pem" "$TMP/name-key.pem" "$TMP/name.port"
+    wait_file 10 "$TMP/tls.port" || echo "the TLS server did not start"
+    wait_file 10 "$TMP/name.port" || echo "the second TLS server did not start"
+    PORT=$(cat "$TMP/tls.port") NPORT=$(cat "$TMP/name.port")
+    export PORT NPORT
+}
+
 export TMP EXAMPLES
 export -f free_port wait_for wait_file refute

@@ -5,20 +5,8 @@
 . "$(dirname "$0")/lib.sh"
 . "$FAULTLINE_ROOT/tests/e2e/agent/common.sh"
 
-command -v openssl >/dev/null || { echo "openssl CLI missing"; exit 1; }
+tls_servers
 cd "$TMP"
-openssl req -x509 -newkey rsa:2048 -nodes -keyout key.pem -out cert.pem -days 2 \
-    -subj /CN=localhost -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" 2>/dev/null
-openssl req -x509 -newkey rsa:2048 -nodes -keyout other-key.pem -out other.pem -days 2 \
-    -subj /CN=other -addext "subjectAltName=DNS:other.example" 2>/dev/null
-openssl req -x509 -newkey rsa:2048 -nodes -keyout name-key.pem -out name.pem -days 2 \
-    -subj /CN=localhost -addext "subjectAltName=DNS:localhost" 2>/dev/null
-start_bg "$PYTHON" "$AGENT_DIR/tls_model.py" cert.pem key.pem "$TMP/tls.port"
-start_bg "$PYTHON" "$AGENT_DIR/tls_model.py" name.pem name-key.pem "$TMP/name.port"
-wait_file 10 "$TMP/tls.port" || echo "the TLS server did not start"
-wait_file 10 "$TMP/name.port" || echo "the second TLS server did not start"
-PORT=$(cat "$TMP/tls.port") NPORT=$(cat "$TMP/name.port")
-export PORT NPORT
 
 test_expect "a trusted certificate: the answer comes over TLS (IP and name)" '
     SSL_CERT_FILE=cert.pem agent anthropic "https://127.0.0.1:$PORT" --retries 0 --prompt hi >out 2>err
