@@ -458,9 +458,11 @@ static void load_rep(const struct rundir *r, struct rundir_rep *rep)
     struct err e = {0};
     int missing;
     json_t *j;
+    int plan_missing;
 
     snprintf(name, sizeof(name), "%s/plan.json", rep->dir);
     j = rundir_load_json(rep->root, name, name, PLAN_JSON_MAX, &missing, &e);
+    plan_missing = missing;
     if (missing) {
         snprintf(rep->load_error, sizeof(rep->load_error), "%s/plan.json is missing", rep->dir);
     } else if (j == NULL) {
@@ -528,6 +530,10 @@ static void load_rep(const struct rundir *r, struct rundir_rep *rep)
             rep->status = RUNDIR_STATUS_ERROR;
         } else if (strcmp(st, "skipped") == 0) {
             rep->status = RUNDIR_STATUS_SKIPPED;
+            /* docs/run-folder.md: a repetition the runner never started may be a folder with
+             * only its rep.json: skipped is skipped, not an error for want of a plan */
+            if (plan_missing)
+                rep->load_error[0] = '\0';
         } else {
             err_set(&e, ERR_INVALID,
                     "rep.json.status: '%s' is not complete, aborted, error or skipped", st);
