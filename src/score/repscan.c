@@ -89,9 +89,8 @@ struct cand {
 
 struct chain {
     long len;
-    int unknown; /* a time was missing: waits cannot be judged */
-    int64_t first_wait, prev_wait;
-    struct evid last_ev;
+    int unknown;       /* a time was missing: waits cannot be judged */
+    int64_t prev_wait; /* the wait before the last retry */
     char what[RUNDIR_NAME_MAX + 16];
 };
 
@@ -351,38 +350,32 @@ static void chain_retry(struct repscan *s, struct chain *c, int64_t wait, const 
         first(&o->retries_over, &ev);
     if (wait < 0) {
         c->unknown = 1;
-    } else if (c->len == 1) {
-        c->first_wait = wait;
-    } else if (!c->unknown) {
-        int64_t slack = c->prev_wait / 10;
-        if (slack < REPSCAN_BACKOFF_SLACK_MS)
-            slack = REPSCAN_BACKOFF_SLACK_MS;
+    } else {
+        /* the margins (100 ms, 1.5x less 10%) are far above scheduler noise, so the result
+         * does not flip with it */
+        double need = c->len >= 2 && !c->unknown ? (double)c->prev_wait * REPSCAN_BACKOFF_GROWTH *
+                                                       (1.0 - REPSCAN_BACKOFF_TOLERANCE)
+                                                 : 0;
         o->backoff_judged++;
-        if (wait < c->prev_wait - slack && o->backoff_bad.kind == EVID_NONE) {
+        if (o->backoff_bad.kind == EVID_NONE && wait < REPSCAN_BACKOFF_MIN_MS) {
             o->backoff_bad = ev;
-            snprintf(
-                o->backoff_reason, sizeof(o->backoff_reason),
-                "retry %ld of %.80s came %lld ms after the failure, sooner than the %lld ms before it",
-                c->len, c->what, (long long)wait, (long long)c->prev_wait);
+            snprintf(o->backoff_reason, sizeof(o->backoff_reason),
+                     "retry %ld of %.80s came %lld ms after the failure, sooner than the %d ms "
+                     "a backoff waits at least",
+                     c->len, c->what, (long long)wait, REPSCAN_BACKOFF_MIN_MS);
+        } else if (o->backoff_bad.kind == EVID_NONE && (double)wait < need) {
+            o->backoff_bad = ev;
+            snprintf(o->backoff_reason, sizeof(o->backoff_reason),
+                     "retry %ld of %.80s came %lld ms after the failure: the wait before it was "
+                     "%lld ms, and each wait must grow by 1.5x (less 10%%)",
+                     c->len, c->what, (long long)wait, (long long)c->prev_wait);
         }
     }
     c->prev_wait = wait;
-    c->last_ev = ev;
 }
 
 static void chain_end(struct repscan *s, struct chain *c)
 {
-    struct repsum *o = s->o;
-    if (c->len >= 3 && !c->unknown) {
-        o->backoff_judged++;
-        if (!(c->prev_wait > c->first_wait) && o->backoff_bad.kind == EVID_NONE) {
-            o->backoff_bad = c->last_ev;
-            snprintf(
-                o->backoff_reason, sizeof(o->backoff_reason),
-                "%ld retries of %.80s with waits that did not grow (first %lld ms, last %lld ms)",
-                c->len, c->what, (long long)c->first_wait, (long long)c->prev_wait);
-        }
-    }
     memset(c, 0, sizeof(*c));
 }
 

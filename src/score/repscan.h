@@ -32,7 +32,11 @@
 #define REPSCAN_LOOP_PERIOD_MAX 3 /* no_progress_loop: longest cycle, in calls */
 #define REPSCAN_ANSWER_TAIL ((size_t)1 << 20)
 #define REPSCAN_RETRY_AFTER_SLACK_MS 50
-#define REPSCAN_BACKOFF_SLACK_MS 10 /* and 10% of the previous wait */
+/* backoff_observed (docs/scoring.md): no retry of a failed call sooner than MIN_MS after the
+ * failure; each wait of a chain at least GROWTH times the one before, less TOLERANCE of that */
+#define REPSCAN_BACKOFF_MIN_MS 100
+#define REPSCAN_BACKOFF_GROWTH 1.5
+#define REPSCAN_BACKOFF_TOLERANCE 0.1
 
 enum repsum_evid { EVID_NONE = 0, EVID_EVENT, EVID_LEDGER, EVID_AGENT_OUT, EVID_FILE };
 

@@ -430,8 +430,7 @@ void rules_invariant(const struct rundir *r, const struct rundir_rep *rep, const
         if (s->backoff_bad.kind != EVID_NONE)
             set(out, RULE_FAIL, &s->backoff_bad, "%s", s->backoff_reason);
         else if (s->backoff_judged == 0)
-            set(out, RULE_NOT_EVALUATED, NULL,
-                "no retries with anything to judge (no Retry-After, no chain of 2+ retries)");
+            set(out, RULE_NOT_EVALUATED, NULL, "no retry with a known wait to judge");
         else
             set(out, RULE_PASS, NULL, "%ld retry wait(s) judged, all backed off",
                 s->backoff_judged);

@@ -382,7 +382,7 @@ static void test_repscan_retries_and_backoff(void **state)
     call(&f, 3, "{}", 0, 500);
     fx_end(&f);
     assert_int_equal(f.sum.backoff_bad.kind, EVID_EVENT);
-    assert_non_null(strstr(f.sum.backoff_reason, "sooner than"));
+    assert_non_null(strstr(f.sum.backoff_reason, "must grow"));
     assert_int_equal(f.sum.retries_over.kind, EVID_NONE);
 
     /* different arguments are not a retry */
@@ -394,6 +394,43 @@ static void test_repscan_retries_and_backoff(void **state)
     }
     fx_end(&f);
     assert_int_equal(f.sum.longest_retry_chain, 0);
+}
+
+/* backoff_observed's decision (docs/scoring.md): no retry sooner than 100 ms after the failure,
+ * each wait at least 1.5x the one before less 10% of that (1.35x), a single retry judged too. */
+static int backoff_fails(const long *waits, size_t n)
+{
+    struct fixture f;
+    int bad;
+
+    fx_begin(&f);
+    call(&f, 1, "{}", 0, 0);
+    for (size_t i = 0; i < n; i++)
+        call(&f, (int)i + 2, "{}", 0, waits[i]);
+    fx_end(&f);
+    assert_true(f.sum.backoff_judged > 0);
+    bad = f.sum.backoff_bad.kind != EVID_NONE;
+    return bad;
+}
+
+static void test_repscan_backoff_decision(void **state)
+{
+    static const long immediate[] = {45, 45}, growing[] = {100, 150, 225, 338},
+                      tolerated[] = {100, 140, 196}, too_flat[] = {100, 130},
+                      one_ok[] = {120}, one_soon[] = {80}, flat_slow[] = {2000, 2000, 2000};
+
+    assert_true(backoff_fails(immediate, 2));
+    assert_false(backoff_fails(growing, 4));
+    assert_false(backoff_fails(tolerated, 3));
+    assert_true(backoff_fails(too_flat, 2));
+    assert_false(backoff_fails(one_ok, 1));
+    assert_true(backoff_fails(one_soon, 1));
+    assert_true(backoff_fails(flat_slow, 3)); /* slow but not backing off */
+    /* the result does not flip with a few ms of scheduler noise around an honest backoff */
+    for (long jitter = -8; jitter <= 8; jitter += 4) {
+        const long noisy[] = {100 + jitter + 8, 150 + jitter, 225 - jitter};
+        assert_false(backoff_fails(noisy, 3));
+    }
 }
 
 static void test_repscan_retry_after(void **state)
@@ -782,6 +819,7 @@ int main(void)
         cmocka_unit_test(test_wilson),
         cmocka_unit_test(test_rules_cover_catalog),
         cmocka_unit_test(test_repscan_retries_and_backoff),
+        cmocka_unit_test(test_repscan_backoff_decision),
         cmocka_unit_test(test_repscan_retry_after),
         cmocka_unit_test(test_repscan_loops),
         cmocka_unit_test(test_repscan_recovery_and_layers),
