@@ -248,6 +248,10 @@ json_t *score_render_json(const struct score_result *res)
                                   jstr(res->verdict_reason)));
     json_object_set_new(out, "resilience_score",
                         res->has_score ? json_real(res->score) : json_null());
+    json_object_set_new(out, "score_weight_share",
+                        res->has_score && res->weight_total > 0
+                            ? json_real(score_round(res->weight_sum / res->weight_total, 4))
+                            : json_null());
     a = json_array();
     for (size_t p = 0; p < r->nprobes; p++)
         json_array_append_new(a, probe_agg_json(res, p));
@@ -302,7 +306,8 @@ void score_render_text(const struct score_result *res, struct buf *out)
     buf_addf(out, "%s: %s (exit %d): %s\n", r->name, score_verdict_name(res->verdict),
              (int)res->verdict, res->verdict_reason);
     if (res->has_score)
-        buf_addf(out, "resilience score: %.2f\n", res->score);
+        buf_addf(out, "resilience score: %.2f over %.0f%% of the weight\n", res->score,
+                 res->weight_total > 0 ? res->weight_sum / res->weight_total * 100.0 : 0.0);
     else
         buf_addf(out, "resilience score: none\n");
     buf_addf(out, "\nprobes (faulted repetitions):\n");

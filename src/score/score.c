@@ -336,6 +336,30 @@ static void warn_counts(struct score_result *res, const char *code, const char *
     w->per_rep = per;
 }
 
+/* Every probe no faulted repetition evaluated, with its weight and the first reason given: the
+ * score stands over the probes that were, and says over how much of the weight (issue 11). */
+static void warn_probes_not_evaluated(struct score_result *res)
+{
+    const struct rundir *r = &res->run;
+
+    for (size_t p = 0; p < r->nprobes; p++) {
+        const char *why = NULL;
+        if (res->probes[p].agg.evaluated > 0 || !rules_probe_known(r->probes[p].id))
+            continue;
+        if (rules_probe_find(r->probes[p].id) == RULES_PROBE_COST_MULTIPLIER &&
+            !(res->ctx.baseline_cost_known && res->ctx.baseline_cost_mean > 0))
+            continue; /* cost_multiplier_unevaluable (seed 000's own warning) says it */
+        for (size_t i = 0; i < r->nreps && why == NULL; i++) {
+            const struct score_rep *sr = &res->reps[i];
+            if (sr->evaluated && p < sr->nprobes && sr->probes[p].out.reason[0])
+                why = sr->probes[p].out.reason;
+        }
+        warning(res, "probe_not_evaluated",
+                "probe %s (weight %g) was not evaluated in any faulted repetition: %.300s",
+                r->probes[p].id, r->probes[p].weight, why ? why : "no faulted repetition ran");
+    }
+}
+
 static void stage_warnings(struct score_result *res)
 {
     const struct rundir *r = &res->run;
@@ -351,6 +375,7 @@ static void stage_warnings(struct score_result *res)
             break;
         }
     }
+    warn_probes_not_evaluated(res);
     for (size_t p = 0; p < r->nprobes; p++)
         if (!rules_probe_known(r->probes[p].id))
             warning(
@@ -421,6 +446,7 @@ static void stage_aggregate(struct score_result *res, const enum rules_inv_id *o
 
     for (size_t p = 0; p < r->nprobes; p++) {
         struct score_probe_agg *pa = &res->probes[p];
+        res->weight_total += r->probes[p].weight;
         if (pa->agg.evaluated > 0) {
             double lo, hi, rate = (double)pa->agg.passed / (double)pa->agg.evaluated;
             rules_wilson(pa->agg.passed, pa->agg.evaluated, &lo, &hi);

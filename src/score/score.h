@@ -104,6 +104,7 @@ struct score_result {
     struct score_inv_agg *invs;     /* the invariants every repetition gets, then the world's */
     size_t ninvs;
     double weight_sum, weighted_rate; /* over the probes evaluated at least once */
+    double weight_total;              /* every probe's weight: the share covered is sum/total */
     int has_score;                    /* set by the verdict: none when it is invalid */
     double score;                     /* rounded to 2 decimals */
     long outcomes[OUTCOME_N];
