@@ -789,6 +789,8 @@ static void call_outcome(struct repscan *s, const struct target *t, int ok, int 
     int success = ok && !faulted;
 
     o->counted_calls++;
+    if (s->src & (RUNDIR_COMP_MCP | RUNDIR_COMP_GATE | RUNDIR_COMP_WORLD))
+        o->seen_tool_calls++;
 
     /* recovery, after the last fault. The faulted call is not counted: after a tool fault, the
      * first failed outcome of the faulted tool (a shim relaying a world's injected failure does

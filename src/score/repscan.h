@@ -110,6 +110,8 @@ struct repsum {
     int recovered;       /* from the first fault */
     long rec_calls, rec_turns;
     int64_t rec_ms;
+    long seen_tool_calls; /* call outcomes reported by a component that sees tool calls (MCP
+                           * shim, gate, world): 0 means recovery cannot be known */
 
     /* behaviour */
     long counted_calls, model_requests;

@@ -230,6 +230,10 @@ static void recovered_within(const struct repsum *s, const struct rundir_probe *
         set(out, RULE_NOT_EVALUATED, NULL, "the probe has no value");
     else if (s->faults_fired == 0)
         set(out, RULE_NOT_EVALUATED, NULL, "no fault fired");
+    else if (s->seen_tool_calls == 0)
+        set(out, RULE_NOT_EVALUATED, NULL,
+            "no component that sees tool calls (MCP shim, gate, world) reported a call in this "
+            "repetition: an agent's built-in tools are invisible without a gate");
     else if (s->rec_after_last > 0 && (double)s->rec_after_last <= p->value)
         set(out, RULE_PASS, NULL,
             "a successful call of %s came %ld call(s) after the last fault (within %g)", what,
