@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "experiment/catalog.h"
+#include "util/err.h"
 #include "util/num.h"
 #include "util/banned.h"
 
@@ -831,60 +832,121 @@ void catalog_fill_defaults(const struct catalog_fault *f, json_t *options)
     }
 }
 
-/* 1 when v is a valid value of the numeric option o (range, and values for an INT list). */
-static int number_ok(const struct catalog_option *o, const json_t *v)
+/* Writes the values of o (a NULL-terminated list) as "a, b, c" into out. */
+static void values_text(const struct catalog_option *o, char *out, size_t len)
 {
-    double d;
-
-    if (o->type == CATALOG_OPT_INT ? !json_is_integer(v) : !json_is_number(v))
-        return 0;
-    d = json_number_value(v);
-    if (o->min <= o->max && (d < o->min || d > o->max))
-        return 0;
-    if (o->type == CATALOG_OPT_INT && o->values) {
-        char t[32];
-        snprintf(t, sizeof(t), "%lld", (long long)json_integer_value(v));
-        for (const char *const *p = o->values; *p; p++)
-            if (strcmp(*p, t) == 0)
-                return 1;
-        return 0;
-    }
-    return 1;
+    size_t off = 0;
+    out[0] = '\0';
+    for (const char *const *p = o->values; p && *p && off < len; p++)
+        off += (size_t)snprintf(out + off, len - off, "%s%s", off ? ", " : "", *p);
 }
 
-/* The option's value in options when valid, else its default (new reference), else NULL. */
+int catalog_option_check(const struct catalog_option *o, const json_t *v, char *msg, size_t len)
+{
+    char list[160];
+    double d;
+    size_t i, j;
+    json_t *it;
+
+    if (o == NULL || v == NULL) {
+        snprintf(msg, len, "not an option of this fault");
+        return ERR_INVALID;
+    }
+    switch (o->type) {
+    case CATALOG_OPT_INT:
+    case CATALOG_OPT_NUMBER:
+        if (o->type == CATALOG_OPT_INT ? !json_is_integer(v) : !json_is_number(v)) {
+            snprintf(msg, len, "expected %s", o->type == CATALOG_OPT_INT ? "an integer" : "a number");
+            return ERR_INVALID;
+        }
+        d = json_number_value(v);
+        if (o->min <= o->max && (d < o->min || d > o->max)) {
+            snprintf(msg, len, "expected %s from %.15g to %.15g",
+                     o->type == CATALOG_OPT_INT ? "an integer" : "a number", o->min, o->max);
+            return ERR_INVALID;
+        }
+        if (o->type == CATALOG_OPT_INT && o->values) {
+            char t[32];
+            snprintf(t, sizeof(t), "%lld", (long long)json_integer_value(v));
+            for (const char *const *p = o->values; *p; p++)
+                if (strcmp(*p, t) == 0)
+                    return 0;
+            values_text(o, list, sizeof(list));
+            snprintf(msg, len, "expected one of %s", list);
+            return ERR_INVALID;
+        }
+        return 0;
+    case CATALOG_OPT_STRING:
+        if (!json_is_string(v)) {
+            snprintf(msg, len, "expected a string");
+            return ERR_INVALID;
+        }
+        if (json_string_length(v) > CATALOG_STRING_MAX) {
+            snprintf(msg, len, "expected at most %d bytes", CATALOG_STRING_MAX);
+            return ERR_LIMIT;
+        }
+        if (o->required && json_string_length(v) == 0) {
+            snprintf(msg, len, "expected a non-empty string");
+            return ERR_INVALID;
+        }
+        return 0;
+    case CATALOG_OPT_ENUM:
+        for (const char *const *p = o->values; json_is_string(v) && p && *p; p++)
+            if (strcmp(*p, json_string_value(v)) == 0)
+                return 0;
+        values_text(o, list, sizeof(list));
+        snprintf(msg, len, "expected one of %s", list);
+        return ERR_INVALID;
+    case CATALOG_OPT_BOOL:
+        if (!json_is_boolean(v)) {
+            snprintf(msg, len, "expected true or false");
+            return ERR_INVALID;
+        }
+        return 0;
+    case CATALOG_OPT_STRING_LIST:
+        if (!json_is_array(v) || json_array_size(v) > CATALOG_LIST_MAX) {
+            snprintf(msg, len, "expected a list of at most %d strings", CATALOG_LIST_MAX);
+            return json_is_array(v) ? ERR_LIMIT : ERR_INVALID;
+        }
+        json_array_foreach((json_t *)v, i, it)
+        {
+            if (!json_is_string(it) || json_string_length(it) == 0 ||
+                json_string_length(it) > 4096) {
+                snprintf(msg, len, "item %zu: expected a string of 1 to 4096 bytes", i);
+                return ERR_INVALID;
+            }
+            for (j = 0; j < i; j++)
+                if (json_equal(json_array_get(v, j), it)) {
+                    snprintf(msg, len, "item %zu: listed twice", i);
+                    return ERR_INVALID;
+                }
+        }
+        return 0;
+    case CATALOG_OPT_JSON:
+        return 0;
+    case CATALOG_OPT_OBJECT:
+        if (!json_is_object(v)) {
+            snprintf(msg, len, "expected an object");
+            return ERR_INVALID;
+        }
+        return 0;
+    }
+    snprintf(msg, len, "unknown option type");
+    return ERR_INVALID;
+}
+
+/* The option's value in options when valid (catalog_option_check), else its default (new
+ * reference), else NULL. */
 static json_t *option_value(const struct catalog_fault *f, const json_t *options, const char *name)
 {
     const struct catalog_option *o = f ? catalog_option_find(f, name) : NULL;
     json_t *v = json_object_get(options, name);
-    int ok = 0;
+    char msg[200];
 
     if (o == NULL)
         return NULL;
-    switch (o->type) {
-    case CATALOG_OPT_INT:
-    case CATALOG_OPT_NUMBER:
-        ok = number_ok(o, v);
-        break;
-    case CATALOG_OPT_STRING:
-        ok = json_is_string(v);
-        break;
-    case CATALOG_OPT_ENUM:
-        for (const char *const *p = o->values; json_is_string(v) && p && *p; p++)
-            ok |= strcmp(*p, json_string_value(v)) == 0;
-        break;
-    case CATALOG_OPT_BOOL:
-        ok = json_is_boolean(v);
-        break;
-    case CATALOG_OPT_STRING_LIST:
-    case CATALOG_OPT_JSON:
-        ok = v != NULL;
-        break;
-    case CATALOG_OPT_OBJECT:
-        ok = json_is_object(v);
-        break;
-    }
-    return ok ? json_incref(v) : catalog_option_default(o);
+    return catalog_option_check(o, v, msg, sizeof(msg)) == 0 ? json_incref(v)
+                                                              : catalog_option_default(o);
 }
 
 int catalog_option_int(const struct catalog_fault *f, const json_t *options, const char *name,
