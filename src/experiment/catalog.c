@@ -197,7 +197,7 @@ static int check_context_trim(const json_t *o, char *msg, size_t len)
         snprintf(msg, len,
                  "llm.context_trim drops nothing: set drop_oldest above 0 or "
                  "drop_system: true");
-        return -1;
+        return ERR_INVALID;
     }
     return 0;
 }
@@ -209,21 +209,21 @@ static int check_silent_wrong_data(const json_t *o, char *msg, size_t len)
     if (mode && strcmp(mode, "text") == 0) {
         if (find == NULL || json_string_length(find) == 0) {
             snprintf(msg, len, "mode text needs a non-empty find");
-            return -1;
+            return ERR_INVALID;
         }
     } else if (find != NULL) {
         snprintf(msg, len, "find applies only to mode text");
-        return -1;
+        return ERR_INVALID;
     }
     if (mode && strcmp(mode, "numbers_scale") == 0 &&
         json_number_value(json_object_get(o, "by")) == 1.0) {
         snprintf(msg, len, "mode numbers_scale with by: 1 changes nothing");
-        return -1;
+        return ERR_INVALID;
     }
     if (mode && strcmp(mode, "numbers_offset") == 0 &&
         json_number_value(json_object_get(o, "by")) == 0.0) {
         snprintf(msg, len, "mode numbers_offset with by: 0 changes nothing");
-        return -1;
+        return ERR_INVALID;
     }
     return 0;
 }
@@ -237,7 +237,7 @@ static int check_partial_failure(const json_t *o, char *msg, size_t len)
     size_t n = json_string_length(p), fails = 0;
     if (n == 0 || n > 64) {
         snprintf(msg, len, "pattern must have 1 to 64 letters S and F");
-        return -1;
+        return ERR_INVALID;
     }
     for (size_t i = 0; i < n; i++) {
         if (s[i] == 'F')
@@ -245,12 +245,12 @@ static int check_partial_failure(const json_t *o, char *msg, size_t len)
         else if (s[i] != 'S') {
             snprintf(msg, len, "pattern may only hold S (succeed) and F (fail), found '%c'",
                      (s[i] > 32 && s[i] < 127) ? s[i] : '?');
-            return -1;
+            return ERR_INVALID;
         }
     }
     if (fails == 0) {
         snprintf(msg, len, "pattern has no F: no call would fail");
-        return -1;
+        return ERR_INVALID;
     }
     return 0;
 }
@@ -261,7 +261,7 @@ static int check_omission(const json_t *o, char *msg, size_t len)
     if (mode && strcmp(mode, "empty") == 0 &&
         json_integer_value(json_object_get(o, "keep_bytes"))) {
         snprintf(msg, len, "keep_bytes applies only to mode truncate");
-        return -1;
+        return ERR_INVALID;
     }
     return 0;
 }
@@ -271,7 +271,7 @@ static int check_toolset_change(const json_t *o, char *msg, size_t len)
     json_t *r = json_object_get(o, "remove"), *d = json_object_get(o, "redefine");
     if (json_array_size(r) == 0 && json_object_size(d) == 0) {
         snprintf(msg, len, "mcp.toolset_change needs remove or redefine (or both)");
-        return -1;
+        return ERR_INVALID;
     }
     return 0;
 }
@@ -284,7 +284,7 @@ static int check_string_values(const json_t *obj, const char *what, char *msg, s
     {
         if (!json_is_string(v) || json_string_length(v) == 0) {
             snprintf(msg, len, "%s: the value for '%.40s' must be a non-empty string", what, k);
-            return -1;
+            return ERR_INVALID;
         }
     }
     return 0;
@@ -297,7 +297,7 @@ static int check_schema_drift(const json_t *o, char *msg, size_t len)
         return 0;
     if (json_object_size(r) == 0) {
         snprintf(msg, len, "rename is empty: leave it out for the default rename");
-        return -1;
+        return ERR_INVALID;
     }
     return check_string_values(r, "rename", msg, len);
 }
@@ -308,12 +308,12 @@ static int check_redefine(const json_t *o, char *msg, size_t len)
     json_t *v;
     json_t *d = json_object_get(o, "redefine");
     if (check_toolset_change(o, msg, len) < 0)
-        return -1;
+        return ERR_INVALID;
     json_object_foreach(d, k, v)
     {
         if (!json_is_object(v)) {
             snprintf(msg, len, "redefine: '%.40s' must map to an object of tool fields", k);
-            return -1;
+            return ERR_INVALID;
         }
     }
     return 0;

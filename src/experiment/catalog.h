@@ -117,7 +117,7 @@ struct catalog_fault {
     const char *note;       /* NULL, or how it relates to other rows (docs only) */
     const char *constraint; /* NULL, or a rule across options, in words (docs only) */
     /* NULL, or a check across options (the object holds every given option and the defaults);
-     * returns 0, or -1 with a message (lowercase, no period) in msg. */
+     * returns 0, or ERR_INVALID with a message (lowercase, no period) in msg. */
     int (*check)(const json_t *options, char *msg, size_t msglen);
     enum catalog_fires fires;
 };

@@ -26,7 +26,7 @@
 
 /*
  * Checks pattern (NUL-terminated, borrowed) against the rule above. Returns 0 when it is
- * acceptable, or -1 with the reason (lowercase, no period, e.g. "back-references are not
+ * acceptable, or ERR_INVALID (util/err.h) with the reason (lowercase, no period, e.g. "back-references are not
  * supported") written into why[0..n) (truncated, always NUL-terminated when n > 0). Reads the
  * pattern once; allocates nothing.
  */

@@ -354,28 +354,28 @@ static int run_check(const char *id, const char *options)
 
 static void test_checks_across_options(void **state)
 {
-    assert_int_equal(run_check("llm.context_trim", "{\"drop_oldest\":0,\"drop_system\":false}"), -1);
+    assert_int_equal(run_check("llm.context_trim", "{\"drop_oldest\":0,\"drop_system\":false}"), ERR_INVALID);
     assert_int_equal(run_check("llm.context_trim", "{\"drop_oldest\":0,\"drop_system\":true}"), 0);
     assert_int_equal(run_check("llm.context_trim", "{\"drop_oldest\":2,\"drop_system\":false}"), 0);
-    assert_int_equal(run_check("mcp.toolset_change", "{\"notify\":true}"), -1);
+    assert_int_equal(run_check("mcp.toolset_change", "{\"notify\":true}"), ERR_INVALID);
     assert_int_equal(run_check("mcp.toolset_change", "{\"remove\":[\"a\"]}"), 0);
-    assert_int_equal(run_check("mcp.toolset_change", "{\"redefine\":{\"a\":1}}"), -1);
+    assert_int_equal(run_check("mcp.toolset_change", "{\"redefine\":{\"a\":1}}"), ERR_INVALID);
     assert_int_equal(run_check("mcp.toolset_change", "{\"redefine\":{\"a\":{\"description\":\"x\"}}}"),
                      0);
     assert_int_equal(run_check("tool.partial_failure", "{\"pattern\":\"SSF\"}"), 0);
-    assert_int_equal(run_check("tool.partial_failure", "{\"pattern\":\"SSS\"}"), -1);
-    assert_int_equal(run_check("tool.partial_failure", "{\"pattern\":\"SXF\"}"), -1);
+    assert_int_equal(run_check("tool.partial_failure", "{\"pattern\":\"SSS\"}"), ERR_INVALID);
+    assert_int_equal(run_check("tool.partial_failure", "{\"pattern\":\"SXF\"}"), ERR_INVALID);
     assert_int_equal(run_check("tool.partial_failure", "{\"fail_every\":3}"), 0);
-    assert_int_equal(run_check("tool.silent_wrong_data", "{\"mode\":\"text\",\"by\":1}"), -1);
+    assert_int_equal(run_check("tool.silent_wrong_data", "{\"mode\":\"text\",\"by\":1}"), ERR_INVALID);
     assert_int_equal(run_check("tool.silent_wrong_data",
                                "{\"mode\":\"text\",\"by\":1,\"find\":\"4\"}"), 0);
     assert_int_equal(run_check("tool.silent_wrong_data", "{\"mode\":\"numbers_scale\",\"by\":1}"),
-                     -1);
+                     ERR_INVALID);
     assert_int_equal(run_check("tool.silent_wrong_data", "{\"mode\":\"numbers_offset\",\"by\":0}"),
-                     -1);
-    assert_int_equal(run_check("tool.omission", "{\"mode\":\"empty\",\"keep_bytes\":10}"), -1);
+                     ERR_INVALID);
+    assert_int_equal(run_check("tool.omission", "{\"mode\":\"empty\",\"keep_bytes\":10}"), ERR_INVALID);
     assert_int_equal(run_check("tool.omission", "{\"mode\":\"truncate\",\"keep_bytes\":10}"), 0);
-    assert_int_equal(run_check("mcp.schema_drift", "{\"rename\":{\"a\":\"\"}}"), -1);
+    assert_int_equal(run_check("mcp.schema_drift", "{\"rename\":{\"a\":\"\"}}"), ERR_INVALID);
     assert_int_equal(run_check("mcp.schema_drift", "{\"rename\":{\"a\":\"b\"}}"), 0);
 }
 
