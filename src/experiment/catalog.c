@@ -856,7 +856,8 @@ int catalog_option_check(const struct catalog_option *o, const json_t *v, char *
     case CATALOG_OPT_INT:
     case CATALOG_OPT_NUMBER:
         if (o->type == CATALOG_OPT_INT ? !json_is_integer(v) : !json_is_number(v)) {
-            snprintf(msg, len, "expected %s", o->type == CATALOG_OPT_INT ? "an integer" : "a number");
+            snprintf(msg, len, "expected %s",
+                     o->type == CATALOG_OPT_INT ? "an integer" : "a number");
             return ERR_INVALID;
         }
         d = json_number_value(v);
@@ -946,7 +947,7 @@ static json_t *option_value(const struct catalog_fault *f, const json_t *options
     if (o == NULL)
         return NULL;
     return catalog_option_check(o, v, msg, sizeof(msg)) == 0 ? json_incref(v)
-                                                              : catalog_option_default(o);
+                                                             : catalog_option_default(o);
 }
 
 int catalog_option_int(const struct catalog_fault *f, const json_t *options, const char *name,

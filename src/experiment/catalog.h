@@ -169,8 +169,8 @@ void catalog_fill_defaults(const struct catalog_fault *f, json_t *options);
  * (catalog_option_int ...) and plan_load refuses what it refuses. */
 int catalog_option_check(const struct catalog_option *o, const json_t *v, char *msg, size_t len);
 /* Reading one option of fault f from a plan's options (borrowed; NULL reads as empty): the value
- * when it is of the option's type, within its range and one of its values (catalog_option_check), else the
- * option's catalog default. What injectors read instead of restating defaults.
+ * when it is of the option's type, within its range and one of its values (catalog_option_check),
+ * else the option's catalog default. What injectors read instead of restating defaults.
  * catalog_option_int: 1 with *out set, 0 when the option has no valid value and no default
  * (*out untouched); also for NUMBER options (truncated). catalog_option_number: likewise.
  * catalog_option_string: STRING and ENUM options; borrowed (from options or the catalog), NULL

@@ -857,8 +857,8 @@ static int valid_canary(const char *s)
     return 1;
 }
 
-/* A count option of a firing rule: an integer of at least 1 (the catalog's ranges); a
- * hand-written plan that breaks that range gets the catalog's default. */
+/* A count option of a firing rule: an integer of at least 1 (the catalog's ranges, which
+ * plan_load enforces); otherwise, defensively, the catalog's default. */
 static long long gate_n_of(const struct catalog_fault *def, const json_t *options, const char *name)
 {
     json_t *v = json_object_get(options, name);
@@ -874,8 +874,8 @@ static long long gate_n_of(const struct catalog_fault *def, const json_t *option
 }
 
 /* The kind's firing rule (the catalog row's `fires`) from its options, which hold the
- * catalog's defaults (fault_from_json fills them). A kind the catalog does not know fires on
- * every matching call. */
+ * catalog's defaults (fault_from_json fills them, after refusing a kind the catalog does not
+ * know and options the catalog refuses). Without a row (NULL), every matching call. */
 static void gate_init(struct plan_fault *f, const struct catalog_fault *def)
 {
     json_t *v;
