@@ -262,7 +262,7 @@ json_t *jsonrpc_skim_id(const struct jsonrpc_skim *s)
 /* The string starting at p[*i] (a '"'): moves *i past its closing quote. Escapes are checked
  * for their form only (a lone surrogate is fine); bytes >= 0x80 are taken as they are, since
  * a UTF-8 decoder never swallows an ASCII byte into an invalid sequence. Raw controls are not
- * JSON. *esc is set when the string holds a backslash. */
+ * JSON. *esc is set when the string holds a backslash. 0, or ERR_PARSE (not a JSON string). */
 static int lax_string(const char *p, size_t n, size_t *i, int *esc)
 {
     size_t k = *i + 1;
@@ -274,12 +274,12 @@ static int lax_string(const char *p, size_t n, size_t *i, int *esc)
             return 0;
         }
         if (c < 0x20)
-            return -1;
+            return ERR_PARSE;
         if (c != '\\')
             continue;
         *esc = 1;
         if (++k >= n)
-            return -1;
+            return ERR_PARSE;
         switch (p[k]) {
         case '"':
         case '\\':
@@ -294,14 +294,14 @@ static int lax_string(const char *p, size_t n, size_t *i, int *esc)
             for (int j = 0; j < 4; j++) {
                 char h = ++k < n ? p[k] : '\0';
                 if (!((h >= '0' && h <= '9') || (h >= 'a' && h <= 'f') || (h >= 'A' && h <= 'F')))
-                    return -1;
+                    return ERR_PARSE;
             }
             break;
         default:
-            return -1;
+            return ERR_PARSE;
         }
     }
-    return -1;
+    return ERR_PARSE;
 }
 
 static int is_digit(char c)
@@ -309,7 +309,8 @@ static int is_digit(char c)
     return c >= '0' && c <= '9';
 }
 
-/* A number of any magnitude: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
+/* A number of any magnitude: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?; moves *i past it.
+ * 0, or ERR_PARSE. */
 static int lax_number(const char *p, size_t n, size_t *i)
 {
     size_t k = *i;
@@ -322,10 +323,10 @@ static int lax_number(const char *p, size_t n, size_t *i)
         while (k < n && is_digit(p[k]))
             k++;
     else
-        return -1;
+        return ERR_PARSE;
     if (k < n && p[k] == '.') {
         if (++k >= n || !is_digit(p[k]))
-            return -1;
+            return ERR_PARSE;
         while (k < n && is_digit(p[k]))
             k++;
     }
@@ -334,7 +335,7 @@ static int lax_number(const char *p, size_t n, size_t *i)
         if (k < n && (p[k] == '+' || p[k] == '-'))
             k++;
         if (k >= n || !is_digit(p[k]))
-            return -1;
+            return ERR_PARSE;
         while (k < n && is_digit(p[k]))
             k++;
     }
@@ -342,12 +343,13 @@ static int lax_number(const char *p, size_t n, size_t *i)
     return 0;
 }
 
+/* The literal w at p[*i]: moves *i past it. 0, or ERR_PARSE. */
 static int lax_word(const char *p, size_t n, size_t *i, const char *w)
 {
     size_t l = strlen(w);
 
     if (n - *i < l || memcmp(p + *i, w, l) != 0)
-        return -1;
+        return ERR_PARSE;
     *i += l;
     return 0;
 }
@@ -442,7 +444,7 @@ int jsonrpc_lax_scan(const char *p, size_t n, struct jsonrpc_lax *out)
 {
     uint64_t small[64], *stack = small;
     size_t cap = sizeof(small) * 8, depth = 0, i, vstart = 0, kstart;
-    int field = LX_NONE, rc = -1, esc;
+    int field = LX_NONE, rc = ERR_PARSE, esc;
     enum { ST_VALUE, ST_AFTER, ST_KEY } st = ST_VALUE;
 
     memset(out, 0, sizeof(*out));
@@ -504,7 +506,7 @@ int jsonrpc_lax_scan(const char *p, size_t n, struct jsonrpc_lax *out)
             }
             i = lax_blank(p, n, i);
             if (depth == 0) {
-                rc = i == n ? 0 : -1;
+                rc = i == n ? 0 : ERR_PARSE;
                 goto done;
             }
             if (i >= n)

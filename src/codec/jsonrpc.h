@@ -130,7 +130,7 @@ struct jsonrpc_lax {
 };
 
 /* Checks that p[0..n) is one JSON text as JSON.parse takes it (above) and indexes its top
- * level into *out. 0, or -1 when it is not JSON (*out then says nothing). Nesting is limited
+ * level into *out. 0, or ERR_PARSE when it is not JSON (*out then says nothing). Nesting is limited
  * only by n; the stack it needs beyond 4096 levels (one bit a level) is allocated. */
 int jsonrpc_lax_scan(const char *p, size_t n, struct jsonrpc_lax *out);
 /* The last member named key of the object at *obj in the text p that jsonrpc_lax_scan

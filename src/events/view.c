@@ -22,6 +22,7 @@
 
 #include "events/view.h"
 #include "util/buf.h"
+#include "util/err.h"
 #include "util/num.h"
 #include "util/text.h"
 #include "util/utf8.h"
@@ -59,18 +60,24 @@ static void skip_ws(struct scan *s)
         s->p++;
 }
 
-/* The 4 hex digits at p (p + 4 <= end checked by the caller), or -1. */
+/* hex4's "not 4 hex digits": below every code point, not an error code. */
+#define HEX4_BAD (-1L)
+
+/* The 4 hex digits at p (p + 4 <= end checked by the caller), or HEX4_BAD. */
 static long hex4(const unsigned char *p)
 {
     long v = 0;
     for (int i = 0; i < 4; i++) {
         int h = num_hexval(p[i]);
         if (h < 0)
-            return -1;
+            return HEX4_BAD;
         v = v * 16 + h;
     }
     return v;
 }
+
+/* The scan_* functions return 0 (s->p past what they read), or ERR_PARSE: not what
+ * json_loadb accepts there, nesting past DEPTH_MAX included (jansson's parse error too). */
 
 /* At the opening quote; leaves p after the closing quote. */
 static int scan_string(struct scan *s, int is_key, int *escaped)
@@ -81,7 +88,7 @@ static int scan_string(struct scan *s, int is_key, int *escaped)
         while (p < end && str_class[*p] == 0)
             p++;
         if (p >= end)
-            return -1;
+            return ERR_PARSE;
         switch (str_class[*p]) {
         case 1:
             s->p = p + 1;
@@ -90,36 +97,36 @@ static int scan_string(struct scan *s, int is_key, int *escaped)
             long cp;
             *escaped = 1;
             if (p + 1 >= end)
-                return -1;
+                return ERR_PARSE;
             if (p[1] != 'u') {
                 if (!strchr("\"\\/bfnrt", p[1]) || p[1] == '\0')
-                    return -1;
+                    return ERR_PARSE;
                 p += 2;
                 break;
             }
-            if (end - p < 6 || (cp = hex4(p + 2)) < 0)
-                return -1;
+            if (end - p < 6 || (cp = hex4(p + 2)) == HEX4_BAD)
+                return ERR_PARSE;
             p += 6;
             if (cp >= 0xD800 && cp <= 0xDBFF) {
                 long lo;
-                if (end - p < 6 || p[0] != '\\' || p[1] != 'u' || (lo = hex4(p + 2)) < 0)
-                    return -1;
+                if (end - p < 6 || p[0] != '\\' || p[1] != 'u' || (lo = hex4(p + 2)) == HEX4_BAD)
+                    return ERR_PARSE;
                 if (lo < 0xDC00 || lo > 0xDFFF)
-                    return -1;
+                    return ERR_PARSE;
                 p += 6;
             } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-                return -1;
+                return ERR_PARSE;
             } else if (cp == 0 && is_key) {
-                return -1; /* jansson: NUL byte in object key not supported */
+                return ERR_PARSE; /* jansson: NUL byte in object key not supported */
             }
             break;
         }
         case 3:
-            return -1;
+            return ERR_PARSE;
         default: {
             size_t n = utf8_seq(p, (size_t)(end - p));
             if (n == 0)
-                return -1;
+                return ERR_PARSE;
             p += n;
         }
         }
@@ -141,23 +148,23 @@ static int scan_number(struct scan *s)
         p++;
     }
     if (p >= end)
-        return -1;
+        return ERR_PARSE;
     if (*p == '0') {
         p++;
         if (p < end && is_digit(*p))
-            return -1;
+            return ERR_PARSE;
     } else if (is_digit(*p)) {
         while (p < end && is_digit(*p))
             p++;
     } else {
-        return -1;
+        return ERR_PARSE;
     }
     if (p >= end || (*p != '.' && *p != 'e' && *p != 'E')) {
         /* An integer: must fit int64, as strtoll in jansson. */
         unsigned long long v = 0, lim = neg ? 9223372036854775808ULL : 9223372036854775807ULL;
         for (const unsigned char *d = start + neg; d < p; d++) {
             if (v > (lim - (unsigned)(*d - '0')) / 10)
-                return -1;
+                return ERR_PARSE;
             v = v * 10 + (unsigned)(*d - '0');
         }
         s->p = p;
@@ -168,7 +175,7 @@ static int scan_number(struct scan *s)
     if (*p == '.') {
         p++;
         if (p >= end || !is_digit(*p))
-            return -1;
+            return ERR_PARSE;
         while (p < end && is_digit(*p))
             p++;
     }
@@ -178,7 +185,7 @@ static int scan_number(struct scan *s)
         if (p < end && (*p == '+' || *p == '-'))
             eneg = *p++ == '-';
         if (p >= end || !is_digit(*p))
-            return -1;
+            return ERR_PARSE;
         while (p < end && is_digit(*p)) {
             if (exp < 100000)
                 exp = exp * 10 + (*p - '0');
@@ -206,7 +213,7 @@ static int scan_number(struct scan *s)
         if (txt != small)
             free(txt);
         if ((d == HUGE_VAL || d == -HUGE_VAL) && errno == ERANGE)
-            return -1;
+            return ERR_PARSE;
     }
     s->p = p;
     return 0;
@@ -215,7 +222,7 @@ static int scan_number(struct scan *s)
 static int scan_literal(struct scan *s, const char *lit, size_t n)
 {
     if ((size_t)(s->end - s->p) < n || memcmp(s->p, lit, n) != 0)
-        return -1;
+        return ERR_PARSE;
     s->p += n;
     return 0;
 }
@@ -224,7 +231,7 @@ static int scan_array(struct scan *s)
 {
     s->p++;
     if (++s->depth > DEPTH_MAX)
-        return -1;
+        return ERR_PARSE;
     skip_ws(s);
     if (s->p < s->end && *s->p == ']') {
         s->p++;
@@ -234,16 +241,16 @@ static int scan_array(struct scan *s)
     for (;;) {
         skip_ws(s);
         if (scan_value(s) < 0)
-            return -1;
+            return ERR_PARSE;
         skip_ws(s);
         if (s->p >= s->end)
-            return -1;
+            return ERR_PARSE;
         if (*s->p == ',') {
             s->p++;
             continue;
         }
         if (*s->p != ']')
-            return -1;
+            return ERR_PARSE;
         s->p++;
         s->depth--;
         return 0;
@@ -349,7 +356,7 @@ static int scan_object(struct scan *s)
 
     s->p++;
     if (++s->depth > DEPTH_MAX)
-        return -1;
+        return ERR_PARSE;
     skip_ws(s);
     if (s->p < s->end && *s->p == '}') {
         s->p++;
@@ -361,20 +368,20 @@ static int scan_object(struct scan *s)
         int esc = 0;
         skip_ws(s);
         if (s->p >= s->end || *s->p != '"')
-            return -1;
+            return ERR_PARSE;
         f.key = (const char *)s->p + 1;
         if (scan_string(s, 1, &esc) < 0)
-            return -1;
+            return ERR_PARSE;
         f.key_len = (uint32_t)((const char *)s->p - 1 - f.key);
         f.key_escaped = esc;
         skip_ws(s);
         if (s->p >= s->end || *s->p != ':')
-            return -1;
+            return ERR_PARSE;
         s->p++;
         skip_ws(s);
         f.val = (const char *)s->p;
         if (scan_value(s) < 0)
-            return -1;
+            return ERR_PARSE;
         f.val_len = (uint32_t)((const char *)s->p - f.val);
         if (top && s->index) {
             if (s->index->nfields < EVENTS_VIEW_FIELDS)
@@ -387,13 +394,13 @@ static int scan_object(struct scan *s)
         }
         skip_ws(s);
         if (s->p >= s->end)
-            return -1;
+            return ERR_PARSE;
         if (*s->p == ',') {
             s->p++;
             continue;
         }
         if (*s->p != '}')
-            return -1;
+            return ERR_PARSE;
         s->p++;
         s->depth--;
         return 0;
@@ -403,11 +410,11 @@ static int scan_object(struct scan *s)
 static int scan_value(struct scan *s)
 {
     if (s->p >= s->end)
-        return -1;
+        return ERR_PARSE;
     /* jansson counts every value, scalars too, as one level of depth: a scalar inside
      * DEPTH_MAX nested containers is one level too deep for it, so it is for us. */
     if (*s->p != '{' && *s->p != '[' && s->depth + 1 > DEPTH_MAX)
-        return -1;
+        return ERR_PARSE;
     switch (*s->p) {
     case '{':
         return scan_object(s);
@@ -436,9 +443,9 @@ static int scan_line(struct scan *s, const char *line, size_t len)
     s->depth = 0;
     skip_ws(s);
     if (s->p >= s->end || *s->p != '{' || scan_object(s) < 0)
-        return -1;
+        return ERR_PARSE;
     skip_ws(s);
-    return s->p == s->end ? 0 : -1;
+    return s->p == s->end ? 0 : ERR_PARSE;
 }
 
 static const struct events_view_field *find_field(const struct events_view *v, const char *key,

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "experiment/catalog.h"
+#include "util/err.h"
 #include "util/num.h"
 #include "util/banned.h"
 
@@ -196,7 +197,7 @@ static int check_context_trim(const json_t *o, char *msg, size_t len)
         snprintf(msg, len,
                  "llm.context_trim drops nothing: set drop_oldest above 0 or "
                  "drop_system: true");
-        return -1;
+        return ERR_INVALID;
     }
     return 0;
 }
@@ -208,21 +209,21 @@ static int check_silent_wrong_data(const json_t *o, char *msg, size_t len)
     if (mode && strcmp(mode, "text") == 0) {
         if (find == NULL || json_string_length(find) == 0) {
             snprintf(msg, len, "mode text needs a non-empty find");
-            return -1;
+            return ERR_INVALID;
         }
     } else if (find != NULL) {
         snprintf(msg, len, "find applies only to mode text");
-        return -1;
+        return ERR_INVALID;
     }
     if (mode && strcmp(mode, "numbers_scale") == 0 &&
         json_number_value(json_object_get(o, "by")) == 1.0) {
         snprintf(msg, len, "mode numbers_scale with by: 1 changes nothing");
-        return -1;
+        return ERR_INVALID;
     }
     if (mode && strcmp(mode, "numbers_offset") == 0 &&
         json_number_value(json_object_get(o, "by")) == 0.0) {
         snprintf(msg, len, "mode numbers_offset with by: 0 changes nothing");
-        return -1;
+        return ERR_INVALID;
     }
     return 0;
 }
@@ -236,7 +237,7 @@ static int check_partial_failure(const json_t *o, char *msg, size_t len)
     size_t n = json_string_length(p), fails = 0;
     if (n == 0 || n > 64) {
         snprintf(msg, len, "pattern must have 1 to 64 letters S and F");
-        return -1;
+        return ERR_INVALID;
     }
     for (size_t i = 0; i < n; i++) {
         if (s[i] == 'F')
@@ -244,12 +245,12 @@ static int check_partial_failure(const json_t *o, char *msg, size_t len)
         else if (s[i] != 'S') {
             snprintf(msg, len, "pattern may only hold S (succeed) and F (fail), found '%c'",
                      (s[i] > 32 && s[i] < 127) ? s[i] : '?');
-            return -1;
+            return ERR_INVALID;
         }
     }
     if (fails == 0) {
         snprintf(msg, len, "pattern has no F: no call would fail");
-        return -1;
+        return ERR_INVALID;
     }
     return 0;
 }
@@ -260,7 +261,7 @@ static int check_omission(const json_t *o, char *msg, size_t len)
     if (mode && strcmp(mode, "empty") == 0 &&
         json_integer_value(json_object_get(o, "keep_bytes"))) {
         snprintf(msg, len, "keep_bytes applies only to mode truncate");
-        return -1;
+        return ERR_INVALID;
     }
     return 0;
 }
@@ -270,7 +271,7 @@ static int check_toolset_change(const json_t *o, char *msg, size_t len)
     json_t *r = json_object_get(o, "remove"), *d = json_object_get(o, "redefine");
     if (json_array_size(r) == 0 && json_object_size(d) == 0) {
         snprintf(msg, len, "mcp.toolset_change needs remove or redefine (or both)");
-        return -1;
+        return ERR_INVALID;
     }
     return 0;
 }
@@ -283,7 +284,7 @@ static int check_string_values(const json_t *obj, const char *what, char *msg, s
     {
         if (!json_is_string(v) || json_string_length(v) == 0) {
             snprintf(msg, len, "%s: the value for '%.40s' must be a non-empty string", what, k);
-            return -1;
+            return ERR_INVALID;
         }
     }
     return 0;
@@ -296,7 +297,7 @@ static int check_schema_drift(const json_t *o, char *msg, size_t len)
         return 0;
     if (json_object_size(r) == 0) {
         snprintf(msg, len, "rename is empty: leave it out for the default rename");
-        return -1;
+        return ERR_INVALID;
     }
     return check_string_values(r, "rename", msg, len);
 }
@@ -307,12 +308,12 @@ static int check_redefine(const json_t *o, char *msg, size_t len)
     json_t *v;
     json_t *d = json_object_get(o, "redefine");
     if (check_toolset_change(o, msg, len) < 0)
-        return -1;
+        return ERR_INVALID;
     json_object_foreach(d, k, v)
     {
         if (!json_is_object(v)) {
             snprintf(msg, len, "redefine: '%.40s' must map to an object of tool fields", k);
-            return -1;
+            return ERR_INVALID;
         }
     }
     return 0;
@@ -831,60 +832,122 @@ void catalog_fill_defaults(const struct catalog_fault *f, json_t *options)
     }
 }
 
-/* 1 when v is a valid value of the numeric option o (range, and values for an INT list). */
-static int number_ok(const struct catalog_option *o, const json_t *v)
+/* Writes the values of o (a NULL-terminated list) as "a, b, c" into out. */
+static void values_text(const struct catalog_option *o, char *out, size_t len)
 {
-    double d;
-
-    if (o->type == CATALOG_OPT_INT ? !json_is_integer(v) : !json_is_number(v))
-        return 0;
-    d = json_number_value(v);
-    if (o->min <= o->max && (d < o->min || d > o->max))
-        return 0;
-    if (o->type == CATALOG_OPT_INT && o->values) {
-        char t[32];
-        snprintf(t, sizeof(t), "%lld", (long long)json_integer_value(v));
-        for (const char *const *p = o->values; *p; p++)
-            if (strcmp(*p, t) == 0)
-                return 1;
-        return 0;
-    }
-    return 1;
+    size_t off = 0;
+    out[0] = '\0';
+    for (const char *const *p = o->values; p && *p && off < len; p++)
+        off += (size_t)snprintf(out + off, len - off, "%s%s", off ? ", " : "", *p);
 }
 
-/* The option's value in options when valid, else its default (new reference), else NULL. */
+int catalog_option_check(const struct catalog_option *o, const json_t *v, char *msg, size_t len)
+{
+    char list[160];
+    double d;
+    size_t i, j;
+    json_t *it;
+
+    if (o == NULL || v == NULL) {
+        snprintf(msg, len, "not an option of this fault");
+        return ERR_INVALID;
+    }
+    switch (o->type) {
+    case CATALOG_OPT_INT:
+    case CATALOG_OPT_NUMBER:
+        if (o->type == CATALOG_OPT_INT ? !json_is_integer(v) : !json_is_number(v)) {
+            snprintf(msg, len, "expected %s",
+                     o->type == CATALOG_OPT_INT ? "an integer" : "a number");
+            return ERR_INVALID;
+        }
+        d = json_number_value(v);
+        if (o->min <= o->max && (d < o->min || d > o->max)) {
+            snprintf(msg, len, "expected %s from %.15g to %.15g",
+                     o->type == CATALOG_OPT_INT ? "an integer" : "a number", o->min, o->max);
+            return ERR_INVALID;
+        }
+        if (o->type == CATALOG_OPT_INT && o->values) {
+            char t[32];
+            snprintf(t, sizeof(t), "%lld", (long long)json_integer_value(v));
+            for (const char *const *p = o->values; *p; p++)
+                if (strcmp(*p, t) == 0)
+                    return 0;
+            values_text(o, list, sizeof(list));
+            snprintf(msg, len, "expected one of %s", list);
+            return ERR_INVALID;
+        }
+        return 0;
+    case CATALOG_OPT_STRING:
+        if (!json_is_string(v)) {
+            snprintf(msg, len, "expected a string");
+            return ERR_INVALID;
+        }
+        if (json_string_length(v) > CATALOG_STRING_MAX) {
+            snprintf(msg, len, "expected at most %d bytes", CATALOG_STRING_MAX);
+            return ERR_LIMIT;
+        }
+        if (o->required && json_string_length(v) == 0) {
+            snprintf(msg, len, "expected a non-empty string");
+            return ERR_INVALID;
+        }
+        return 0;
+    case CATALOG_OPT_ENUM:
+        for (const char *const *p = o->values; json_is_string(v) && p && *p; p++)
+            if (strcmp(*p, json_string_value(v)) == 0)
+                return 0;
+        values_text(o, list, sizeof(list));
+        snprintf(msg, len, "expected one of %s", list);
+        return ERR_INVALID;
+    case CATALOG_OPT_BOOL:
+        if (!json_is_boolean(v)) {
+            snprintf(msg, len, "expected true or false");
+            return ERR_INVALID;
+        }
+        return 0;
+    case CATALOG_OPT_STRING_LIST:
+        if (!json_is_array(v) || json_array_size(v) > CATALOG_LIST_MAX) {
+            snprintf(msg, len, "expected a list of at most %d strings", CATALOG_LIST_MAX);
+            return json_is_array(v) ? ERR_LIMIT : ERR_INVALID;
+        }
+        json_array_foreach((json_t *)v, i, it)
+        {
+            if (!json_is_string(it) || json_string_length(it) == 0 ||
+                json_string_length(it) > 4096) {
+                snprintf(msg, len, "item %zu: expected a string of 1 to 4096 bytes", i);
+                return ERR_INVALID;
+            }
+            for (j = 0; j < i; j++)
+                if (json_equal(json_array_get(v, j), it)) {
+                    snprintf(msg, len, "item %zu: listed twice", i);
+                    return ERR_INVALID;
+                }
+        }
+        return 0;
+    case CATALOG_OPT_JSON:
+        return 0;
+    case CATALOG_OPT_OBJECT:
+        if (!json_is_object(v)) {
+            snprintf(msg, len, "expected an object");
+            return ERR_INVALID;
+        }
+        return 0;
+    }
+    snprintf(msg, len, "unknown option type");
+    return ERR_INVALID;
+}
+
+/* The option's value in options when valid (catalog_option_check), else its default (new
+ * reference), else NULL. */
 static json_t *option_value(const struct catalog_fault *f, const json_t *options, const char *name)
 {
     const struct catalog_option *o = f ? catalog_option_find(f, name) : NULL;
     json_t *v = json_object_get(options, name);
-    int ok = 0;
+    char msg[200];
 
     if (o == NULL)
         return NULL;
-    switch (o->type) {
-    case CATALOG_OPT_INT:
-    case CATALOG_OPT_NUMBER:
-        ok = number_ok(o, v);
-        break;
-    case CATALOG_OPT_STRING:
-        ok = json_is_string(v);
-        break;
-    case CATALOG_OPT_ENUM:
-        for (const char *const *p = o->values; json_is_string(v) && p && *p; p++)
-            ok |= strcmp(*p, json_string_value(v)) == 0;
-        break;
-    case CATALOG_OPT_BOOL:
-        ok = json_is_boolean(v);
-        break;
-    case CATALOG_OPT_STRING_LIST:
-    case CATALOG_OPT_JSON:
-        ok = v != NULL;
-        break;
-    case CATALOG_OPT_OBJECT:
-        ok = json_is_object(v);
-        break;
-    }
-    return ok ? json_incref(v) : catalog_option_default(o);
+    return catalog_option_check(o, v, msg, sizeof(msg)) == 0 ? json_incref(v)
+                                                             : catalog_option_default(o);
 }
 
 int catalog_option_int(const struct catalog_fault *f, const json_t *options, const char *name,

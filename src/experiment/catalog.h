@@ -117,7 +117,7 @@ struct catalog_fault {
     const char *note;       /* NULL, or how it relates to other rows (docs only) */
     const char *constraint; /* NULL, or a rule across options, in words (docs only) */
     /* NULL, or a check across options (the object holds every given option and the defaults);
-     * returns 0, or -1 with a message (lowercase, no period) in msg. */
+     * returns 0, or ERR_INVALID with a message (lowercase, no period) in msg. */
     int (*check)(const json_t *options, char *msg, size_t msglen);
     enum catalog_fires fires;
 };
@@ -162,9 +162,15 @@ json_t *catalog_option_default(const struct catalog_option *o);
  * absent, so that injectors read options without fallbacks. Options already there are left
  * as they are, whatever their type. No-op when options is not an object. */
 void catalog_fill_defaults(const struct catalog_fault *f, json_t *options);
+/* Checks one option value v (borrowed; NULL: absent) against its row o: type, range, the list of
+ * values, string and list limits, as a valid experiment gives them. 0 when valid; else ERR_INVALID
+ * (ERR_LIMIT for a size) with "expected ..." in msg (lowercase, no period, without the option's
+ * name: the caller says where). The one value check of plan options: injectors read through it
+ * (catalog_option_int ...) and plan_load refuses what it refuses. */
+int catalog_option_check(const struct catalog_option *o, const json_t *v, char *msg, size_t len);
 /* Reading one option of fault f from a plan's options (borrowed; NULL reads as empty): the value
- * when it is of the option's type, within its range and one of its values, else the option's
- * catalog default. What injectors read instead of restating defaults.
+ * when it is of the option's type, within its range and one of its values (catalog_option_check),
+ * else the option's catalog default. What injectors read instead of restating defaults.
  * catalog_option_int: 1 with *out set, 0 when the option has no valid value and no default
  * (*out untouched); also for NUMBER options (truncated). catalog_option_number: likewise.
  * catalog_option_string: STRING and ENUM options; borrowed (from options or the catalog), NULL

@@ -251,7 +251,7 @@ static int want(struct vctx *v, const struct ynode *n, enum ynode_type t, const 
                                n->type == YNODE_REAL || (n->type == YNODE_NULL && *n->str)))
                ? " (quote it to make it a string)"
                : "");
-    return -1;
+    return ERR_INVALID;
 }
 
 static int check_range(struct vctx *v, const struct ynode *n, double val, double min, double max,
@@ -262,7 +262,7 @@ static int check_range(struct vctx *v, const struct ynode *n, double val, double
     if ((excl && val <= min) || (!excl && val < min) || val > max) {
         err_at(v, n, "%s: must be %s%s %s%s %s, found %s", path, what, excl ? " above" : " from",
                NUM(min), excl ? " and at most" : " to", NUM(max), n->str ? Q(n->str) : NUM(val));
-        return -1;
+        return ERR_INVALID;
     }
     return 0;
 }
@@ -271,21 +271,24 @@ static int check_string(struct vctx *v, const struct ynode *n, const struct form
                         const char *path)
 {
     if (want(v, n, YNODE_STR, path) < 0)
-        return -1;
+        return ERR_INVALID;
     if (k->min <= k->max && ((double)n->len < k->min || (double)n->len > k->max)) {
         if (n->len == 0)
             err_at(v, n, "%s: must not be empty", path);
         else
             err_at(v, n, "%s: must be %s to %s bytes long, found %zu", path, NUM(k->min),
                    NUM(k->max), n->len);
-        return -1;
+        return ERR_INVALID;
     }
     if (k->pattern && !re_full_match(k->pattern, n->str)) {
         err_at(v, n, "%s: '%s' is not %s", path, Q(n->str), k->pattern_doc);
-        return -1;
+        return ERR_INVALID;
     }
     return 0;
 }
+
+/* The check_* and want helpers report through err_at and return 0, or ERR_INVALID (the value
+ * breaks its row). */
 
 /* Checks a value against its format row (not SPECIAL, MAP, LIST, DICT contents). */
 static int check_value(struct vctx *v, const struct ynode *n, const struct format_key *k,
@@ -296,14 +299,14 @@ static int check_value(struct vctx *v, const struct ynode *n, const struct forma
         return check_string(v, n, k, path);
     case FORMAT_INT:
         if (want(v, n, YNODE_INT, path) < 0)
-            return -1;
+            return ERR_INVALID;
         return check_range(v, n, n->d, k->min, k->max, 0, path, "an integer");
     case FORMAT_NUMBER:
         if (want(v, n, YNODE_REAL, path) < 0)
-            return -1;
+            return ERR_INVALID;
         if (!isfinite(n->d)) {
             err_at(v, n, "%s: must be a finite number", path);
-            return -1;
+            return ERR_INVALID;
         }
         return check_range(v, n, n->d, k->min, k->max, k->min_exclusive, path, "a number");
     case FORMAT_BOOL:
@@ -311,7 +314,7 @@ static int check_value(struct vctx *v, const struct ynode *n, const struct forma
     case FORMAT_ENUM: {
         size_t cnt = 0;
         if (want(v, n, YNODE_STR, path) < 0)
-            return -1;
+            return ERR_INVALID;
         for (const char *const *p = k->values; *p; p++, cnt++)
             if (strcmp(*p, n->str) == 0)
                 return 0;
@@ -326,16 +329,16 @@ static int check_value(struct vctx *v, const struct ynode *n, const struct forma
         else
             err_at(v, n, "%s: '%s' is not one of %s", path, Q(n->str),
                    names_join(&nm, list, sizeof(list)));
-        return -1;
+        return ERR_INVALID;
     }
     case FORMAT_STRING_LIST: {
         int rc = 0;
         if (want(v, n, YNODE_SEQ, path) < 0)
-            return -1;
+            return ERR_INVALID;
         if (k->min <= k->max && ((double)n->n < k->min || (double)n->n > k->max)) {
             err_at(v, n, "%s: must have %s to %s items, found %zu", path, NUM(k->min), NUM(k->max),
                    n->n);
-            return -1;
+            return ERR_INVALID;
         }
         for (size_t i = 0; i < n->n; i++) {
             char p[96];
@@ -361,23 +364,23 @@ static int check_value(struct vctx *v, const struct ynode *n, const struct forma
     case FORMAT_MAP:
     case FORMAT_DICT:
         if (want(v, n, YNODE_MAP, path) < 0)
-            return -1;
+            return ERR_INVALID;
         if (k->min <= k->max && ((double)n->n < k->min || (double)n->n > k->max)) {
             err_at(v, n, "%s: must have %s to %s entries, found %zu", path, NUM(k->min),
                    NUM(k->max), n->n);
-            return -1;
+            return ERR_INVALID;
         }
         return 0;
     case FORMAT_LIST:
         if (want(v, n, YNODE_SEQ, path) < 0)
-            return -1;
+            return ERR_INVALID;
         if (k->min <= k->max && ((double)n->n < k->min || (double)n->n > k->max)) {
             if (n->n == 0)
                 err_at(v, n, "%s: must not be empty", path);
             else
                 err_at(v, n, "%s: must have %s to %s items, found %zu", path, NUM(k->min),
                        NUM(k->max), n->n);
-            return -1;
+            return ERR_INVALID;
         }
         return 0;
     case FORMAT_ANY: {
@@ -386,7 +389,7 @@ static int check_value(struct vctx *v, const struct ynode *n, const struct forma
         if (j == NULL) {
             err_at(v, bad ? bad : n, "%s: not representable as JSON (infinite or NaN number)",
                    path);
-            return -1;
+            return ERR_INVALID;
         }
         json_decref(j);
         return 0;
@@ -748,10 +751,10 @@ static int check_param(struct vctx *v, const struct ynode *n, enum catalog_opt_t
                        double max, int excl, const char *path)
 {
     if (want(v, n, t == CATALOG_OPT_INT ? YNODE_INT : YNODE_REAL, path) < 0)
-        return -1;
+        return ERR_INVALID;
     if (!isfinite(n->d)) {
         err_at(v, n, "%s: must be a finite number", path);
-        return -1;
+        return ERR_INVALID;
     }
     return check_range(v, n, n->d, min, max, excl, path,
                        t == CATALOG_OPT_INT ? "an integer" : "a number");

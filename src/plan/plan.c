@@ -857,8 +857,8 @@ static int valid_canary(const char *s)
     return 1;
 }
 
-/* A count option of a firing rule: an integer of at least 1 (the catalog's ranges); a
- * hand-written plan that breaks that range gets the catalog's default. */
+/* A count option of a firing rule: an integer of at least 1 (the catalog's ranges, which
+ * plan_load enforces); otherwise, defensively, the catalog's default. */
 static long long gate_n_of(const struct catalog_fault *def, const json_t *options, const char *name)
 {
     json_t *v = json_object_get(options, name);
@@ -874,8 +874,8 @@ static long long gate_n_of(const struct catalog_fault *def, const json_t *option
 }
 
 /* The kind's firing rule (the catalog row's `fires`) from its options, which hold the
- * catalog's defaults (fault_from_json fills them). A kind the catalog does not know fires on
- * every matching call. */
+ * catalog's defaults (fault_from_json fills them, after refusing a kind the catalog does not
+ * know and options the catalog refuses). Without a row (NULL), every matching call. */
 static void gate_init(struct plan_fault *f, const struct catalog_fault *def)
 {
     json_t *v;
@@ -902,6 +902,76 @@ static void gate_init(struct plan_fault *f, const struct catalog_fault *def)
         f->gate = GATE_NEVER;
         break;
     }
+}
+
+/* A kind the catalog does not know: ERR_INVALID, with the closest id (text_suggest) when one is
+ * near enough. */
+static int unknown_kind(const char *kind, const char *where, struct err *e)
+{
+    const char *ids[CATALOG_F_COUNT];
+    const struct catalog_fault *all;
+    const char *s;
+    size_t n;
+    char shown[TEXT_SHOWN_SIZE];
+
+    all = catalog_faults(&n);
+    for (size_t i = 0; i < n && i < CATALOG_F_COUNT; i++)
+        ids[i] = all[i].id;
+    s = text_suggest(kind, ids, n < CATALOG_F_COUNT ? n : CATALOG_F_COUNT);
+    text_shown(kind, strlen(kind), shown);
+    if (s)
+        return err_set(e, ERR_INVALID, "%s.kind: unknown fault '%s' (did you mean '%s'?)", where,
+                       shown, s);
+    return err_set(e, ERR_INVALID,
+                   "%s.kind: unknown fault '%s'; `faultline list` shows the catalog", where, shown);
+}
+
+/* Every option in options (a hand-written plan's, before defaults are filled in) must be one of
+ * def's and pass the catalog's value check (catalog_option_check, the check injectors read
+ * through), and together they must pass the row's check across options: ERR_INVALID naming
+ * "faults[N].options.NAME". */
+static int check_options(const struct catalog_fault *def, json_t *options, const char *where,
+                         struct err *e)
+{
+    const char *k;
+    json_t *v, *all;
+    char msg[200], shown[TEXT_SHOWN_SIZE];
+    int rc = 0;
+
+    json_object_foreach(options, k, v)
+    {
+        const struct catalog_option *o = catalog_option_find(def, k);
+        if (o == NULL) {
+            const char *names[64], *s;
+            size_t n = 0;
+            for (const struct catalog_option *p = def->options; p->name && n < 64; p++)
+                names[n++] = p->name;
+            s = text_suggest(k, names, n);
+            text_shown(k, strlen(k), shown);
+            if (s)
+                return err_set(e, ERR_INVALID,
+                               "%s.options.%s: %s has no such option (did you mean '%s'?)", where,
+                               shown, def->id, s);
+            return err_set(e, ERR_INVALID, "%s.options.%s: %s has no such option", where, shown,
+                           def->id);
+        }
+        rc = catalog_option_check(o, v, msg, sizeof(msg));
+        if (rc < 0)
+            return err_set(e, rc, "%s.options.%s: %s", where, k, msg);
+    }
+    for (const struct catalog_option *o = def->options; o->name; o++)
+        if (o->required && json_object_get(options, o->name) == NULL)
+            return err_set(e, ERR_INVALID, "%s.options: %s requires option '%s' (%s)", where,
+                           def->id, o->name, o->doc);
+    if (def->check == NULL)
+        return 0;
+    all = json_deep_copy(options);
+    catalog_fill_defaults(def, all);
+    rc = def->check(all, msg, sizeof(msg));
+    json_decref(all);
+    if (rc < 0)
+        return err_set(e, ERR_INVALID, "%s.options (%s): %s", where, def->id, msg);
+    return 0;
 }
 
 static int fault_from_json(struct plan_fault *f, json_t *j, size_t index, struct err *e)
@@ -999,6 +1069,10 @@ static int fault_from_json(struct plan_fault *f, json_t *j, size_t index, struct
         return err_set(e, ERR_INVALID, "%s.options: expected an object", where);
     f->options = options && json_is_object(options) ? json_deep_copy(options) : json_object();
     def = catalog_fault_find(f->kind);
+    if (def == NULL)
+        return unknown_kind(f->kind, where, e);
+    if (check_options(def, f->options, where, e) < 0)
+        return ERR_INVALID;
     catalog_fill_defaults(def, f->options);
     gate_init(f, def);
     return 0;

@@ -57,7 +57,9 @@ struct plan *plan_build(const struct experiment *x, int rep, int has_seed_overri
                         struct err *e);
 /* Reads and validates a plan file (at most 16 MiB). NULL with e set: ERR_IO (cannot read),
  * ERR_PARSE ("PATH:LINE:COL: message" for bad JSON), ERR_INVALID/ERR_LIMIT (a field breaks
- * docs/plan.md; the message names it, e.g. "faults[0].when.matches: ..."). */
+ * docs/plan.md; the message names it, e.g. "faults[0].when.matches: ..."), among them a kind
+ * the catalog does not hold and an option its row does not define or whose value
+ * catalog_option_check refuses ("faults[0].options.status: expected one of 500, 502, 503, 529"). */
 struct plan *plan_load(const char *path, struct err *e);
 /* Parses and validates a plan from JSON (borrowed; the plan keeps copies). Errors as plan_load. */
 struct plan *plan_from_json(json_t *j, struct err *e);

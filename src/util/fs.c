@@ -57,6 +57,10 @@ int fs_open_regular(const char *path, struct err *e)
     return regular_fd(fd, path, e);
 }
 
+/* The descriptor-returning helpers below answer like open(2): a descriptor, or FS_NO_FD (the
+ * POSIX -1, not an ERR_* code) with errno saying why. */
+#define FS_NO_FD (-1)
+
 static int g_no_openat2; /* the kernel said ENOSYS once: use the walk from then on */
 
 void fs_force_walk(int on)
@@ -64,7 +68,7 @@ void fs_force_walk(int on)
     g_no_openat2 = on;
 }
 
-/* openat2 beneath dirfd, or -1 with errno (ENOSYS when the kernel lacks it). */
+/* openat2 beneath dirfd, or FS_NO_FD with errno (ENOSYS when the kernel lacks it). */
 static int open_beneath2(int dirfd, const char *rel, int flags)
 {
 #ifdef SYS_openat2
@@ -72,7 +76,7 @@ static int open_beneath2(int dirfd, const char *rel, int flags)
 
     if (g_no_openat2) {
         errno = ENOSYS;
-        return -1;
+        return FS_NO_FD;
     }
     memset(&how, 0, sizeof(how));
     how.flags = (unsigned long long)flags;
@@ -85,21 +89,22 @@ static int open_beneath2(int dirfd, const char *rel, int flags)
             continue; /* RESOLVE_* may ask for a retry when a rename raced the lookup */
         if (errno == ENOSYS || errno == EPERM) /* EPERM: a seccomp filter refusing it */
             g_no_openat2 = 1;
-        return -1;
+        return FS_NO_FD;
     }
 #else
     (void)dirfd, (void)rel, (void)flags;
     errno = ENOSYS;
-    return -1;
+    return FS_NO_FD;
 #endif
 }
 
-/* The fallback: one openat(O_NOFOLLOW) per component; directories with O_DIRECTORY. */
+/* The fallback: one openat(O_NOFOLLOW) per component; directories with O_DIRECTORY. A
+ * descriptor, or FS_NO_FD with errno. */
 static int open_walk(int dirfd, const char *rel, int flags)
 {
     char part[NAME_MAX + 1];
     const char *p = rel;
-    int cur = dirfd, fd = -1;
+    int cur = dirfd, fd = FS_NO_FD;
 
     for (;;) {
         const char *slash = strchr(p, '/');
@@ -130,7 +135,7 @@ static int open_walk(int dirfd, const char *rel, int flags)
     }
     if (cur != dirfd)
         close(cur);
-    return -1;
+    return FS_NO_FD;
 }
 
 /* 1 when rel is relative and holds no ".." or "." component. */
@@ -151,18 +156,19 @@ static int rel_ok(const char *rel)
     return 1;
 }
 
-/* Opens rel beneath root with flags (no symlink followed below root); -1 with errno. */
+/* Opens rel beneath root with flags (no symlink followed below root): a descriptor, or
+ * FS_NO_FD with errno. */
 static int open_beneath(const char *root, const char *rel, int flags)
 {
     int dirfd, fd, saved;
 
     if (root == NULL || rel == NULL || !rel_ok(rel)) {
         errno = EINVAL;
-        return -1;
+        return FS_NO_FD;
     }
     dirfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dirfd < 0)
-        return -1;
+        return FS_NO_FD;
     fd = open_beneath2(dirfd, rel, flags);
     if (fd < 0 && errno == ENOSYS)
         fd = open_walk(dirfd, rel, flags);

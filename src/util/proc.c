@@ -208,7 +208,10 @@ static void child_run(const struct proc_opts *o, char **env, int pin, int pout, 
 #define SUPERVISOR_SWEEP_MAX 100000
 
 /* The parent pid in /proc/<pid>/stat ("pid (comm) state ppid ..."; comm may hold anything, so
- * the fields are taken after the last ')'), or -1. */
+ * the fields are taken after the last ')'), or STAT_NO_PID (-1: unreadable or malformed; a pid,
+ * not an error code, and never a real parent's). */
+#define STAT_NO_PID ((pid_t)-1)
+
 static pid_t stat_ppid(const char *pid)
 {
     char path[300], text[512], num[24];
@@ -221,20 +224,20 @@ static pid_t stat_ppid(const char *pid)
     snprintf(path, sizeof(path), "/proc/%s/stat", pid);
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return -1;
+        return STAT_NO_PID;
     n = read(fd, text, sizeof(text) - 1);
     close(fd);
     if (n <= 0)
-        return -1;
+        return STAT_NO_PID;
     text[n] = '\0';
     p = strrchr(text, ')');
     if (p == NULL || p[1] != ' ' || p[2] == '\0' || p[3] != ' ')
-        return -1;
+        return STAT_NO_PID;
     for (p += 4; *p >= '0' && *p <= '9' && k < sizeof(num) - 1; p++)
         num[k++] = *p;
     num[k] = '\0';
     if (num_parse_ll(num, 0, 1LL << 30, &v) < 0)
-        return -1;
+        return STAT_NO_PID;
     return (pid_t)v;
 }
 
@@ -582,12 +585,12 @@ int proc_terminate(struct proc *p, int grace_ms)
 int proc_exit_code(const struct proc *p)
 {
     if (!p->exited)
-        return -1;
+        return PROC_NO_EXIT_CODE;
     if (WIFEXITED(p->status))
         return WEXITSTATUS(p->status);
     if (WIFSIGNALED(p->status))
         return 128 + WTERMSIG(p->status);
-    return -1;
+    return PROC_NO_EXIT_CODE;
 }
 
 void proc_describe(const struct proc *p, char *out, size_t n)

@@ -83,7 +83,12 @@ int proc_signal(struct proc *p, int sig);
  * killed too. Returns 0 when p has been reaped, ERR_TIMEOUT if even SIGKILL did not end it. */
 int proc_terminate(struct proc *p, int grace_ms);
 
-/* The shell's view of p's status: the exit code, or 128 + signal number. -1 while running. */
+/* No exit status yet (or none the shell could name): what proc_exit_code returns then. An exit
+ * status, not an ERR_* code. */
+#define PROC_NO_EXIT_CODE (-1)
+
+/* The shell's view of p's status: the exit code (0..255), or 128 + signal number;
+ * PROC_NO_EXIT_CODE while running. Not an error code. */
 int proc_exit_code(const struct proc *p);
 
 /* Closes the parent's pipe ends (idempotent), and forgets p. Does not kill or wait: call

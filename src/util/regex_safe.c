@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/err.h"
 #include "util/regex_safe.h"
 #include "util/banned.h"
 
@@ -25,7 +26,7 @@ static int refuse(char *why, size_t n, const char *fmt, ...)
         vsnprintf(why, n, fmt, ap);
         va_end(ap);
     }
-    return -1;
+    return ERR_INVALID;
 }
 
 /* The end of the bracket expression opening at p[i] ('['): the index of its ']', or 0 when it

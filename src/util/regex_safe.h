@@ -26,9 +26,9 @@
 
 /*
  * Checks pattern (NUL-terminated, borrowed) against the rule above. Returns 0 when it is
- * acceptable, or -1 with the reason (lowercase, no period, e.g. "back-references are not
- * supported") written into why[0..n) (truncated, always NUL-terminated when n > 0). Reads the
- * pattern once; allocates nothing.
+ * acceptable, or ERR_INVALID (util/err.h) with the reason (lowercase, no period, e.g.
+ * "back-references are not supported") written into why[0..n) (truncated, always NUL-terminated
+ * when n > 0). Reads the pattern once; allocates nothing.
  */
 int regex_check(const char *pattern, char *why, size_t n);
 

@@ -563,7 +563,10 @@ static void offset_mark(const char *text, size_t len, size_t off, int *line, int
     *col = c;
 }
 
-/* The byte at 1-based (line, col) counting characters, or -1. */
+/* What char_at returns past the text: -1 like EOF, never a byte (a byte is 0..255). */
+#define YAML_NO_CHAR (-1)
+
+/* The byte at 1-based (line, col) counting characters, or YAML_NO_CHAR. */
 static int char_at(const char *text, size_t len, int line, int col)
 {
     size_t i = 0;
@@ -580,7 +583,7 @@ static int char_at(const char *text, size_t len, int line, int col)
         if (text[i] == '\n')
             break;
     }
-    return -1;
+    return YAML_NO_CHAR;
 }
 
 static int parser_error(struct builder *b, yaml_parser_t *p, const char *text, size_t len)
@@ -716,27 +719,30 @@ void ydoc_release(struct ydoc *doc)
     memset(doc, 0, sizeof(*doc));
 }
 
-/* The index of key in a MAP node, or -1 (absent, or map is not a mapping). */
+/* key_index's "not there": an index, not an error code. */
+#define YAML_NO_INDEX ((ptrdiff_t)-1)
+
+/* The index of key in a MAP node, or YAML_NO_INDEX (absent, or map is not a mapping). */
 static ptrdiff_t key_index(const struct ynode *map, const char *key)
 {
     if (map == NULL || map->type != YNODE_MAP)
-        return -1;
+        return YAML_NO_INDEX;
     for (size_t i = 0; i < map->n; i++)
         if (strcmp(map->keys[i]->str, key) == 0)
             return (ptrdiff_t)i;
-    return -1;
+    return YAML_NO_INDEX;
 }
 
 const struct ynode *ynode_key(const struct ynode *map, const char *key)
 {
     ptrdiff_t i = key_index(map, key);
-    return i < 0 ? NULL : map->keys[i];
+    return i == YAML_NO_INDEX ? NULL : map->keys[i];
 }
 
 const struct ynode *ynode_get(const struct ynode *map, const char *key)
 {
     ptrdiff_t i = key_index(map, key);
-    return i < 0 ? NULL : map->items[i];
+    return i == YAML_NO_INDEX ? NULL : map->items[i];
 }
 
 const char *ynode_type_name(enum ynode_type t)

@@ -352,30 +352,79 @@ static int run_check(const char *id, const char *options)
     return rc;
 }
 
+/* catalog_option_check: every default passes it; wrong types, ranges, lists are refused with
+ * "expected ..." (what plan_load reports after "faults[N].options.NAME: "). */
+static void test_option_check(void **state)
+{
+    size_t n;
+    const struct catalog_fault *f = catalog_faults(&n);
+    const struct catalog_fault *u = catalog_fault_find("llm.upstream_5xx");
+    char msg[200];
+    json_t *v;
+
+    for (size_t i = 0; i < n; i++)
+        for (const struct catalog_option *o = f[i].options; o->name; o++) {
+            json_t *d = catalog_option_default(o);
+            if (d != NULL && catalog_option_check(o, d, msg, sizeof(msg)) != 0)
+                fail_msg("%s.%s: default refused: %s", f[i].id, o->name, msg);
+            json_decref(d);
+        }
+    v = json_integer(501);
+    assert_int_equal(catalog_option_check(catalog_option_find(u, "status"), v, msg, sizeof(msg)),
+                     ERR_INVALID);
+    assert_string_equal(msg, "expected one of 500, 502, 503, 529");
+    json_decref(v);
+    v = json_string("503");
+    assert_int_equal(catalog_option_check(catalog_option_find(u, "status"), v, msg, sizeof(msg)),
+                     ERR_INVALID);
+    assert_string_equal(msg, "expected an integer");
+    json_decref(v);
+    v = json_integer(100001);
+    assert_int_equal(catalog_option_check(catalog_option_find(u, "stream_cut_after_chunks"), v,
+                                          msg, sizeof(msg)),
+                     ERR_INVALID);
+    assert_string_equal(msg, "expected an integer from 0 to 100000");
+    json_decref(v);
+    v = json_pack("[s,s]", "a", "a");
+    assert_int_equal(catalog_option_check(catalog_option_find(catalog_fault_find("mcp.toolset_change"),
+                                                              "remove"),
+                                          v, msg, sizeof(msg)),
+                     ERR_INVALID);
+    json_decref(v);
+    /* what injectors read agrees: an off-list value reads as the default */
+    v = json_pack("{s:i}", "status", 501);
+    {
+        long long st = 0;
+        assert_int_equal(catalog_option_int(u, v, "status", &st), 1);
+        assert_int_equal(st, 529);
+    }
+    json_decref(v);
+}
+
 static void test_checks_across_options(void **state)
 {
-    assert_int_equal(run_check("llm.context_trim", "{\"drop_oldest\":0,\"drop_system\":false}"), -1);
+    assert_int_equal(run_check("llm.context_trim", "{\"drop_oldest\":0,\"drop_system\":false}"), ERR_INVALID);
     assert_int_equal(run_check("llm.context_trim", "{\"drop_oldest\":0,\"drop_system\":true}"), 0);
     assert_int_equal(run_check("llm.context_trim", "{\"drop_oldest\":2,\"drop_system\":false}"), 0);
-    assert_int_equal(run_check("mcp.toolset_change", "{\"notify\":true}"), -1);
+    assert_int_equal(run_check("mcp.toolset_change", "{\"notify\":true}"), ERR_INVALID);
     assert_int_equal(run_check("mcp.toolset_change", "{\"remove\":[\"a\"]}"), 0);
-    assert_int_equal(run_check("mcp.toolset_change", "{\"redefine\":{\"a\":1}}"), -1);
+    assert_int_equal(run_check("mcp.toolset_change", "{\"redefine\":{\"a\":1}}"), ERR_INVALID);
     assert_int_equal(run_check("mcp.toolset_change", "{\"redefine\":{\"a\":{\"description\":\"x\"}}}"),
                      0);
     assert_int_equal(run_check("tool.partial_failure", "{\"pattern\":\"SSF\"}"), 0);
-    assert_int_equal(run_check("tool.partial_failure", "{\"pattern\":\"SSS\"}"), -1);
-    assert_int_equal(run_check("tool.partial_failure", "{\"pattern\":\"SXF\"}"), -1);
+    assert_int_equal(run_check("tool.partial_failure", "{\"pattern\":\"SSS\"}"), ERR_INVALID);
+    assert_int_equal(run_check("tool.partial_failure", "{\"pattern\":\"SXF\"}"), ERR_INVALID);
     assert_int_equal(run_check("tool.partial_failure", "{\"fail_every\":3}"), 0);
-    assert_int_equal(run_check("tool.silent_wrong_data", "{\"mode\":\"text\",\"by\":1}"), -1);
+    assert_int_equal(run_check("tool.silent_wrong_data", "{\"mode\":\"text\",\"by\":1}"), ERR_INVALID);
     assert_int_equal(run_check("tool.silent_wrong_data",
                                "{\"mode\":\"text\",\"by\":1,\"find\":\"4\"}"), 0);
     assert_int_equal(run_check("tool.silent_wrong_data", "{\"mode\":\"numbers_scale\",\"by\":1}"),
-                     -1);
+                     ERR_INVALID);
     assert_int_equal(run_check("tool.silent_wrong_data", "{\"mode\":\"numbers_offset\",\"by\":0}"),
-                     -1);
-    assert_int_equal(run_check("tool.omission", "{\"mode\":\"empty\",\"keep_bytes\":10}"), -1);
+                     ERR_INVALID);
+    assert_int_equal(run_check("tool.omission", "{\"mode\":\"empty\",\"keep_bytes\":10}"), ERR_INVALID);
     assert_int_equal(run_check("tool.omission", "{\"mode\":\"truncate\",\"keep_bytes\":10}"), 0);
-    assert_int_equal(run_check("mcp.schema_drift", "{\"rename\":{\"a\":\"\"}}"), -1);
+    assert_int_equal(run_check("mcp.schema_drift", "{\"rename\":{\"a\":\"\"}}"), ERR_INVALID);
     assert_int_equal(run_check("mcp.schema_drift", "{\"rename\":{\"a\":\"b\"}}"), 0);
 }
 
@@ -631,6 +680,7 @@ int main(void)
         cmocka_unit_test(test_injector_names_and_match_keys),
         cmocka_unit_test(test_probes_invariants_aborts),
         cmocka_unit_test(test_checks_across_options),
+        cmocka_unit_test(test_option_check),
         cmocka_unit_test(test_catalog_json),
         cmocka_unit_test(test_format_tables),
         cmocka_unit_test(test_schema_generated_from_tables),

@@ -315,16 +315,16 @@ static void test_lax_scan(void **state)
                              "{\"a\":\"\t\"}", "[1,2", "\xef\xbb\xbf{}", "{\"a\":\xff}",
                              "{\"a\" 1}", "{} {}", "", "nul", "{\"a\":1e}", "-", "[1.]"};
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-            assert_int_equal(jsonrpc_lax_scan(bad[i], strlen(bad[i]), &lx), -1);
+            assert_int_equal(jsonrpc_lax_scan(bad[i], strlen(bad[i]), &lx), ERR_PARSE);
             assert_int_not_equal(jsonrpc_parse_lax(bad[i], strlen(bad[i]), &m), JSONRPC_RESPONSE);
             jsonrpc_msg_release(&m);
         }
         free(d);
         d = deep("", 3000, "x");
-        assert_int_equal(jsonrpc_lax_scan(d, strlen(d), &lx), -1);
+        assert_int_equal(jsonrpc_lax_scan(d, strlen(d), &lx), ERR_PARSE);
         free(d);
         d = deep("[", 5000, ""); /* one bracket left open */
-        assert_int_equal(jsonrpc_lax_scan(d, strlen(d), &lx), -1);
+        assert_int_equal(jsonrpc_lax_scan(d, strlen(d), &lx), ERR_PARSE);
     }
     /* Duplicate keys: the last one, as JSON.parse keeps. Escaped keys are decoded. */
     assert_int_equal(jsonrpc_lax_scan("{\"id\":1,\"\\u0069d\":2}", strlen("{\"id\":1,\"\\u0069d\":2}"), &lx), 0);

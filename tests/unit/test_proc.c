@@ -138,7 +138,7 @@ static void test_wait_timeout_and_terminate(void **state)
     assert_int_equal(proc_wait(&p, 50), ERR_TIMEOUT);
     assert_true(time_mono_ns() - t0 >= 50000000LL);
     assert_int_equal(proc_poll(&p), 0);
-    assert_int_equal(proc_exit_code(&p), -1);
+    assert_int_equal(proc_exit_code(&p), PROC_NO_EXIT_CODE);
     assert_int_equal(proc_terminate(&p, 2000), 0);
     assert_int_equal(proc_exit_code(&p), 128 + SIGTERM);
     proc_release(&p);
