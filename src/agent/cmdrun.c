@@ -96,7 +96,7 @@ int cmdrun(const struct cmdrun_opts *o, struct cmdrun_result *r, struct err *e)
     po.cwd = o->cwd;
     po.in = o->input ? PROC_PIPE : PROC_NULL;
     po.out = PROC_PIPE;
-    po.err = PROC_PIPE;
+    po.err = o->merge_stderr ? PROC_STDOUT : PROC_PIPE; /* merged: one pipe keeps the order */
     po.die_with_parent = 1;
     if ((rc = proc_spawn(&p, &po, e)) < 0)
         return rc;
@@ -144,12 +144,8 @@ int cmdrun(const struct cmdrun_opts *o, struct cmdrun_result *r, struct err *e)
         }
         if (p.out_fd >= 0)
             drain(&p.out_fd, &r->out, max, &r->out_total);
-        if (p.err_fd >= 0) {
-            if (o->merge_stderr)
-                drain(&p.err_fd, &r->out, max, &r->out_total);
-            else
-                drain(&p.err_fd, &r->err, max, &r->err_total);
-        }
+        if (p.err_fd >= 0)
+            drain(&p.err_fd, &r->err, max, &r->err_total);
     }
     if (!p.exited)
         proc_terminate(&p, 1000);

@@ -27,7 +27,7 @@ struct cmdrun_opts {
     size_t input_len;
     int timeout_ms;              /* > 0 */
     size_t max_output;           /* bytes kept per stream (0: 64 KiB) */
-    int merge_stderr;            /* stderr bytes go into out, in the order they are read */
+    int merge_stderr;            /* stderr goes into out (2>&1: one pipe, in the order written) */
     volatile sig_atomic_t *stop; /* when set (a signal handler), the command is ended */
 };
 

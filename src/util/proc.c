@@ -198,7 +198,12 @@ static void child_run(const struct proc_opts *o, char **env, int pin, int pout, 
         child_fail(status_fd, 'd', errno);
     child_setup_stdio(0, o->in, pin, status_fd);
     child_setup_stdio(1, o->out, pout, status_fd);
-    child_setup_stdio(2, o->err, perr, status_fd);
+    if (o->err == PROC_STDOUT) {
+        if (dup2(1, 2) < 0)
+            child_fail(status_fd, 'd', errno);
+    } else {
+        child_setup_stdio(2, o->err, perr, status_fd);
+    }
     if (o->cwd && chdir(o->cwd) < 0)
         child_fail(status_fd, 'c', errno);
     execvpe(o->argv[0], (char *const *)o->argv, env);

@@ -32,7 +32,9 @@
 enum proc_stdio {
     PROC_INHERIT = 0, /* the parent's descriptor */
     PROC_PIPE,        /* a pipe; the parent's end is in struct proc (non-blocking, close-on-exec) */
-    PROC_NULL         /* /dev/null */
+    PROC_NULL,        /* /dev/null */
+    PROC_STDOUT       /* for err only: the child's stdout, whatever it is (2>&1), so that what it
+                       * writes to both keeps its order */
 };
 
 struct proc_opts {
