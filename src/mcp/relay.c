@@ -93,8 +93,7 @@ static int assert_relay_state(const struct relay *r)
     assert((r->child.in_fd >= 0) == (r->ev_sin != NULL));
     /* Waiting for answers after the client's EOF happens only while running, on a timer. */
     assert(!r->pending_wait || (r->phase == PH_RUNNING && r->client_eof && !r->client_out_dead));
-    assert(r->pending_wait == event_pending(r->ev_pending, EV_TIMEOUT, NULL) ||
-           !r->pending_wait);
+    assert(r->pending_wait == event_pending(r->ev_pending, EV_TIMEOUT, NULL) || !r->pending_wait);
     /* The shutdown steps belong to the closing phases. */
     assert(r->phase != PH_RUNNING || (r->grace_step == 0 && !r->close_sin_when_drained));
     assert(r->term_sig == 0 || r->phase != PH_RUNNING);

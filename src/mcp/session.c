@@ -132,8 +132,8 @@ static int assert_call_state(struct mcp_session *s, const struct call *c)
 {
     assert(c->state != CALL_NEW);
     assert(!c->in_map || jsonrpc_idmap_get(&s->c2s, c->id) == c);
-    assert(c->timer == 0 || (c->timer_what >= TIMER_TIMEOUT_REPLY &&
-                             c->timer_what <= TIMER_COMMIT_ERROR));
+    assert(c->timer == 0 ||
+           (c->timer_what >= TIMER_TIMEOUT_REPLY && c->timer_what <= TIMER_COMMIT_ERROR));
     switch (c->state) {
     case CALL_DELAYED:
         assert(c->raw != NULL && c->timer != 0 && c->timer_what == TIMER_FORWARD);
