@@ -8,7 +8,19 @@
  * is freed when the last reference drops (tmux server_client_unref). The request keeps its
  * serialised bytes until the response head arrives, so it can be sent again when a reused
  * pooled connection turns out to have been closed by the origin.
+ *
+ * The edges of the table in upstream.h and the function that takes each:
+ *   request: started (upstream_send) -> on a connection (ureq_dispatch: a pooled one, or a
+ *            new one in CONNECTING) -> head received (uconn_process) -> done (uconn_finish)
+ *            or failed (uconn_fail: sent again once through its start event when a reused
+ *            connection failed before any byte) or cancelled (ureq_cancel); paused and
+ *            resumed at any point (ureq_pause).
+ *   connection: CONNECTING -> HEAD (uconn_send, from uconn_event_cb), HEAD -> BODY
+ *            (uconn_process), HEAD/BODY -> IDLE (uconn_finish), IDLE -> HEAD (ureq_dispatch
+ *            then uconn_send), any -> closed (uconn_close, uconn_fail, ureq_cancel).
+ * assert_uconn_state and assert_ureq_state check the invariants after each edge.
  */
+#include <assert.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -86,6 +98,59 @@ struct upstream {
 };
 
 static void uconn_process(struct uconn *c);
+
+#ifndef NDEBUG
+/* The invariants of struct ureq (sqlite's assert_pager_state). Returns 1 for assert(). */
+static int assert_ureq_state(const struct ureq *q)
+{
+    /* The serialised request is kept exactly until the response head arrives. */
+    assert((q->wire == NULL) == q->got_head);
+    assert(!q->got_head || q->got_bytes);
+    assert(q->start != NULL);
+    if (q->c != NULL) {
+        const struct uconn *c = q->c;
+        /* A request and its connection point at each other; a live one is not pooled. */
+        assert(c->q == q);
+        assert(!c->idle);
+        assert(c->dead || c->state != U_IDLE);
+        /* The head comes in HEAD; after it the connection reads the body. */
+        assert(c->dead || q->got_head == (c->state == U_BODY));
+        assert(c->dead || c->state != U_CONNECTING || !q->got_bytes);
+        /* A request sent again never goes back on a pooled connection. */
+        assert(!q->resent || !c->reused);
+        /* A paused body is not read. */
+        assert(c->dead || !q->paused || c->state != U_BODY ||
+               !(bufferevent_get_enabled(c->bev) & EV_READ));
+    }
+    return 1;
+}
+
+/* The invariants of struct uconn, and of the pool count. Returns 1 for assert(). */
+static int assert_uconn_state(const struct uconn *c)
+{
+    const struct upstream *u = c->u;
+    size_t nidle = 0;
+
+    assert(c->refs >= 0);
+    /* Exactly the pooled connections are IDLE; they have no request, no kick, and no
+     * unread byte; a pooled connection is one that served a request. */
+    assert(!c->idle || (c->state == U_IDLE && c->q == NULL && !c->kick && c->reused));
+    assert(c->dead || c->idle == (c->state == U_IDLE));
+    assert(!c->idle || c->dead || evbuffer_get_length(bufferevent_get_input(c->bev)) == 0);
+    /* A new connection has served nothing. */
+    assert(c->state != U_CONNECTING || !c->reused);
+    /* The origin's EOF is seen only on a connection that carried a request. */
+    assert(!c->eof || c->state != U_CONNECTING);
+    /* A kick resumes a request that is still there. */
+    assert(!c->kick || c->dead || c->q != NULL);
+    assert(c->q == NULL || c->q->c == c);
+    for (const struct uconn *p = u->conns; p; p = p->next)
+        nidle += p->idle;
+    assert(nidle == u->nidle);
+    assert(u->nidle <= u->cfg.max_idle);
+    return 1;
+}
+#endif
 
 static struct timeval ms_tv(int ms)
 {
@@ -237,6 +302,8 @@ static void uconn_fail(struct uconn *c, int code, const char *msg)
     struct ureq *q = c->q;
     int reused = c->reused; /* c may be freed by uconn_close when no callback holds it */
 
+    assert(assert_uconn_state(c));
+    assert(q == NULL || assert_ureq_state(q));
     c->q = NULL;
     uconn_close(c);
     if (q == NULL)
@@ -246,6 +313,7 @@ static void uconn_fail(struct uconn *c, int code, const char *msg)
         log_debug("upstream", "stale pooled connection to %s; sending again", q->u->url);
         q->resent = 1;
         q->got_bytes = 0;
+        assert(assert_ureq_state(q));
         event_active(q->start, EV_TIMEOUT, 1);
         return;
     }
@@ -262,6 +330,8 @@ static void uconn_finish(struct uconn *c)
                 evbuffer_get_length(bufferevent_get_output(c->bev)) == 0 &&
                 u->nidle < u->cfg.max_idle;
 
+    assert(assert_uconn_state(c));
+    assert(assert_ureq_state(q));
     c->q = NULL;
     q->c = NULL;
     q->cb.on_done(q, q->arg);
@@ -283,6 +353,7 @@ static void uconn_finish(struct uconn *c)
         struct timeval tv = ms_tv(u->cfg.pool_idle_ms);
         evtimer_add(c->timer, &tv);
     }
+    assert(assert_uconn_state(c));
 }
 
 /* Appends q->wire from byte off on to out: the head copied (the wire is freed when the
@@ -375,6 +446,8 @@ static void uconn_send(struct uconn *c, struct ureq *q)
     }
     wire_copy_from(q, off, out);
     bufferevent_enable(c->bev, evbuffer_get_length(out) > 0 ? EV_READ | EV_WRITE : EV_READ);
+    assert(assert_uconn_state(c));
+    assert(assert_ureq_state(q));
 }
 
 /* A plain connection's request has been written by the bufferevent: back to direct writes. */
@@ -493,6 +566,8 @@ static void uconn_process(struct uconn *c)
         struct ureq *q = c->q;
         size_t have = evbuffer_get_length(in);
 
+        assert(assert_uconn_state(c));
+        assert(assert_ureq_state(q));
         if (have == 0) {
             if (c->eof)
                 uconn_at_eof(c);
@@ -536,6 +611,8 @@ static void uconn_process(struct uconn *c)
             else if (c->head.framing == HTTP_BODY_CHUNKED)
                 http_chunked_init(&c->chunked);
             c->state = U_BODY;
+            assert(assert_uconn_state(c));
+            assert(assert_ureq_state(q));
             q->cb.on_head(q, &c->head, q->arg);
             if (c->dead || c->q != q)
                 return;
@@ -668,6 +745,8 @@ static void ureq_dispatch(struct ureq *q)
     }
     c->q = q;
     q->c = c;
+    assert(assert_uconn_state(c));
+    assert(assert_ureq_state(q));
     uconn_hold(c);
     if (bufferevent_socket_connect_hostname(c->bev, u->dns, AF_UNSPEC, u->host, u->port) != 0 &&
         !c->dead && c->q == q) {
@@ -725,7 +804,9 @@ void ureq_cancel(struct ureq *q)
 {
     struct uconn *c = q->c;
 
+    assert(assert_ureq_state(q));
     if (c) {
+        assert(assert_uconn_state(c));
         c->q = NULL;
         q->c = NULL;
         uconn_close(c);
@@ -752,6 +833,8 @@ void ureq_pause(struct ureq *q, int paused)
             event_active(c->timer, EV_TIMEOUT, 1);
         }
     }
+    assert(assert_uconn_state(c));
+    assert(assert_ureq_state(q));
 }
 
 void upstream_free(struct upstream *u)

@@ -19,7 +19,14 @@
  *   DRAINING --stdout EOF or drain_ms-> DONE     (pending requests answered, loop ends)
  * finish() then flushes stdout (bounded) and ends the supervised child (its tree is already
  * gone when it has exited) and reaps.
+ *
+ * The functions of the edges: on_client_read (client EOF: pending_wait, or begin_close),
+ * flush_outputs and on_pending_timeout (pending_wait over: begin_close), on_eof_wait (stdout
+ * closed, child alive: CLOSING), child_gone (from on_server_read or SIGCHLD: DRAINING),
+ * on_signal (CLOSING, SIGTERM), on_grace (the SIGTERM and SIGKILL steps), finish_loop (DONE).
+ * assert_relay_state checks the invariants after each of them.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -72,6 +79,41 @@ struct relay {
     int grace_step;   /* 0 none, 1 waiting before SIGTERM, 2 waiting before SIGKILL, 3 killed */
     int term_sig;     /* a signal that ended the shim */
 };
+
+#ifndef NDEBUG
+/* The invariants of struct relay (sqlite's assert_pager_state). Returns 1 for assert(). */
+static int assert_relay_state(const struct relay *r)
+{
+    /* A side read to its EOF is no longer watched, nor paused by the water marks. */
+    assert(!r->client_eof || (!r->cin_paused && !event_pending(r->ev_cin, EV_READ, NULL)));
+    assert(!r->sout_eof || (!r->sout_paused && !event_pending(r->ev_sout, EV_READ, NULL)));
+    assert(!r->cin_paused || !event_pending(r->ev_cin, EV_READ, NULL));
+    assert(!r->sout_paused || !event_pending(r->ev_sout, EV_READ, NULL));
+    /* The child's stdin has its write event exactly while it is open. */
+    assert((r->child.in_fd >= 0) == (r->ev_sin != NULL));
+    /* Waiting for answers after the client's EOF happens only while running, on a timer. */
+    assert(!r->pending_wait || (r->phase == PH_RUNNING && r->client_eof && !r->client_out_dead));
+    assert(r->pending_wait == event_pending(r->ev_pending, EV_TIMEOUT, NULL) || !r->pending_wait);
+    /* The shutdown steps belong to the closing phases. */
+    assert(r->phase != PH_RUNNING || (r->grace_step == 0 && !r->close_sin_when_drained));
+    assert(r->term_sig == 0 || r->phase != PH_RUNNING);
+    assert(r->grace_step >= 0 && r->grace_step <= 3);
+    /* Draining and done come after the child is reaped, with its stdin closed. */
+    assert(r->phase < PH_DRAINING || (r->child.exited && r->child.in_fd < 0));
+    assert(r->phase != PH_DRAINING || event_pending(r->ev_drain, EV_TIMEOUT, NULL));
+    assert(r->phase < PH_DRAINING || !event_pending(r->ev_grace, EV_TIMEOUT, NULL));
+    return 1;
+}
+
+/* After a flush: nothing is kept for an output that is gone. */
+static int assert_relay_flushed(const struct relay *r)
+{
+    assert(!r->client_out_dead || mcp_session_to_client(r->s)->len == 0);
+    assert(r->child.in_fd >= 0 || mcp_session_to_server(r->s)->len == 0);
+    assert(!r->pending_wait || mcp_session_pending(r->s) > 0);
+    return assert_relay_state(r);
+}
+#endif
 
 /* ---- session host ---- */
 
@@ -221,6 +263,7 @@ static void flush_outputs(struct relay *r)
         evtimer_del(r->ev_pending);
         begin_close(r);
     }
+    assert(assert_relay_flushed(r));
     /* The session may have answered held requests while the loop waits for nothing else. */
     if (r->o->idle)
         r->o->idle(r->o->idle_ctx);
@@ -279,6 +322,7 @@ static void on_grace(evutil_socket_t fd, short what, void *arg)
         proc_signal(&r->child, SIGKILL);
         r->grace_step = 3;
     }
+    assert(assert_relay_state(r));
 }
 
 static void finish_loop(struct relay *r)
@@ -297,6 +341,7 @@ static void finish_loop(struct relay *r)
     mcp_session_server_exited(r->s, msg);
     flush_outputs(r);
     event_base_loopbreak(r->base);
+    assert(assert_relay_state(r));
 }
 
 static void on_drain_timeout(evutil_socket_t fd, short what, void *arg)
@@ -325,6 +370,7 @@ static void child_gone(struct relay *r)
         finish_loop(r);
     else
         evtimer_add(r->ev_drain, &tv);
+    assert(assert_relay_state(r));
 }
 
 static void begin_close(struct relay *r)
@@ -335,6 +381,7 @@ static void begin_close(struct relay *r)
     r->close_sin_when_drained = 1;
     flush_outputs(r);
     arm_grace(r, 1);
+    assert(assert_relay_state(r));
 }
 
 /* ---- input ---- */
@@ -408,6 +455,7 @@ static void on_client_read(evutil_socket_t fd, short what, void *arg)
                      mcp_session_pending(r->s), r->o->eof_wait_ms);
             r->pending_wait = 1;
             evtimer_add(r->ev_pending, &tv);
+            assert(assert_relay_state(r));
             return;
         }
         begin_close(r);
@@ -479,6 +527,7 @@ static void on_eof_wait(evutil_socket_t fd, short what, void *arg)
         close_child_stdin(r);
         arm_grace(r, 1);
     }
+    assert(assert_relay_state(r));
 }
 
 static void on_signal(evutil_socket_t sig, short what, void *arg)
@@ -504,6 +553,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
         evtimer_del(r->ev_pending);
         close_child_stdin(r);
     }
+    assert(assert_relay_state(r));
 }
 
 /* ---- setup and teardown ---- */

@@ -22,7 +22,17 @@
  *   WAIT_TIMEOUT timer                          (freed)      on_timer
  *   any         server exited                   (freed)      mcp_session_server_exited
  *   HELD/DELAYED/WAIT_TIMEOUT client output gone (freed)     mcp_session_client_gone
+ *
+ * What each state holds: a DELAYED call keeps its line (raw) and a TIMER_FORWARD timer; a
+ * HELD one at most a TIMER_TIMEOUT_REPLY timer (none with reply: none); a WAIT_TIMEOUT one
+ * was taken out of c2s by the reply and has its TIMER_COMMIT_ERROR timer; a FORWARDED one no
+ * timer. The session's flags: client_gone frees every HELD, DELAYED and WAIT_TIMEOUT call
+ * (later requests still take those states: the client's input may outlive its output);
+ * server_gone frees every call (a request in a client batch is still tracked afterwards, as
+ * FORWARDED) and no timer runs after it. assert_session_state checks these, and the counts
+ * (pending_client, the timers, the c2s map), as each entry point returns.
  */
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,6 +125,58 @@ struct mcp_session {
     struct warn_count warns[48];
     size_t nwarns;
 };
+
+#ifndef NDEBUG
+/* The invariants of one call (sqlite's assert_pager_state). Returns 1 for assert(). */
+static int assert_call_state(struct mcp_session *s, const struct call *c)
+{
+    assert(c->state != CALL_NEW);
+    assert(!c->in_map || jsonrpc_idmap_get(&s->c2s, c->id) == c);
+    assert(c->timer == 0 ||
+           (c->timer_what >= TIMER_TIMEOUT_REPLY && c->timer_what <= TIMER_COMMIT_ERROR));
+    switch (c->state) {
+    case CALL_DELAYED:
+        assert(c->raw != NULL && c->timer != 0 && c->timer_what == TIMER_FORWARD);
+        break;
+    case CALL_HELD:
+        assert(c->timer == 0 || c->timer_what == TIMER_TIMEOUT_REPLY);
+        break;
+    case CALL_WAIT_TIMEOUT:
+        assert(!c->in_map && c->timer != 0 && c->timer_what == TIMER_COMMIT_ERROR);
+        break;
+    default:
+        assert(c->timer == 0 && c->raw == NULL);
+        break;
+    }
+    /* After the server is gone only the requests of a client batch are tracked. */
+    assert(!s->server_gone || (c->state == CALL_FORWARDED && c->timer == 0 && !c->dup));
+    return 1;
+}
+
+/* The invariants of the session: its calls, the counts, the timers and the c2s map. */
+static int assert_session_state(struct mcp_session *s)
+{
+    size_t ncalls = 0, nclient = 0, ntimed = 0, nmapped = 0;
+
+    for (const struct call *c = s->calls; c; c = c->next) {
+        assert(c->prev == NULL ? s->calls == c : c->prev->next == c);
+        assert(assert_call_state(s, c));
+        ncalls++;
+        nclient += !c->dup;
+        ntimed += c->timer != 0;
+        nmapped += c->in_map;
+    }
+    assert(s->pending_client == nclient);
+    assert(s->ntimers == ntimed && s->ntimers <= s->atimers);
+    for (size_t i = 0; i < s->ntimers; i++)
+        assert(s->timers[i].c->timer == s->timers[i].token && s->timers[i].token != 0);
+    assert(jsonrpc_idmap_count(&s->c2s) == nmapped);
+    assert(!s->server_gone || s->ntimers == 0);
+    assert(s->nwarns <= sizeof(s->warns) / sizeof(s->warns[0]));
+    (void)ncalls;
+    return 1;
+}
+#endif
 
 /* ---- small helpers ---- */
 
@@ -1530,6 +1592,7 @@ void mcp_session_client_line(struct mcp_session *s, const char *line, size_t len
 
     if (jsonrpc_parse_lax(line, len, &m) != JSONRPC_NOT_JSON && opaque_line(s, &m, line, len, 1)) {
         jsonrpc_msg_release(&m);
+        assert(assert_session_state(s));
         return;
     }
     switch (m.kind) {
@@ -1576,6 +1639,7 @@ void mcp_session_client_line(struct mcp_session *s, const char *line, size_t len
         break;
     }
     jsonrpc_msg_release(&m);
+    assert(assert_session_state(s));
 }
 
 /* ---- replies from the server ---- */
@@ -1962,6 +2026,7 @@ void mcp_session_server_line(struct mcp_session *s, const char *line, size_t len
 
     if (jsonrpc_parse_lax(line, len, &m) != JSONRPC_NOT_JSON && opaque_line(s, &m, line, len, 0)) {
         jsonrpc_msg_release(&m);
+        assert(assert_session_state(s));
         return;
     }
     switch (m.kind) {
@@ -2002,6 +2067,7 @@ void mcp_session_server_line(struct mcp_session *s, const char *line, size_t len
         break;
     }
     jsonrpc_msg_release(&m);
+    assert(assert_session_state(s));
 }
 
 /* Batches are relayed whole; their requests and replies are tracked so ids stay consistent,
@@ -2083,6 +2149,7 @@ void mcp_session_client_too_long(struct mcp_session *s, uint64_t len, const stru
         buf_release(&t);
     }
     json_decref(id);
+    assert(assert_session_state(s));
 }
 
 void mcp_session_server_too_long(struct mcp_session *s, uint64_t len, const struct jsonrpc_skim *sk)
@@ -2117,6 +2184,7 @@ void mcp_session_server_too_long(struct mcp_session *s, uint64_t len, const stru
     }
     json_decref(id);
     buf_release(&t);
+    assert(assert_session_state(s));
 }
 
 void mcp_session_client_eof(struct mcp_session *s, uint64_t partial)
@@ -2125,6 +2193,7 @@ void mcp_session_client_eof(struct mcp_session *s, uint64_t partial)
         warn(s, "jsonrpc_partial_line", 1,
              "the client closed its output in the middle of a line (%llu bytes dropped)",
              (unsigned long long)partial);
+    assert(assert_session_state(s));
 }
 
 void mcp_session_client_gone(struct mcp_session *s)
@@ -2143,6 +2212,7 @@ void mcp_session_client_gone(struct mcp_session *s)
             call_free(s, c);
         }
     }
+    assert(assert_session_state(s));
 }
 
 void mcp_session_server_eof(struct mcp_session *s, uint64_t partial)
@@ -2151,6 +2221,7 @@ void mcp_session_server_eof(struct mcp_session *s, uint64_t partial)
         warn(s, "jsonrpc_partial_line", 0,
              "the server's output ended in the middle of a line (%llu bytes dropped)",
              (unsigned long long)partial);
+    assert(assert_session_state(s));
 }
 
 void mcp_session_server_input_closed(struct mcp_session *s)
@@ -2159,6 +2230,7 @@ void mcp_session_server_input_closed(struct mcp_session *s)
         warn(s, "server_input_closed", 1, "the MCP server stopped reading its input");
     s->server_input_closed = 1;
     buf_reset(&s->to_server);
+    assert(assert_session_state(s));
 }
 
 void mcp_session_server_exited(struct mcp_session *s, const char *how)
@@ -2180,6 +2252,7 @@ void mcp_session_server_exited(struct mcp_session *s, const char *how)
             emit_tool_result(s, c, NULL, msg, c->fault.inject, NULL);
         call_free(s, c);
     }
+    assert(assert_session_state(s));
 }
 
 void mcp_session_timer(struct mcp_session *s, uint64_t token)
@@ -2226,6 +2299,7 @@ void mcp_session_timer(struct mcp_session *s, uint64_t token)
         send_commit_timeout(s, c);
         break;
     }
+    assert(assert_session_state(s));
 }
 
 /* ---- lifecycle ---- */
