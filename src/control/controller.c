@@ -1,15 +1,15 @@
 /*
- * controller: sets up one repetition's controller (plan, events file, price table, upstreams,
- * listening socket), serves until SIGTERM/SIGINT, and takes it all down again.
+ * controller: sets up one repetition's controller (plan, events file, price table, the core's
+ * handlers, listening socket), serves until SIGTERM/SIGINT, and takes it all down again. The
+ * core's functions are in core.c; the handlers (ctlapi.c, proxy.c) register in controller_run.
  *
  * Start-up order matters to the runner: the plan is loaded and checked, the events file
  * opened and plan_loaded recorded, the socket bound, and only then is the ready file written
  * (atomically: a reader sees the whole address or no file). Shutdown: stop accepting, end every
- * call in flight (recorded as such, clients cut), write the queued events (ctl_emit_soon),
- * close the connections and free everything.
+ * call in flight (every handler's stop: recorded as such, clients cut), write the queued events
+ * (ctl_emit_soon), close the connections and free everything.
  */
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
