@@ -1,5 +1,8 @@
 /*
- * proxy: the model API reverse proxy of the controller.
+ * proxy: the model API reverse proxy of the controller, a handler of its core (ctl.h): it takes
+ * every target the handlers registered before it (the control API) leave, and keeps its own
+ * state (struct proxy: the upstreams, the calls in flight, the keys seen); the cost and the
+ * model call numbers are the core's account.
  *
  * One struct pcall per proxied request joins the client side (struct hreq, server.h) to the
  * upstream side (struct ureq, upstream.h). A model call (POST to /v1/messages,
@@ -214,32 +217,32 @@ static void note_secret(struct proxy *px, const char *value)
     events_add_secret(px->ctl->ev, value);
 }
 
-static void note_secrets(struct proxy *ctl, struct hreq *r)
+static void note_secrets(struct proxy *px, struct hreq *r)
 {
     const char *auth = hreq_header(r, "authorization");
 
-    note_secret(ctl, hreq_header(r, "x-api-key"));
-    note_secret(ctl, hreq_header(r, "api-key"));
+    note_secret(px, hreq_header(r, "x-api-key"));
+    note_secret(px, hreq_header(r, "api-key"));
     if (auth) {
         const char *sp = strchr(auth, ' ');
-        note_secret(ctl, sp ? sp + 1 : auth);
+        note_secret(px, sp ? sp + 1 : auth);
     }
 }
 
 /* The upstream for a request: by API, else by the headers a provider's SDK sends. */
-static struct upstream *pick_upstream(struct proxy *ctl, enum wire_api api, struct hreq *r)
+static struct upstream *pick_upstream(struct proxy *px, enum wire_api api, struct hreq *r)
 {
     enum wire_provider p = wire_api_provider(api);
 
     if (p == WIRE_PROVIDER_OPENAI)
-        return ctl->up_openai;
+        return px->up_openai;
     if (p == WIRE_PROVIDER_ANTHROPIC)
-        return ctl->up_anthropic;
+        return px->up_anthropic;
     if (hreq_header(r, "anthropic-version") || hreq_header(r, "x-api-key"))
-        return ctl->up_anthropic;
+        return px->up_anthropic;
     if (hreq_header(r, "authorization") || hreq_header(r, "openai-organization"))
-        return ctl->up_openai;
-    return ctl->up_anthropic;
+        return px->up_openai;
+    return px->up_anthropic;
 }
 
 /* The upstream target: the origin's prefix, then the client's target, except that a prefix
