@@ -1,15 +1,15 @@
 /*
- * controller: sets up one repetition's controller (plan, events file, price table, upstreams,
- * listening socket), serves until SIGTERM/SIGINT, and takes it all down again.
+ * controller: sets up one repetition's controller (plan, events file, price table, the core's
+ * handlers, listening socket), serves until SIGTERM/SIGINT, and takes it all down again. The
+ * core's functions are in core.c; the handlers (ctlapi.c, proxy.c) register in controller_run.
  *
  * Start-up order matters to the runner: the plan is loaded and checked, the events file
  * opened and plan_loaded recorded, the socket bound, and only then is the ready file written
  * (atomically: a reader sees the whole address or no file). Shutdown: stop accepting, end every
- * call in flight (recorded as such, clients cut), write the queued events (ctl_emit_soon),
- * close the connections and free everything.
+ * call in flight (every handler's stop: recorded as such, clients cut), write the queued events
+ * (ctl_emit_soon), close the connections and free everything.
  */
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,28 +56,7 @@ static void config_defaults(struct controller_config *cfg)
         cfg->client_timeout_ms = 60000;
 }
 
-/* ---- helpers shared with proxy.c and ctlapi.c ---- */
-
-static void append_now(struct ctl *c, json_t *ev)
-{
-    if (events_append(c->ev, ev) != 0)
-        log_error("controller", "cannot append a '%s' event to '%s'",
-                  json_string_value(json_object_get(ev, "kind")), c->cfg.events_path);
-}
-
-void ctl_flush_events(struct ctl *c)
-{
-    size_t i;
-    json_t *ev;
-
-    if (c->evq == NULL || json_array_size(c->evq) == 0)
-        return;
-    events_hold(c->ev); /* one write(2) for the lot */
-    json_array_foreach(c->evq, i, ev) append_now(c, ev);
-    json_array_clear(c->evq);
-    if (events_release(c->ev) != 0)
-        log_error("controller", "cannot append events to '%s'", c->cfg.events_path);
-}
+/* ---- server hooks ---- */
 
 static void evq_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -91,89 +70,9 @@ static void before_write(void *arg)
     ctl_flush_events(arg);
 }
 
-void ctl_emit(struct ctl *c, const char *kind, json_t *fields)
-{
-    if (fields == NULL) {
-        log_error("controller", "cannot build a '%s' event", kind);
-        return;
-    }
-    /* events_append orders t, seq, run, src, kind first; adding kind here spares the copy
-     * events_emit would make. */
-    json_object_set_new(fields, "kind", json_string(kind));
-    if (c->evq && json_array_size(c->evq) > 0)
-        json_array_append(c->evq, fields);
-    else
-        append_now(c, fields);
-}
-
-void ctl_emit_soon(struct ctl *c, const char *kind, json_t *fields)
-{
-    if (fields == NULL) {
-        log_error("controller", "cannot build a '%s' event", kind);
-        return;
-    }
-    json_object_set_new(fields, "kind", json_string(kind));
-    if (c->evq == NULL || c->evq_ev == NULL) {
-        append_now(c, fields);
-        return;
-    }
-    json_array_append(c->evq, fields);
-    if (json_array_size(c->evq) >= CTL_EVQ_MAX)
-        ctl_flush_events(c); /* a busy loop never idles: bound what waits */
-    else if (json_array_size(c->evq) == 1)
-        event_active(c->evq_ev, EV_TIMEOUT, 1);
-}
-
-void ctl_warn(struct ctl *c, const char *code, const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    json_t *j;
-
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    log_warn("controller", "%s: %s", code, msg);
-    j = json_pack("{s:s,s:s}", "code", code, "message", msg);
-    ctl_emit(c, "warning", j);
-    json_decref(j);
-}
-
-void ctl_reply_json(struct hreq *r, int status, json_t *body, const char *hdrs)
-{
-    char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
-    struct buf h = BUF_INIT;
-
-    buf_adds(&h, "Content-Type: application/json\r\nCache-Control: no-store\r\n");
-    if (hdrs)
-        buf_adds(&h, hdrs);
-    if (text == NULL) {
-        hreq_reply(r, 500, h.data, "{\"error\":{\"type\":\"api_error\",\"message\":\"internal\"}}",
-                   51);
-    } else {
-        hreq_reply(r, status, h.data, text, strlen(text));
-    }
-    free(text);
-    buf_release(&h);
-}
-
-void ctl_reply_error(struct hreq *r, int status, const char *type, const char *msg)
-{
-    json_t *j = json_pack("{s:{s:s,s:s}}", "error", "type", type, "message", msg);
-    ctl_reply_json(r, status, j, NULL);
-    json_decref(j);
-}
-
-/* ---- server hooks ---- */
-
 static void on_request(struct hreq *r, void *arg)
 {
-    struct ctl *c = arg;
-
-    if (strncmp(hreq_target(r), "/_faultline/", 12) == 0)
-        ctlapi_handle(c, r);
-    else
-        proxy_handle(c, r);
+    ctl_route(arg, r);
 }
 
 static void on_reject(void *arg, const struct http_head *h, int status, const char *type,
@@ -187,7 +86,7 @@ static void on_reject(void *arg, const struct http_head *h, int status, const ch
         json_object_set_new(j, "path", json_stringn(h->target, strcspn(h->target, "?")));
     ctl_emit(c, "warning", j);
     json_decref(j);
-    proxy_reject_body(c, h, status, msg, body);
+    ctl_reject_body(c, h, status, msg, body);
 }
 
 static void on_signal(evutil_socket_t sig, short what, void *arg)
@@ -199,7 +98,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
     c->stopping = 1;
     log_info("controller", "signal %d: stopping", (int)sig);
     hsrv_stop_accepting(c->srv);
-    proxy_stop_all(c);
+    ctl_stop_handlers(c);
     ctl_flush_events(c);
     event_base_loopbreak(c->base);
 }
@@ -248,8 +147,7 @@ static void ctl_release(struct ctl *c)
     if (c->ev)
         ctl_flush_events(c);
     hsrv_free(c->srv);
-    upstream_free(c->up_anthropic);
-    upstream_free(c->up_openai);
+    ctl_free_handlers(c);
     if (c->dns)
         evdns_base_free(c->dns, 0);
     if (c->ev)
@@ -260,10 +158,6 @@ static void ctl_release(struct ctl *c)
         event_free(c->evq_ev);
     plan_free(c->plan);
     pricing_free(c->prices);
-    for (size_t i = 0; i < c->nsecrets; i++)
-        free(c->secrets[i]);
-    for (size_t i = 0; i < c->nunknown; i++)
-        free(c->unknown_models[i]);
     if (c->base)
         event_base_free(c->base);
 }
@@ -272,7 +166,6 @@ int controller_run(const struct controller_config *cfg_in, struct err *e)
 {
     struct ctl c;
     struct hsrv_config scfg;
-    struct upstream_config ucfg;
     struct event *sigterm = NULL, *sigint = NULL;
     char ready[96];
     int rc = 0;
@@ -307,21 +200,10 @@ int controller_run(const struct controller_config *cfg_in, struct err *e)
     if (c.dns)
         evdns_base_load_hosts(c.dns, NULL);
 
-    memset(&ucfg, 0, sizeof(ucfg));
-    ucfg.connect_timeout_ms = c.cfg.connect_timeout_ms;
-    ucfg.first_byte_timeout_ms = c.cfg.first_byte_timeout_ms;
-    ucfg.idle_timeout_ms = c.cfg.idle_timeout_ms;
-    ucfg.ca_file = c.cfg.upstream_ca;
-    c.up_anthropic = upstream_new(c.base, c.dns, c.cfg.upstream_anthropic, &ucfg, e);
-    if (c.up_anthropic == NULL) {
-        rc = e->code;
+    /* Routing order: the control API's prefix first, the model proxy takes the rest. */
+    if ((rc = ctl_register(&c, &ctlapi_handler, e)) != 0 ||
+        (rc = ctl_register(&c, &proxy_handler, e)) != 0)
         goto out;
-    }
-    c.up_openai = upstream_new(c.base, c.dns, c.cfg.upstream_openai, &ucfg, e);
-    if (c.up_openai == NULL) {
-        rc = e->code;
-        goto out;
-    }
 
     memset(&scfg, 0, sizeof(scfg));
     scfg.max_body = c.cfg.max_body;
@@ -374,8 +256,7 @@ int controller_run(const struct controller_config *cfg_in, struct err *e)
     log_info("controller", "stopped; model cost $%.6f over %llu calls", c.cost_usd,
              (unsigned long long)c.model_calls);
 out:
-    if (c.calls)
-        proxy_stop_all(&c);
+    ctl_stop_handlers(&c);
     if (sigterm)
         event_free(sigterm);
     if (sigint)

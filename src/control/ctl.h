@@ -2,9 +2,10 @@
  * ctl: state shared by the controller's own files (controller.c, proxy.c, ctlapi.c). Internal
  * to src/control; other modules use controller.h.
  *
- * struct ctl is the repetition: the loop, the server, the upstreams, the plan and its counters,
- * the events writer, the price table, the cost so far and the abort flag. Everything runs on
- * the loop's one thread.
+ * struct ctl is the core of one repetition: the loop, the server, the plan and its counters, the
+ * events writer and its queue, the price table, the cost account and the abort flag, and the
+ * handlers registered with it (struct ctl_handler). Everything runs on the loop's one thread.
+ * The core's functions are in core.c; controller.c sets it up and registers the handlers.
  */
 #ifndef FAULTLINE_CONTROL_CTL_H
 #define FAULTLINE_CONTROL_CTL_H
@@ -17,12 +18,10 @@
 
 #include "control/controller.h"
 #include "control/server.h"
-#include "control/upstream.h"
 #include "events/events.h"
 #include "codec/pricing.h"
 #include "plan/plan.h"
 
-#define CTL_MAX_SECRETS 16
 /* Loop priorities: I/O and timers at the default (1); queued events at the lowest, so they
  * are written when no request is waiting, but never more than CTL_EVQ_MAX at a time. The
  * queue is also written before the server writes response bytes (hsrv_set_before_write),
@@ -30,39 +29,89 @@
 #define CTL_PRIORITIES 3
 #define CTL_EVQ_MAX 64
 
-struct pcall;
+struct ctl_handler;
 
+/* A registered handler and the state its init returned. */
+struct ctl_slot {
+    const struct ctl_handler *h;
+    void *state;
+};
+
+#define CTL_MAX_HANDLERS 8
+
+/* The core: what every handler shares. Handler state (the proxy's upstreams and calls, ...)
+ * lives in the handler, not here. */
 struct ctl {
     struct controller_config cfg;
     struct event_base *base;
     struct evdns_base *dns;
     struct hsrv *srv;
-    struct upstream *up_anthropic, *up_openai;
     struct plan *plan;
     struct events_writer *ev;
     struct pricing_table *prices;
     char addr[80];
     int stopping;
-    /* accounting */
+    /* the cost account (ctl_cost_add, ctl_check_ceiling) */
     double cost_usd;
     double ceiling_usd; /* 0: none */
     int aborted;
     char abort_reason[64];
-    uint64_t model_calls;  /* model calls seen (numbers their ids) */
-    uint64_t next_pass_id; /* pass-through calls */
-    /* calls in flight */
-    struct pcall *calls;
-    size_t ncalls;
-    /* upstream keys seen, registered with the events writer for redaction */
-    char *secrets[CTL_MAX_SECRETS];
-    size_t nsecrets;
+    uint64_t model_calls; /* model calls seen (ctl_next_model_call numbers their ids) */
     /* events queued by ctl_emit_soon, written by evq_ev */
     json_t *evq;
     struct event *evq_ev;
-    /* unknown model names already warned about (cost_unknown), bounded */
-    char *unknown_models[16];
-    size_t nunknown;
+    /* the handlers, in routing order (ctl_register) */
+    struct ctl_slot handlers[CTL_MAX_HANDLERS];
+    size_t nhandlers;
 };
+
+/*
+ * A handler: one kind of request the controller serves (the model proxy, the control API; the
+ * egress proxy and the abort monitor to come). Adding one is a file with its table and a
+ * ctl_register call in controller.c; it keeps its own state and reaches the others only
+ * through the core functions below.
+ */
+struct ctl_handler {
+    const char *name;
+    /* The target prefix it takes; NULL: any target (a last resort: register it last). */
+    const char *prefix;
+    /* Makes the handler's state from the core (c->cfg, c->base, c->dns, c->plan are set);
+     * NULL with e set on failure (a start-up error: the controller does not serve). */
+    void *(*init)(struct ctl *c, struct err *e);
+    /* Answers one request, now or later (the request is the handler's until it ends it). */
+    void (*handle)(void *state, struct hreq *r);
+    /* Shutdown: ends what is in flight (clients cut, ends recorded). NULL: nothing to end. */
+    void (*stop)(void *state);
+    /* Frees the state, after stop and after the server is gone. NULL: nothing to free. */
+    void (*free)(void *state);
+    /* Requests in flight, for /_faultline/state. NULL: none kept. */
+    size_t (*in_flight)(void *state);
+    /* The body of the server's own refusal (413 and friends) of a request for this handler,
+     * in the format its clients read; body holds a generic one. NULL: keep it. */
+    void (*reject_body)(void *state, const struct http_head *h, int status, const char *msg,
+                        struct buf *body);
+};
+
+/* Adds a handler after those registered (routing tries them in order) and runs its init.
+ * 0, or a negative ERR_* with e set (init failed, or CTL_MAX_HANDLERS are registered). */
+int ctl_register(struct ctl *c, const struct ctl_handler *h, struct err *e);
+/* Hands the request to the first handler that takes its target; 404 when none does. */
+void ctl_route(struct ctl *c, struct hreq *r);
+/* The server refused a request: the handler that would have taken it shapes the body. */
+void ctl_reject_body(struct ctl *c, const struct http_head *h, int status, const char *msg,
+                     struct buf *body);
+/* Shutdown: every handler's stop, in order. */
+void ctl_stop_handlers(struct ctl *c);
+/* Every handler's free, in reverse order; the registry is empty after. */
+void ctl_free_handlers(struct ctl *c);
+/* Requests in flight, summed over the handlers. */
+size_t ctl_calls_in_flight(struct ctl *c);
+/* The next model call's number (from 1). */
+uint64_t ctl_next_model_call(struct ctl *c);
+/* Adds a call's cost to the account; returns the total. */
+double ctl_cost_add(struct ctl *c, double usd);
+/* Once the cost passes the plan's ceiling: sets aborted and records the abort event (once). */
+void ctl_check_ceiling(struct ctl *c);
 
 /* Appends one event {"kind": kind, ...fields} and logs a failure; never fails the caller.
  * fields is borrowed but gets a "kind" member (callers pass objects built for the event).
@@ -83,18 +132,11 @@ void ctl_reply_json(struct hreq *r, int status, json_t *body, const char *hdrs);
 /* Replies {"error":{"type":type,"message":msg}}. */
 void ctl_reply_error(struct hreq *r, int status, const char *type, const char *msg);
 
-/* The model proxy (proxy.c): handles a request for any path outside /_faultline/. */
-void proxy_handle(struct ctl *c, struct hreq *r);
+/* The model proxy (proxy.c): any target (registered after the control API). */
+extern const struct ctl_handler proxy_handler;
 /* 1 when the model proxy has a handler for the catalog row fid (its controller-model faults). */
 int proxy_fault_handled(enum catalog_fault_id fid);
-/* Ends every call in flight (shutdown): clients are cut, upstream requests cancelled, each
- * call's end recorded. */
-void proxy_stop_all(struct ctl *c);
-/* The reject hook's provider-aware error body (for 413 and friends on a model API path). */
-void proxy_reject_body(struct ctl *c, const struct http_head *h, int status, const char *msg,
-                       struct buf *body);
-
-/* The control API (ctlapi.c): handles a request under /_faultline/. */
-void ctlapi_handle(struct ctl *c, struct hreq *r);
+/* The control API (ctlapi.c): targets under /_faultline/. */
+extern const struct ctl_handler ctlapi_handler;
 
 #endif

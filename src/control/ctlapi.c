@@ -43,11 +43,12 @@ static json_t *counters_json(struct ctl *ctl)
 
 static void api_state(struct ctl *ctl, struct hreq *r)
 {
-    json_t *j = json_pack("{s:s,s:f,s:b,s:o,s:I,s:o,s:I}", "run", plan_run_id(ctl->plan),
-                          "cost_usd", ctl->cost_usd, "aborted", ctl->aborted, "abort_reason",
-                          ctl->aborted ? json_string(ctl->abort_reason) : json_null(),
-                          "model_calls", (json_int_t)ctl->model_calls, "counters",
-                          counters_json(ctl), "calls_in_flight", (json_int_t)ctl->ncalls);
+    json_t *j =
+        json_pack("{s:s,s:f,s:b,s:o,s:I,s:o,s:I}", "run", plan_run_id(ctl->plan), "cost_usd",
+                  ctl->cost_usd, "aborted", ctl->aborted, "abort_reason",
+                  ctl->aborted ? json_string(ctl->abort_reason) : json_null(), "model_calls",
+                  (json_int_t)ctl->model_calls, "counters", counters_json(ctl), "calls_in_flight",
+                  (json_int_t)ctl_calls_in_flight(ctl));
 
     if (j)
         json_object_set_new(j, "cost_ceiling_usd",
@@ -255,8 +256,9 @@ done:
     json_decref(j);
 }
 
-void ctlapi_handle(struct ctl *ctl, struct hreq *r)
+static void ctlapi_handle(void *state, struct hreq *r)
 {
+    struct ctl *ctl = state;
     const char *target = hreq_target(r);
     const char *method = hreq_method(r);
     size_t plen = strcspn(target, "?");
@@ -285,3 +287,16 @@ void ctlapi_handle(struct ctl *ctl, struct hreq *r)
     }
     ctl_reply_error(r, 404, "not_found_error", "no such control API endpoint");
 }
+
+/* No state of its own: the plan, the events file and the account are the core's. */
+static void *ctlapi_init(struct ctl *c, struct err *e)
+{
+    return c;
+}
+
+const struct ctl_handler ctlapi_handler = {
+    .name = "control API",
+    .prefix = "/_faultline/",
+    .init = ctlapi_init,
+    .handle = ctlapi_handle,
+};

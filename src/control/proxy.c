@@ -1,5 +1,8 @@
 /*
- * proxy: the model API reverse proxy of the controller.
+ * proxy: the model API reverse proxy of the controller, a handler of its core (ctl.h): it takes
+ * every target the handlers registered before it (the control API) leave, and keeps its own
+ * state (struct proxy: the upstreams, the calls in flight, the keys seen); the cost and the
+ * model call numbers are the core's account.
  *
  * One struct pcall per proxied request joins the client side (struct hreq, server.h) to the
  * upstream side (struct ureq, upstream.h). A model call (POST to /v1/messages,
@@ -38,6 +41,7 @@
 #include "control/jscan.h"
 #include "experiment/catalog.h"
 #include "control/faults.h"
+#include "control/upstream.h"
 #include "codec/sse.h"
 #include "codec/wire.h"
 #include "util/log.h"
@@ -53,8 +57,27 @@
  * refuses are forwarded unread (model_request says so); larger bodies are not rewritten. */
 #define TREE_MAX ((size_t)4 << 20)
 
+#define PROXY_MAX_SECRETS 16
+#define PROXY_MAX_UNKNOWN 16
+
+/* The proxy's state (its handler's): the upstreams, the calls in flight, what it remembers. */
+struct proxy {
+    struct ctl *ctl;
+    struct upstream *up_anthropic, *up_openai;
+    struct pcall *calls;
+    size_t ncalls;
+    uint64_t next_pass_id; /* pass-through calls (model calls are numbered by the core) */
+    /* upstream keys seen, registered with the events writer for redaction */
+    char *secrets[PROXY_MAX_SECRETS];
+    size_t nsecrets;
+    /* unknown model names already warned about (cost_unknown), bounded */
+    char *unknown_models[PROXY_MAX_UNKNOWN];
+    size_t nunknown;
+};
+
 struct pcall {
     struct ctl *ctl;
+    struct proxy *px;
     struct pcall *prev, *next;
     struct hreq *r;
     struct ureq *q;
@@ -117,11 +140,12 @@ static const char *api_event_name(enum wire_api api)
 
 /* ---- call lifetime ---- */
 
-static struct pcall *pc_new(struct ctl *ctl, struct hreq *r)
+static struct pcall *pc_new(struct proxy *px, struct hreq *r)
 {
     struct pcall *pc = xcalloc(1, sizeof(*pc));
 
-    pc->ctl = ctl;
+    pc->ctl = px->ctl;
+    pc->px = px;
     pc->r = r;
     pc->cut_after = -1;
     pc->t0 = time_mono_ns();
@@ -130,25 +154,25 @@ static struct pcall *pc_new(struct ctl *ctl, struct hreq *r)
     buf_init(&pc->newbody, 0);
     buf_init(&pc->acc, ACC_MAX);
     buf_init(&pc->held, 0);
-    pc->next = ctl->calls;
-    if (ctl->calls)
-        ctl->calls->prev = pc;
-    ctl->calls = pc;
-    ctl->ncalls++;
+    pc->next = px->calls;
+    if (px->calls)
+        px->calls->prev = pc;
+    px->calls = pc;
+    px->ncalls++;
     return pc;
 }
 
 static void pc_free(struct pcall *pc)
 {
-    struct ctl *ctl = pc->ctl;
+    struct proxy *px = pc->px;
 
     if (pc->prev)
         pc->prev->next = pc->next;
     else
-        ctl->calls = pc->next;
+        px->calls = pc->next;
     if (pc->next)
         pc->next->prev = pc->prev;
-    ctl->ncalls--;
+    px->ncalls--;
     if (pc->timer)
         event_free(pc->timer);
     sse_parser_free(pc->sse);
@@ -180,45 +204,45 @@ static void pc_later(struct pcall *pc, int ms)
 
 /* Keys the agent sends upstream are registered with the events writer, so that no event can
  * carry them, whatever field they turn up in. */
-static void note_secret(struct ctl *ctl, const char *value)
+static void note_secret(struct proxy *px, const char *value)
 {
     if (value == NULL || strlen(value) < 8)
         return;
-    for (size_t i = 0; i < ctl->nsecrets; i++)
-        if (strcmp(ctl->secrets[i], value) == 0)
+    for (size_t i = 0; i < px->nsecrets; i++)
+        if (strcmp(px->secrets[i], value) == 0)
             return;
-    if (ctl->nsecrets == CTL_MAX_SECRETS)
+    if (px->nsecrets == PROXY_MAX_SECRETS)
         return;
-    ctl->secrets[ctl->nsecrets++] = xstrdup(value);
-    events_add_secret(ctl->ev, value);
+    px->secrets[px->nsecrets++] = xstrdup(value);
+    events_add_secret(px->ctl->ev, value);
 }
 
-static void note_secrets(struct ctl *ctl, struct hreq *r)
+static void note_secrets(struct proxy *px, struct hreq *r)
 {
     const char *auth = hreq_header(r, "authorization");
 
-    note_secret(ctl, hreq_header(r, "x-api-key"));
-    note_secret(ctl, hreq_header(r, "api-key"));
+    note_secret(px, hreq_header(r, "x-api-key"));
+    note_secret(px, hreq_header(r, "api-key"));
     if (auth) {
         const char *sp = strchr(auth, ' ');
-        note_secret(ctl, sp ? sp + 1 : auth);
+        note_secret(px, sp ? sp + 1 : auth);
     }
 }
 
 /* The upstream for a request: by API, else by the headers a provider's SDK sends. */
-static struct upstream *pick_upstream(struct ctl *ctl, enum wire_api api, struct hreq *r)
+static struct upstream *pick_upstream(struct proxy *px, enum wire_api api, struct hreq *r)
 {
     enum wire_provider p = wire_api_provider(api);
 
     if (p == WIRE_PROVIDER_OPENAI)
-        return ctl->up_openai;
+        return px->up_openai;
     if (p == WIRE_PROVIDER_ANTHROPIC)
-        return ctl->up_anthropic;
+        return px->up_anthropic;
     if (hreq_header(r, "anthropic-version") || hreq_header(r, "x-api-key"))
-        return ctl->up_anthropic;
+        return px->up_anthropic;
     if (hreq_header(r, "authorization") || hreq_header(r, "openai-organization"))
-        return ctl->up_openai;
-    return ctl->up_anthropic;
+        return px->up_openai;
+    return px->up_anthropic;
 }
 
 /* The upstream target: the origin's prefix, then the client's target, except that a prefix
@@ -333,7 +357,7 @@ static void reply_wire_error(struct pcall *pc, int status, enum wire_error kind,
 {
     struct buf b = BUF_INIT;
     enum wire_provider p = pc->prov != WIRE_PROVIDER_NONE ? pc->prov
-                           : pc->up == pc->ctl->up_openai ? WIRE_PROVIDER_OPENAI
+                           : pc->up == pc->px->up_openai  ? WIRE_PROVIDER_OPENAI
                                                           : WIRE_PROVIDER_ANTHROPIC;
 
     wire_error_body(&b, p, kind, msg);
@@ -859,14 +883,14 @@ static void on_client_drain(struct hreq *r, void *arg)
 
 /* ---- the end of a call ---- */
 
-static void warn_unknown_model(struct ctl *ctl, const char *model)
+static void warn_unknown_model(struct proxy *px, const char *model)
 {
-    for (size_t i = 0; i < ctl->nunknown; i++)
-        if (strcmp(ctl->unknown_models[i], model) == 0)
+    for (size_t i = 0; i < px->nunknown; i++)
+        if (strcmp(px->unknown_models[i], model) == 0)
             return;
-    if (ctl->nunknown < sizeof(ctl->unknown_models) / sizeof(ctl->unknown_models[0]))
-        ctl->unknown_models[ctl->nunknown++] = xstrdup(model);
-    ctl_warn(ctl, "cost_unknown",
+    if (px->nunknown < PROXY_MAX_UNKNOWN)
+        px->unknown_models[px->nunknown++] = xstrdup(model);
+    ctl_warn(px->ctl, "cost_unknown",
              "no price for model '%s': priced at the default (highest) "
              "rates",
              model);
@@ -875,7 +899,7 @@ static void warn_unknown_model(struct ctl *ctl, const char *model)
 static void pc_finish(struct pcall *pc, const char *error)
 {
     struct ctl *ctl = pc->ctl;
-    double cost = 0;
+    double cost = 0, total;
     const char *model;
     json_t *ev;
 
@@ -896,12 +920,12 @@ static void pc_finish(struct pcall *pc, const char *error)
         int known = 1;
         cost = pricing_cost(ctl->prices, model, &pc->res.usage, &known);
         if (!known)
-            warn_unknown_model(ctl, model);
+            warn_unknown_model(pc->px, model);
     }
-    ctl->cost_usd += cost;
+    total = ctl_cost_add(ctl, cost);
     ev = json_pack("{s:s,s:s,s:i,s:b,s:o,s:f,s:f,s:I,s:b,s:i}", "id", pc->id, "model", model,
                    "status", pc->status, "stream", pc->stream, "usage", usage_json(&pc->res.usage),
-                   "cost_usd", cost, "cost_total_usd", ctl->cost_usd, "duration_ms",
+                   "cost_usd", cost, "cost_total_usd", total, "duration_ms",
                    (json_int_t)((time_mono_ns() - pc->t0) / 1000000), "faulted", pc->faulted,
                    "retries", pc->attempt);
     if (ev) {
@@ -923,25 +947,16 @@ static void pc_finish(struct pcall *pc, const char *error)
     }
     ctl_emit_soon(ctl, "model_response", ev); /* the cost above is already counted */
     json_decref(ev);
-    if (ctl->ceiling_usd > 0 && ctl->cost_usd > ctl->ceiling_usd && !ctl->aborted) {
-        char detail[160];
-        ctl->aborted = 1;
-        snprintf(ctl->abort_reason, sizeof(ctl->abort_reason), "cost_usd_above");
-        snprintf(detail, sizeof(detail), "summed model cost $%.4f passed the ceiling $%g",
-                 ctl->cost_usd, ctl->ceiling_usd);
-        ev = json_pack("{s:s,s:f,s:f,s:s}", "reason", "cost_usd_above", "value", ctl->cost_usd,
-                       "limit", ctl->ceiling_usd, "detail", detail);
-        ctl_emit(ctl, "abort", ev);
-        json_decref(ev);
-        log_warn("proxy", "%s; further model calls are refused", detail);
-    }
+    ctl_check_ceiling(ctl);
     pc_free(pc);
 }
 
 /* ---- entry points ---- */
 
-void proxy_handle(struct ctl *ctl, struct hreq *r)
+static void proxy_handle(void *state, struct hreq *r)
 {
+    struct proxy *px = state;
+    struct ctl *ctl = px->ctl;
     const char *target = hreq_target(r);
     const char *method = hreq_method(r);
     struct pcall *pc;
@@ -955,11 +970,11 @@ void proxy_handle(struct ctl *ctl, struct hreq *r)
                         "the controller takes origin-form targets only (a path)");
         return;
     }
-    note_secrets(ctl, r);
-    pc = pc_new(ctl, r);
+    note_secrets(px, r);
+    pc = pc_new(px, r);
     pc->api = wire_api_from_path(target);
     pc->prov = wire_api_provider(pc->api);
-    pc->up = pick_upstream(ctl, pc->api, r);
+    pc->up = pick_upstream(px, pc->api, r);
     snprintf(pc->method, sizeof(pc->method), "%s", method);
     pc->model_call = strcmp(method, "POST") == 0 && pc->api != WIRE_API_UNKNOWN &&
                      pc->api != WIRE_API_ANTHROPIC_COUNT_TOKENS;
@@ -978,7 +993,7 @@ void proxy_handle(struct ctl *ctl, struct hreq *r)
 
         wire_result_init(&pc->res);
         pc->res_init = 1;
-        snprintf(pc->id, sizeof(pc->id), "m%llu", (unsigned long long)++ctl->model_calls);
+        snprintf(pc->id, sizeof(pc->id), "m%llu", (unsigned long long)ctl_next_model_call(ctl));
         memset(&info, 0, sizeof(info));
         info.model = "";
         if (jscan_request(pc->api, body, blen, &ji) == 0) {
@@ -1035,23 +1050,72 @@ void proxy_handle(struct ctl *ctl, struct hreq *r)
             json_decref(req);
         }
     } else {
-        snprintf(pc->id, sizeof(pc->id), "p%llu", (unsigned long long)++ctl->next_pass_id);
+        snprintf(pc->id, sizeof(pc->id), "p%llu", (unsigned long long)++px->next_pass_id);
     }
     pc_send(pc);
 }
 
-void proxy_stop_all(struct ctl *ctl)
+/* ---- the handler ---- */
+
+static void *proxy_init(struct ctl *c, struct err *e)
 {
-    while (ctl->calls) {
-        struct pcall *pc = ctl->calls;
+    struct proxy *px = xcalloc(1, sizeof(*px));
+    struct upstream_config ucfg;
+
+    px->ctl = c;
+    memset(&ucfg, 0, sizeof(ucfg));
+    ucfg.connect_timeout_ms = c->cfg.connect_timeout_ms;
+    ucfg.first_byte_timeout_ms = c->cfg.first_byte_timeout_ms;
+    ucfg.idle_timeout_ms = c->cfg.idle_timeout_ms;
+    ucfg.ca_file = c->cfg.upstream_ca;
+    px->up_anthropic = upstream_new(c->base, c->dns, c->cfg.upstream_anthropic, &ucfg, e);
+    if (px->up_anthropic == NULL)
+        goto fail;
+    px->up_openai = upstream_new(c->base, c->dns, c->cfg.upstream_openai, &ucfg, e);
+    if (px->up_openai == NULL)
+        goto fail;
+    return px;
+fail:
+    upstream_free(px->up_anthropic);
+    free(px);
+    return NULL;
+}
+
+/* Ends every call in flight (shutdown): clients are cut, upstream requests cancelled, each
+ * call's end recorded. */
+static void proxy_stop_all(void *state)
+{
+    struct proxy *px = state;
+
+    while (px->calls) {
+        struct pcall *pc = px->calls;
         if (pc->timer)
             evtimer_del(pc->timer);
         pc_finish(pc, "controller stopped");
     }
 }
 
-void proxy_reject_body(struct ctl *ctl, const struct http_head *h, int status, const char *msg,
-                       struct buf *body)
+static void proxy_free(void *state)
+{
+    struct proxy *px = state;
+
+    upstream_free(px->up_anthropic);
+    upstream_free(px->up_openai);
+    for (size_t i = 0; i < px->nsecrets; i++)
+        free(px->secrets[i]);
+    for (size_t i = 0; i < px->nunknown; i++)
+        free(px->unknown_models[i]);
+    free(px);
+}
+
+static size_t proxy_in_flight(void *state)
+{
+    return ((struct proxy *)state)->ncalls;
+}
+
+/* The reject hook's provider-aware error body (for 413 and friends on a model API path). */
+static void proxy_reject_body(void *state, const struct http_head *h, int status, const char *msg,
+                              struct buf *body)
 {
     enum wire_api api = h ? wire_api_from_path(h->target) : WIRE_API_UNKNOWN;
     enum wire_provider p = wire_api_provider(api);
@@ -1061,3 +1125,14 @@ void proxy_reject_body(struct ctl *ctl, const struct http_head *h, int status, c
     buf_reset(body);
     wire_error_body(body, p, wire_error_for_status(status), msg);
 }
+
+const struct ctl_handler proxy_handler = {
+    .name = "model proxy",
+    .prefix = NULL,
+    .init = proxy_init,
+    .handle = proxy_handle,
+    .stop = proxy_stop_all,
+    .free = proxy_free,
+    .in_flight = proxy_in_flight,
+    .reject_body = proxy_reject_body,
+};

@@ -848,6 +848,116 @@ static void test_every_llm_fault_has_a_handler(void **state)
     assert_false(proxy_fault_handled((enum catalog_fault_id) - 1));
 }
 
+/* ---- the core's handler registry (core.c) ---- */
+
+static char reg_log[256];
+
+struct fake_state {
+    const char *name;
+    size_t in_flight;
+};
+
+static struct fake_state fake_a = {"a", 2}, fake_b = {"b", 3};
+
+static void reg_note(const char *what, const char *name)
+{
+    size_t n = strlen(reg_log);
+    snprintf(reg_log + n, sizeof(reg_log) - n, "%s:%s ", what, name);
+}
+
+static void *fake_init_a(struct ctl *c, struct err *e)
+{
+    reg_note("init", "a");
+    return &fake_a;
+}
+
+static void *fake_init_b(struct ctl *c, struct err *e)
+{
+    reg_note("init", "b");
+    return &fake_b;
+}
+
+static void *fake_init_fail(struct ctl *c, struct err *e)
+{
+    err_set(e, ERR_INVALID, "bad config");
+    return NULL;
+}
+
+static void fake_handle(void *state, struct hreq *r) {}
+static void fake_stop(void *state) { reg_note("stop", ((struct fake_state *)state)->name); }
+static void fake_free(void *state) { reg_note("free", ((struct fake_state *)state)->name); }
+static size_t fake_in_flight(void *state) { return ((struct fake_state *)state)->in_flight; }
+
+static void fake_reject(void *state, const struct http_head *h, int status, const char *msg,
+                        struct buf *body)
+{
+    buf_reset(body);
+    buf_adds(body, ((struct fake_state *)state)->name);
+}
+
+static const struct ctl_handler fake_a_h = {
+    "a", "/_a/", fake_init_a, fake_handle, fake_stop, fake_free, fake_in_flight, fake_reject};
+static const struct ctl_handler fake_b_h = {
+    "b", NULL, fake_init_b, fake_handle, fake_stop, fake_free, fake_in_flight, fake_reject};
+static const struct ctl_handler fake_bare_h = {
+    .name = "bare", .prefix = "/_bare/", .init = fake_init_b, .handle = fake_handle};
+static const struct ctl_handler fake_fail_h = {
+    .name = "fail", .init = fake_init_fail, .handle = fake_handle};
+
+static void test_core_handlers(void **state)
+{
+    struct ctl c;
+    struct err e = {0};
+    struct http_head h;
+    struct buf body = BUF_INIT;
+
+    memset(&c, 0, sizeof(c));
+    reg_log[0] = '\0';
+    assert_int_equal(ctl_register(&c, &fake_bare_h, &e), 0);
+    assert_int_equal(ctl_register(&c, &fake_a_h, &e), 0);
+    assert_int_equal(ctl_register(&c, &fake_b_h, &e), 0);
+    assert_int_equal(ctl_register(&c, &fake_fail_h, &e), ERR_INVALID);
+    assert_string_equal(e.msg, "bad config");
+    assert_int_equal(c.nhandlers, 3);
+    /* in flight: summed over those that keep calls (bare has none) */
+    assert_int_equal(ctl_calls_in_flight(&c), 5);
+    /* a refusal's body: the handler the target routes to, first match in order */
+    memset(&h, 0, sizeof(h));
+    h.target = "/_a/x";
+    buf_adds(&body, "generic");
+    ctl_reject_body(&c, &h, 413, "too big", &body);
+    assert_string_equal(body.data, "a");
+    h.target = "/v1/messages";
+    ctl_reject_body(&c, &h, 413, "too big", &body);
+    assert_string_equal(body.data, "b");
+    h.target = "/_bare/y"; /* no reject_body: the generic one stays */
+    buf_reset(&body);
+    buf_adds(&body, "generic");
+    ctl_reject_body(&c, &h, 413, "too big", &body);
+    assert_string_equal(body.data, "generic");
+    ctl_reject_body(&c, NULL, 400, "bad head", &body);
+    assert_string_equal(body.data, "generic");
+    /* stop in order, free in reverse, the registry empty after */
+    ctl_stop_handlers(&c);
+    ctl_free_handlers(&c);
+    assert_string_equal(reg_log, "init:b init:a init:b stop:a stop:b free:b free:a ");
+    assert_int_equal(c.nhandlers, 0);
+    assert_int_equal(ctl_calls_in_flight(&c), 0);
+    /* bounded */
+    for (int i = 0; i < CTL_MAX_HANDLERS; i++)
+        assert_int_equal(ctl_register(&c, &fake_bare_h, &e), 0);
+    assert_int_equal(ctl_register(&c, &fake_bare_h, &e), ERR_INVALID);
+    ctl_free_handlers(&c);
+    /* the account: model calls numbered from 1, cost summed */
+    assert_int_equal(ctl_next_model_call(&c), 1);
+    assert_int_equal(ctl_next_model_call(&c), 2);
+    assert_true(ctl_cost_add(&c, 0.25) == 0.25);
+    assert_true(ctl_cost_add(&c, 0.5) == 0.75);
+    ctl_check_ceiling(&c); /* no ceiling: never aborts */
+    assert_false(c.aborted);
+    buf_release(&body);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -870,6 +980,7 @@ int main(void)
         cmocka_unit_test(test_url_password_redacted),
         cmocka_unit_test(test_upstream_half_head),
         cmocka_unit_test(test_every_llm_fault_has_a_handler),
+        cmocka_unit_test(test_core_handlers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

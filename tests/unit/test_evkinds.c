@@ -107,7 +107,7 @@ static const char *const emitted[] = {
     "plan_loaded",    /* controller.c emit_plan_loaded, seam.c emit_plan_loaded */
     "model_request",  /* proxy.c proxy_handle */
     "model_response", /* proxy.c */
-    "abort",          /* proxy.c, cost ceiling */
+    "abort",          /* core.c ctl_check_ceiling, cost ceiling */
     "fault_injected", /* proxy.c emit_fault, session.c emit_fault and mcp.annotation_lie */
     "warning",        /* controller.c ctl_warn, on_reject; session.c; seam.c events_dropped, controller_slow */
     "tool_call",      /* session.c emit_tool_call */

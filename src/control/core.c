@@ -1,0 +1,213 @@
+/*
+ * core: the controller's shared core (ctl.h): the events file and its queue, JSON replies, the
+ * handler registry and routing, and the cost account. Handlers reach each other only through
+ * these functions.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "control/ctl.h"
+#include "util/log.h"
+#include "util/banned.h"
+
+/* ---- events ---- */
+
+static void append_now(struct ctl *c, json_t *ev)
+{
+    if (events_append(c->ev, ev) != 0)
+        log_error("controller", "cannot append a '%s' event to '%s'",
+                  json_string_value(json_object_get(ev, "kind")), c->cfg.events_path);
+}
+
+void ctl_flush_events(struct ctl *c)
+{
+    size_t i;
+    json_t *ev;
+
+    if (c->evq == NULL || json_array_size(c->evq) == 0)
+        return;
+    events_hold(c->ev); /* one write(2) for the lot */
+    json_array_foreach(c->evq, i, ev) append_now(c, ev);
+    json_array_clear(c->evq);
+    if (events_release(c->ev) != 0)
+        log_error("controller", "cannot append events to '%s'", c->cfg.events_path);
+}
+
+void ctl_emit(struct ctl *c, const char *kind, json_t *fields)
+{
+    if (fields == NULL) {
+        log_error("controller", "cannot build a '%s' event", kind);
+        return;
+    }
+    /* events_append orders t, seq, run, src, kind first; adding kind here spares the copy
+     * events_emit would make. */
+    json_object_set_new(fields, "kind", json_string(kind));
+    if (c->evq && json_array_size(c->evq) > 0)
+        json_array_append(c->evq, fields);
+    else
+        append_now(c, fields);
+}
+
+void ctl_emit_soon(struct ctl *c, const char *kind, json_t *fields)
+{
+    if (fields == NULL) {
+        log_error("controller", "cannot build a '%s' event", kind);
+        return;
+    }
+    json_object_set_new(fields, "kind", json_string(kind));
+    if (c->evq == NULL || c->evq_ev == NULL) {
+        append_now(c, fields);
+        return;
+    }
+    json_array_append(c->evq, fields);
+    if (json_array_size(c->evq) >= CTL_EVQ_MAX)
+        ctl_flush_events(c); /* a busy loop never idles: bound what waits */
+    else if (json_array_size(c->evq) == 1)
+        event_active(c->evq_ev, EV_TIMEOUT, 1);
+}
+
+void ctl_warn(struct ctl *c, const char *code, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    json_t *j;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    log_warn("controller", "%s: %s", code, msg);
+    j = json_pack("{s:s,s:s}", "code", code, "message", msg);
+    ctl_emit(c, "warning", j);
+    json_decref(j);
+}
+
+void ctl_reply_json(struct hreq *r, int status, json_t *body, const char *hdrs)
+{
+    char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    struct buf h = BUF_INIT;
+
+    buf_adds(&h, "Content-Type: application/json\r\nCache-Control: no-store\r\n");
+    if (hdrs)
+        buf_adds(&h, hdrs);
+    if (text == NULL) {
+        hreq_reply(r, 500, h.data, "{\"error\":{\"type\":\"api_error\",\"message\":\"internal\"}}",
+                   51);
+    } else {
+        hreq_reply(r, status, h.data, text, strlen(text));
+    }
+    free(text);
+    buf_release(&h);
+}
+
+void ctl_reply_error(struct hreq *r, int status, const char *type, const char *msg)
+{
+    json_t *j = json_pack("{s:{s:s,s:s}}", "error", "type", type, "message", msg);
+    ctl_reply_json(r, status, j, NULL);
+    json_decref(j);
+}
+
+/* ---- handlers ---- */
+
+int ctl_register(struct ctl *c, const struct ctl_handler *h, struct err *e)
+{
+    void *state;
+
+    if (c->nhandlers == CTL_MAX_HANDLERS)
+        return err_set(e, ERR_INVALID, "controller: more than %d handlers", CTL_MAX_HANDLERS);
+    state = h->init(c, e);
+    if (state == NULL)
+        return e->code ? e->code : err_set(e, ERR_SYS, "controller: cannot start %s", h->name);
+    c->handlers[c->nhandlers].h = h;
+    c->handlers[c->nhandlers].state = state;
+    c->nhandlers++;
+    return 0;
+}
+
+static struct ctl_slot *slot_for(struct ctl *c, const char *target)
+{
+    for (size_t i = 0; i < c->nhandlers; i++) {
+        const char *p = c->handlers[i].h->prefix;
+        if (p == NULL || strncmp(target, p, strlen(p)) == 0)
+            return &c->handlers[i];
+    }
+    return NULL;
+}
+
+void ctl_route(struct ctl *c, struct hreq *r)
+{
+    struct ctl_slot *s = slot_for(c, hreq_target(r));
+
+    if (s == NULL) {
+        ctl_reply_error(r, 404, "not_found_error", "no handler for this path");
+        return;
+    }
+    s->h->handle(s->state, r);
+}
+
+void ctl_reject_body(struct ctl *c, const struct http_head *h, int status, const char *msg,
+                     struct buf *body)
+{
+    struct ctl_slot *s = h && h->target ? slot_for(c, h->target) : NULL;
+
+    if (s && s->h->reject_body)
+        s->h->reject_body(s->state, h, status, msg, body);
+}
+
+void ctl_stop_handlers(struct ctl *c)
+{
+    for (size_t i = 0; i < c->nhandlers; i++)
+        if (c->handlers[i].h->stop)
+            c->handlers[i].h->stop(c->handlers[i].state);
+}
+
+void ctl_free_handlers(struct ctl *c)
+{
+    while (c->nhandlers > 0) {
+        struct ctl_slot *s = &c->handlers[--c->nhandlers];
+        if (s->h->free)
+            s->h->free(s->state);
+    }
+}
+
+size_t ctl_calls_in_flight(struct ctl *c)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < c->nhandlers; i++)
+        if (c->handlers[i].h->in_flight)
+            n += c->handlers[i].h->in_flight(c->handlers[i].state);
+    return n;
+}
+
+/* ---- the cost account ---- */
+
+uint64_t ctl_next_model_call(struct ctl *c)
+{
+    return ++c->model_calls;
+}
+
+double ctl_cost_add(struct ctl *c, double usd)
+{
+    c->cost_usd += usd;
+    return c->cost_usd;
+}
+
+void ctl_check_ceiling(struct ctl *c)
+{
+    char detail[160];
+    json_t *ev;
+
+    if (c->ceiling_usd <= 0 || c->cost_usd <= c->ceiling_usd || c->aborted)
+        return;
+    c->aborted = 1;
+    snprintf(c->abort_reason, sizeof(c->abort_reason), "cost_usd_above");
+    snprintf(detail, sizeof(detail), "summed model cost $%.4f passed the ceiling $%g", c->cost_usd,
+             c->ceiling_usd);
+    ev = json_pack("{s:s,s:f,s:f,s:s}", "reason", "cost_usd_above", "value", c->cost_usd, "limit",
+                   c->ceiling_usd, "detail", detail);
+    ctl_emit(c, "abort", ev);
+    json_decref(ev);
+    log_warn("proxy", "%s; further model calls are refused", detail);
+}
