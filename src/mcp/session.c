@@ -1559,6 +1559,31 @@ static void soft_flags(struct mcp_session *s, const struct jsonrpc_msg *m, int f
 
 static void track_batch(struct mcp_session *s, json_t *arr, int from_client);
 
+/* A client batch after the server is gone (or its input closed): every request in it is
+ * answered at once with an error, in one batch reply, as a single request is
+ * (handle_client_request); nothing is tracked, so nothing stays pending. */
+static void answer_batch_closed(struct mcp_session *s, json_t *arr)
+{
+    json_t *out = json_array(), *v;
+    struct buf t = BUF_INIT;
+    size_t i;
+
+    buf_addf(&t, "MCP server is not running (%s)",
+             s->server_gone ? s->gone_how : "it closed its input");
+    json_array_foreach(arr, i, v)
+    {
+        struct jsonrpc_msg m;
+        memset(&m, 0, sizeof(m));
+        if (jsonrpc_classify(v, &m) == JSONRPC_REQUEST)
+            json_array_append_new(
+                out, jsonrpc_make_error(m.id, JSONRPC_CONNECTION_CLOSED, t.data, NULL));
+    }
+    if (json_array_size(out) > 0 && !s->client_gone)
+        jsonrpc_write(&s->to_client, out);
+    json_decref(out);
+    buf_release(&t);
+}
+
 /* Reports a line jansson refused but JSON.parse accepts (JSONRPC_F_OPAQUE). Returns 1 when it
  * was relayed here: a message whose id even the scan cannot turn into a value is relayed as
  * is, untracked. */
@@ -1620,6 +1645,10 @@ void mcp_session_client_line(struct mcp_session *s, const char *line, size_t len
         else
             warn(s, "jsonrpc_batch", 1, "a batch of %zu messages (relayed as is, no faults)",
                  json_array_size(m.root));
+        if (m.root != NULL && (s->server_gone || s->server_input_closed)) {
+            answer_batch_closed(s, m.root); /* as a single request would be, never pending */
+            break;
+        }
         track_batch(s, m.root, 1);
         if (!s->server_gone)
             forward_raw(s, line, len);

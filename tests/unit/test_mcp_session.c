@@ -1040,6 +1040,16 @@ static void test_server_exit_and_ends(void **state)
     client(s, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"}");
     assert_non_null(strstr(TO_CLIENT(s), "\"id\":9,\"error\":{\"code\":-32000"));
     assert_string_equal(TO_SERVER(s), "");
+    /* So is a batch: every request in it gets its error, one reply, nothing left pending. */
+    client(s, "[{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"tools/call\",\"params\":{\"name\":\"a\"}},"
+              "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/x\"},"
+              "{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"ping\"}]");
+    out = TO_CLIENT(s);
+    assert_true(out[0] == '[');
+    assert_non_null(strstr(out, "\"id\":10,\"error\":{\"code\":-32000"));
+    assert_non_null(strstr(out, "\"id\":11,\"error\":{\"code\":-32000"));
+    assert_int_equal(mcp_session_pending(s), 0);
+    assert_string_equal(TO_SERVER(s), "");
     end_session(s);
 
     /* The client's EOF keeps pending calls (it may still read their answers); its output
