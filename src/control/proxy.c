@@ -365,6 +365,8 @@ static void reply_wire_error(struct pcall *pc, int status, enum wire_error kind,
     buf_release(&b);
 }
 
+#define PROXY_REFUSAL_MARKER "FAULTLINE-REFUSED cost_usd_above"
+
 static void refuse_over_ceiling(struct pcall *pc)
 {
     struct ctl *ctl = pc->ctl;
@@ -373,10 +375,12 @@ static void refuse_over_ceiling(struct pcall *pc)
     char *text;
     struct buf b = BUF_INIT;
 
+    /* A refusal of faultline's own, not an injected fault: it carries its own marker, never
+     * the canary, so an agent echoing it is not counted as surfacing a fault (issue 11). */
     snprintf(msg, sizeof(msg),
              "faultline: the cost ceiling of $%g was passed ($%.4f spent); model calls are "
-             "refused [%s]",
-             ctl->ceiling_usd, ctl->cost_usd, plan_canary(ctl->plan));
+             "refused [" PROXY_REFUSAL_MARKER "]",
+             ctl->ceiling_usd, ctl->cost_usd);
     if (pc->prov == WIRE_PROVIDER_OPENAI) {
         /* OpenAI's spent-quota error: 429 insufficient_quota, not to be retried. */
         j = json_pack("{s:{s:s,s:s,s:n,s:s}}", "error", "message", msg, "type",

@@ -135,7 +135,8 @@ test_expect "the control API state shows the counters" '
 
 stop_proxy
 
-# The cost ceiling: once passed, an abort event and refusals that carry the canary.
+# The cost ceiling: once passed, an abort event and refusals that carry faultline's own marker,
+# never the canary (a refusal is not an injected fault: echoing it surfaces no fault).
 rm -f "$TMP/events.jsonl"
 write_plan "$TMP/plan2.json" '[]' 0.02
 start_proxy "$TMP/plan2.json"
@@ -146,10 +147,12 @@ test_expect "cost ceiling: the call that passes it is served, then an abort even
     test "$(post /v1/messages "{\"model\":\"claude-sonnet-4-5\",\"messages\":[]}")" = 200
     ev abort | jq -e ".reason == \"cost_usd_above\" and .limit == 0.02 and .value > 0.02"
     test "$(post /v1/messages "{\"model\":\"claude-sonnet-4-5\",\"messages\":[]}")" = 400
-    jq -e ".error.type == \"invalid_request_error\" and (.error.message | contains(\"$CANARY\"))" out.json
+    jq -e ".error.type == \"invalid_request_error\" and (.error.message | contains(\"FAULTLINE-REFUSED cost_usd_above\"))" out.json
+    refute grep -q "$CANARY" out.json
     test "$(post /v1/responses "{\"model\":\"gpt-5.4\",\"input\":\"x\"}" -H "authorization: Bearer x")" = 429
     grep -qi "^x-should-retry: false" h.txt
-    jq -e ".error.code == \"insufficient_quota\" and (.error.message | contains(\"$CANARY\"))" out.json
+    jq -e ".error.code == \"insufficient_quota\" and (.error.message | contains(\"FAULTLINE-REFUSED cost_usd_above\"))" out.json
+    refute grep -q "$CANARY" out.json
     test "$(ev abort | wc -l)" -eq 1
     curl -sS "http://$A/_faultline/state" | jq -e ".aborted == true and .abort_reason == \"cost_usd_above\" and .cost_ceiling_usd == 0.02"
 '
