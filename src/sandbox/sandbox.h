@@ -1,0 +1,98 @@
+/*
+ * sandbox: where a repetition's agent and verify run. One interface, two backends: `native`
+ * (bubblewrap) and `oci` (podman, docker).
+ *
+ * A sandbox is made in two steps, because the controller must be listening before the agent
+ * starts and must itself stay outside:
+ *
+ *   sandbox_open()     makes the sandbox's network namespace: a child process unshares it,
+ *                      brings lo up, binds a listening TCP socket on 127.0.0.1:0 inside it and
+ *                      passes that socket (and a descriptor of the namespace) back over a Unix
+ *                      socket with SCM_RIGHTS. The caller hands the listener to the controller
+ *                      (`faultline proxy --listen-fd N`), which accepts on it from the host
+ *                      namespace and so alone reaches the real upstream.
+ *   sandbox_spawn()    runs `sh -c CMD` inside: that network namespace (only lo, the
+ *                      controller's listener the one open port), its own user, PID, IPC, UTS
+ *                      and mount namespaces, every capability dropped, system directories
+ *                      read-only, spec->workdir read-write at /work, a private /tmp, a scratch
+ *                      HOME, only spec->env as its environment, and resource limits. Called
+ *                      for the agent, then for verify, in the same sandbox.
+ *   sandbox_kill()     ends everything running in the sandbox (SIGTERM, then SIGKILL of its
+ *                      PID namespace after grace_ms).
+ *   sandbox_close()    kill, then release the namespace and every descriptor; idempotent.
+ *
+ * sandbox_health() runs a trial sandbox (`true`); the runner refuses to start when it fails and
+ * never falls back to running on the host.
+ *
+ * Everything here is blocking and single-threaded (the runner's own loop); a struct sandbox is
+ * owned by one repetition.
+ */
+#ifndef FAULTLINE_SANDBOX_SANDBOX_H
+#define FAULTLINE_SANDBOX_SANDBOX_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "util/err.h"
+#include "util/proc.h"
+
+/* The path inside the sandbox the worktree is bound at, and the agent's cwd. */
+#define SANDBOX_WORKDIR "/work"
+/* The scratch HOME inside the sandbox. */
+#define SANDBOX_HOME "/home/agent"
+/* Where the runner's own executable is bound read-only, on PATH inside. */
+#define SANDBOX_BINDIR "/opt/faultline/bin"
+
+struct sandbox_limits {
+    long nproc;        /* RLIMIT_NPROC; default 512 */
+    long nofile;       /* RLIMIT_NOFILE; default 4096 */
+    long fsize_mb;     /* RLIMIT_FSIZE in MiB; default 1024 */
+    long cpu_s;        /* RLIMIT_CPU in seconds; 0: none */
+    long memory_mb;    /* through a cgroup where the machine offers one; 0: none */
+};
+
+struct sandbox_spec {
+    const char *backend;      /* "native" (default when NULL) or "oci" */
+    const char *image;        /* oci only: the image; NULL: the default one */
+    const char *workdir;      /* host directory bound read-write at SANDBOX_WORKDIR (required) */
+    const char *homedir;      /* host scratch directory bound at SANDBOX_HOME (required; the
+                               * caller empties it per repetition) */
+    const char *self_exe;     /* host path of the faultline binary, bound read-only as
+                               * SANDBOX_BINDIR/faultline; NULL: not bound */
+    const char *const *env;   /* NULL-terminated "NAME=VALUE": the whole environment inside
+                               * (HOME, PATH and FAULTLINE_SANDBOX are set by the backend) */
+    const char *const *ro_paths; /* NULL or NULL-terminated extra host paths bound read-only at
+                                  * the same path inside (an agent installed outside /usr) */
+    struct sandbox_limits limits; /* zeros take the defaults above */
+};
+
+struct sandbox;
+
+/* 0 when backend (NULL: native) can run a trial sandbox here; otherwise ERR_* with a one-line
+ * reason in e ("bwrap: not installed (apt-get install bubblewrap)"). */
+int sandbox_health(const char *backend, struct err *e);
+
+/* Makes the network namespace and its listener (see above). *out is the new sandbox; *listen_fd
+ * is a listening socket bound to 127.0.0.1:*port inside it, owned by the caller (close it after
+ * handing it to the controller). spec is copied. */
+int sandbox_open(struct sandbox **out, const struct sandbox_spec *spec, int *listen_fd,
+                 uint16_t *port, struct err *e);
+
+/* Starts `sh -c cmd` in the sandbox, cwd SANDBOX_WORKDIR. out_fd and err_fd are host
+ * descriptors the command's stdout and stderr go to (-1: /dev/null); stdin is /dev/null.
+ * p is caller storage, live until proc_release; wait on it with proc_wait. */
+int sandbox_spawn(struct sandbox *sb, const char *cmd, int out_fd, int err_fd, struct proc *p,
+                  struct err *e);
+
+/* Ends every process in the sandbox: SIGTERM, up to grace_ms, then SIGKILL. 0 when nothing is
+ * left running. */
+int sandbox_kill(struct sandbox *sb, int grace_ms);
+
+/* sandbox_kill, then releases the namespace, descriptors and memory. NULL is a no-op. */
+void sandbox_close(struct sandbox *sb);
+
+/* The backend's name ("native", "oci: podman"), for rep.json and the report. */
+const char *sandbox_backend_name(const struct sandbox *sb);
+
+#endif
