@@ -30,6 +30,7 @@ static const struct command commands[] = {
     {"agent", cmd_agent, "agent --prompt TEXT ...            the reference agent"},
     {"mcp", cmd_mcp, "mcp [--plan P --events E] -- CMD   the MCP stdio shim"},
     {"score", cmd_score, "score RUN_DIR [--json]             probes, invariants and verdict"},
+    {"sandbox", cmd_sandbox, "sandbox check | exec -- COMMAND    the native sandbox, by hand"},
 };
 
 static void usage(FILE *f)
