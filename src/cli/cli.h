@@ -59,6 +59,7 @@ CMD(agent);
 CMD(mcp);
 CMD(score);
 CMD(sandbox);
+CMD(init);
 #undef CMD
 
 #endif

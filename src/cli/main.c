@@ -30,6 +30,8 @@ static const struct command commands[] = {
     {"agent", cmd_agent, "agent --prompt TEXT ...            the reference agent"},
     {"mcp", cmd_mcp, "mcp [--plan P --events E] -- CMD   the MCP stdio shim"},
     {"score", cmd_score, "score RUN_DIR [--json]             probes, invariants and verdict"},
+    {"init", cmd_init,
+     "init [--agent A] [--fault ID]       write a first experiment and mock script"},
     {"sandbox", cmd_sandbox, "sandbox check | exec -- COMMAND    the native sandbox, by hand"},
 };
 
