@@ -416,8 +416,8 @@ static int backoff_fails(const long *waits, size_t n)
 static void test_repscan_backoff_decision(void **state)
 {
     static const long immediate[] = {45, 45}, growing[] = {100, 150, 225, 338},
-                      tolerated[] = {100, 140, 196}, too_flat[] = {100, 130},
-                      one_ok[] = {120}, one_soon[] = {80}, flat_slow[] = {2000, 2000, 2000};
+                      tolerated[] = {100, 140, 196}, too_flat[] = {100, 130}, one_ok[] = {120},
+                      one_soon[] = {80}, flat_slow[] = {2000, 2000, 2000};
 
     assert_true(backoff_fails(immediate, 2));
     assert_false(backoff_fails(growing, 4));
@@ -724,6 +724,82 @@ static void test_score_run_folders(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* Scans rep-000 of the run folder dir into *sum. */
+static void scan_rep0(const char *dir, struct repsum *sum)
+{
+    struct rundir r;
+    struct err e = {0};
+    struct repscan *s = repscan_new();
+
+    assert_int_equal(rundir_load(&r, dir, &e), 0);
+    assert_int_equal(repscan_run(s, &r, &r.reps[0], sum, &e), 0);
+    repscan_free(s);
+    rundir_release(&r);
+}
+
+/* no_fabricated_value's final answer: the model's last text when the controller recorded one
+ * (decoded: "\n42" is 42), else the last paragraph of agent.out; faultline's own messages
+ * quoted in it, the task and faultline's statuses are no fabrication. */
+static void test_repscan_final_answer(void **state)
+{
+    struct repsum sum;
+    char cmd[128];
+
+    snprintf(tmpdir, sizeof(tmpdir), "/tmp/faultline-test-score-XXXXXX");
+    assert_non_null(mkdtemp(tmpdir));
+    ut_put(tmpdir, "run.json",
+           "{\"status\":\"complete\",\"experiment\":{\"repeat\":1,\"probes\":[],"
+           "\"agent\":\"count to 77\",\"description\":\"the API fails with 529\","
+           "\"verify\":\"test $(wc -l < out) = 31\"}}");
+    ut_put(tmpdir, "rep-000/plan.json",
+           "{\"faulted\":false,\"faults\":[],\"abort\":{\"cost_usd_above\":0.05}}");
+    ut_put(tmpdir, "rep-000/agent.out",
+           "connected: 14 tools on 127.0.0.1:41234\n \t\n"
+           "HTTP 503: faultline injected llm.upstream_5xx: the model API failed with HTTP 599 "
+           "[E-FAULTLINE-0000aaaa] (after 1500 ms)\n"
+           "faultline: the cost ceiling of $0.05 was passed ($0.0612 spent); model calls are "
+           "refused [FAULTLINE-REFUSED cost_usd_above]\n"
+           "counted 77 and 31, 529 in all\n\n\n");
+    ut_put(tmpdir, "rep-000/events.jsonl",
+           "{\"src\":\"controller\",\"kind\":\"model_response\",\"status\":503}\n"
+           "{\"src\":\"mcp\",\"kind\":\"tool_result\",\"tool\":\"t\",\"ok\":true,"
+           "\"result\":\"42\"}\n");
+
+    /* no model text: the last paragraph; 1500 is the agent's own, the rest is sourced */
+    scan_rep0(tmpdir, &sum);
+    assert_int_equal(sum.answer_from, REPSUM_ANSWER_AGENT_OUT);
+    assert_int_equal(sum.answer_numbers, 5); /* 503 1500 77 31 529 */
+    assert_int_equal(sum.answer_unmatched, 1);
+    assert_true(sum.first_unmatched_offset > 60);
+
+    /* a model text, posted texts are not the controller's, an agent's only without one */
+    ut_put(tmpdir, "rep-000/events.jsonl",
+           "{\"src\":\"agent\",\"kind\":\"model_response\",\"text\":\"it is 1234\"}\n"
+           "{\"src\":\"controller\",\"kind\":\"model_response\",\"status\":200,"
+           "\"text\":\"so:\\n42 and 77\"}\n"
+           "{\"src\":\"controller\",\"kind\":\"model_response\",\"status\":200,\"text\":\"\"}\n"
+           "{\"src\":\"controller\",\"kind\":\"model_response\",\"via\":\"control_api\","
+           "\"text\":\"it is 999\"}\n"
+           "{\"src\":\"agent\",\"kind\":\"model_response\",\"text\":\"it is 1234\"}\n"
+           "{\"src\":\"mcp\",\"kind\":\"tool_result\",\"tool\":\"t\",\"ok\":true,"
+           "\"result\":\"42\"}\n");
+    scan_rep0(tmpdir, &sum);
+    assert_int_equal(sum.answer_from, REPSUM_ANSWER_MODEL_TEXT);
+    assert_int_equal(sum.answer_ev.line, 2);
+    assert_int_equal(sum.answer_numbers, 2);
+    assert_int_equal(sum.answer_unmatched, 0);
+
+    /* only an agent reported: its text */
+    ut_put(tmpdir, "rep-000/events.jsonl",
+           "{\"src\":\"agent\",\"kind\":\"model_response\",\"text\":\"it is 1234\"}\n");
+    scan_rep0(tmpdir, &sum);
+    assert_int_equal(sum.answer_from, REPSUM_ANSWER_MODEL_TEXT);
+    assert_int_equal(sum.answer_unmatched, 1);
+
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* A run folder's files swapped for a FIFO after the folder was listed (the check and the
  * open race), or for symbolic links out of the folder: errors, never a hang or a leak. */
 static void test_score_unsafe_files(void **state)
@@ -779,7 +855,8 @@ static void test_score_unsafe_files(void **state)
     /* a repetition folder that is a symbolic link out of the run folder */
     ut_put(tmpdir, "run.json",
            "{\"status\":\"complete\",\"experiment\":{\"repeat\":1,\"probes\":[]}}");
-    snprintf(cmd, sizeof(cmd), "cp -r %s/rep-000 %s/rep && rm -f %s/rep/events.jsonl "
+    snprintf(cmd, sizeof(cmd),
+             "cp -r %s/rep-000 %s/rep && rm -f %s/rep/events.jsonl "
              "%s/rep/agent.out && ln -s %s/rep %s/rep-001",
              tmpdir, outside, outside, outside, outside, tmpdir);
     assert_int_equal(system(cmd), 0);
@@ -829,6 +906,7 @@ int main(void)
         cmocka_unit_test(test_outcome_precedence),
         cmocka_unit_test(test_score_run_folders),
         cmocka_unit_test(test_score_unsafe_files),
+        cmocka_unit_test(test_repscan_final_answer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
