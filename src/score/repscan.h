@@ -84,6 +84,11 @@ struct repsum {
     long fired[RUNDIR_MAX_FAULTS]; /* per fault of the plan, by position */
     struct evid first_fault, last_fault;
     char last_fault_kind[64];
+    /* the canary the fired faults showed the agent (catalog column canary) */
+    long fired_shown;                        /* fired faults that show it */
+    long fired_depends;                      /* fired faults that show it on some calls only */
+    char fired_none_kind[64];                /* a fired fault that shows none, "" when none did */
+    int canary_in_tool_result;               /* some tool_result carried the repetition's canary */
     char last_fault_target[RUNDIR_NAME_MAX]; /* "" when the event named none */
 
     /* agent.out, and the final answer */

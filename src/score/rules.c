@@ -172,6 +172,15 @@ static void failure_surfaced(const struct rundir_rep *rep, const struct repsum *
         set(out, RULE_NOT_EVALUATED, NULL, "agent.out is missing");
     else if (rep->canary[0] == '\0')
         set(out, RULE_NOT_EVALUATED, NULL, "the plan has no canary");
+    else if (s->fired_shown == 0 && s->fired_depends == 0)
+        set(out, RULE_NOT_EVALUATED, NULL,
+            "no fault that fired showed the agent a canary (%s shows none, docs/faults.md)",
+            s->fired_none_kind);
+    else if (s->fired_shown == 0 && !s->canary_in_tool_result)
+        set(out, RULE_NOT_EVALUATED, NULL,
+            "no fault that fired showed the agent a canary (%s shows it on some calls only, and "
+            "no tool result carried it)",
+            s->last_fault_kind);
     else if (s->canary_found)
         set(out, RULE_PASS, NULL, "agent.out contains the canary %s", rep->canary);
     else

@@ -724,6 +724,66 @@ static void test_score_run_folders(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* The catalog's canary column, and failure_surfaced's use of it: a repetition whose fired
+ * faults all show none is not evaluated; one showing the canary on some calls only counts when
+ * a tool result carried it. */
+static void test_repscan_canary_shown(void **state)
+{
+    static const char *const none[] = {"inject.tool_result",     "tool.stale_data",
+                                       "tool.silent_wrong_data", "mcp.toolset_change",
+                                       "llm.model_degrade",      "llm.context_trim"};
+    struct fixture f;
+    struct rule_out out;
+
+    for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++) {
+        const struct catalog_fault *d = catalog_fault_find(none[i]);
+        assert_non_null(d);
+        if (d->canary == CATALOG_CANARY_SHOWN)
+            fail_msg("%s is catalogued as showing the agent a canary", none[i]);
+    }
+    assert_int_equal(catalog_fault_find("tool.error")->canary, CATALOG_CANARY_SHOWN);
+    assert_int_equal(catalog_fault_find("llm.rate_limit")->canary, CATALOG_CANARY_SHOWN);
+
+    /* stale data alone: not evaluated, the kind named */
+    fx_begin(&f);
+    line(&f, "{\"src\":\"mcp\",\"kind\":\"fault_injected\",\"fault\":\"tool.stale_data\"}");
+    fx_end(&f);
+    f.rep.has_agent_out = 1;
+    rules_probe(&f.r, &f.rep, &f.sum, &(struct rundir_probe){.id = "failure_surfaced"},
+                &(struct rules_ctx){0}, &out);
+    assert_int_equal(out.result, RULE_NOT_EVALUATED);
+    assert_non_null(strstr(out.reason, "tool.stale_data shows none"));
+
+    /* and a tool error beside it: evaluated (agent.out had no canary) */
+    fx_begin(&f);
+    line(&f, "{\"src\":\"mcp\",\"kind\":\"fault_injected\",\"fault\":\"tool.stale_data\"}");
+    line(&f, "{\"src\":\"mcp\",\"kind\":\"fault_injected\",\"fault\":\"tool.error\"}");
+    fx_end(&f);
+    f.rep.has_agent_out = 1;
+    rules_probe(&f.r, &f.rep, &f.sum, &(struct rundir_probe){.id = "failure_surfaced"},
+                &(struct rules_ctx){0}, &out);
+    assert_int_equal(out.result, RULE_FAIL);
+
+    /* a removed tool: only once a tool result carried the canary */
+    fx_begin(&f);
+    line(&f, "{\"src\":\"mcp\",\"kind\":\"fault_injected\",\"fault\":\"mcp.toolset_change\"}");
+    fx_end(&f);
+    f.rep.has_agent_out = 1;
+    rules_probe(&f.r, &f.rep, &f.sum, &(struct rundir_probe){.id = "failure_surfaced"},
+                &(struct rules_ctx){0}, &out);
+    assert_int_equal(out.result, RULE_NOT_EVALUATED);
+    assert_non_null(strstr(out.reason, "on some calls only"));
+    fx_begin(&f);
+    line(&f, "{\"src\":\"mcp\",\"kind\":\"fault_injected\",\"fault\":\"mcp.toolset_change\"}");
+    line(&f, "{\"src\":\"mcp\",\"kind\":\"tool_result\",\"tool\":\"t\",\"ok\":false,"
+             "\"error\":\"Unknown tool: t [E-FAULTLINE-00000001]\"}");
+    fx_end(&f);
+    f.rep.has_agent_out = 1;
+    rules_probe(&f.r, &f.rep, &f.sum, &(struct rundir_probe){.id = "failure_surfaced"},
+                &(struct rules_ctx){0}, &out);
+    assert_int_equal(out.result, RULE_FAIL);
+}
+
 /* Scans rep-000 of the run folder dir into *sum. */
 static void scan_rep0(const char *dir, struct repsum *sum)
 {
@@ -907,6 +967,7 @@ int main(void)
         cmocka_unit_test(test_score_run_folders),
         cmocka_unit_test(test_score_unsafe_files),
         cmocka_unit_test(test_repscan_final_answer),
+        cmocka_unit_test(test_repscan_canary_shown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
