@@ -85,10 +85,13 @@ struct repsum {
     struct evid first_fault, last_fault;
     char last_fault_kind[64];
     /* the canary the fired faults showed the agent (catalog column canary) */
-    long fired_shown;                        /* fired faults that show it */
-    long fired_depends;                      /* fired faults that show it on some calls only */
-    char fired_none_kind[64];                /* a fired fault that shows none, "" when none did */
-    int canary_in_tool_result;               /* some tool_result carried the repetition's canary */
+    long fired_shown;          /* fired faults that show it */
+    long fired_depends;        /* fired faults that show it on some calls only */
+    char fired_none_kind[64];  /* a fired fault that shows none, "" when none did */
+    int canary_in_tool_result; /* some tool_result carried the repetition's canary */
+    /* per fault of the plan: a tool fault with a marker fired, a later model_request
+     * recorded fault_markers, and none listed it: the agent's model never received it */
+    unsigned char not_received[RUNDIR_MAX_FAULTS];
     char last_fault_target[RUNDIR_NAME_MAX]; /* "" when the event named none */
 
     /* agent.out, and the final answer */

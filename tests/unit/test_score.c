@@ -784,6 +784,52 @@ static void test_repscan_canary_shown(void **state)
     assert_int_equal(out.result, RULE_FAIL);
 }
 
+/* A tool fault that fired is "not received" when a later request the agent sent recorded
+ * fault_markers and none listed it; a request listing it anywhere (the shim's event filed
+ * late), no later request, a request without the field, or a fault with no marker: no. */
+static void test_repscan_fault_not_received(void **state)
+{
+    static const char fired[] = "{\"src\":\"mcp\",\"kind\":\"fault_injected\",\"fault\":"
+                                "\"tool.error\",\"fault_index\":0}";
+    struct fixture f;
+
+    fx_begin(&f);
+    line(&f, "%s", fired);
+    line(&f, "{\"src\":\"controller\",\"kind\":\"model_request\",\"fault_markers\":[]}");
+    fx_end(&f);
+    assert_int_equal(f.sum.not_received[0], 1);
+
+    fx_begin(&f);
+    line(&f, "%s", fired);
+    line(&f, "{\"src\":\"controller\",\"kind\":\"model_request\",\"fault_markers\":[]}");
+    line(&f, "{\"src\":\"controller\",\"kind\":\"model_request\",\"fault_markers\":[3,0]}");
+    fx_end(&f);
+    assert_int_equal(f.sum.not_received[0], 0);
+
+    fx_begin(&f);
+    line(&f, "{\"src\":\"controller\",\"kind\":\"model_request\",\"fault_markers\":[0]}");
+    line(&f, "%s", fired);
+    fx_end(&f);
+    assert_int_equal(f.sum.not_received[0], 0);
+
+    fx_begin(&f);
+    line(&f, "%s", fired);
+    line(&f, "{\"src\":\"controller\",\"kind\":\"model_request\"}");
+    line(&f, "{\"src\":\"mcp\",\"via\":\"control_api\",\"kind\":\"model_request\","
+             "\"fault_markers\":[]}");
+    fx_end(&f);
+    assert_int_equal(f.sum.not_received[0], 0);
+
+    /* tool.stale_data shows nothing: it has no marker to miss */
+    fx_begin(&f);
+    snprintf(f.rep.faults[0].kind, sizeof(f.rep.faults[0].kind), "tool.stale_data");
+    line(&f, "{\"src\":\"mcp\",\"kind\":\"fault_injected\",\"fault\":\"tool.stale_data\","
+             "\"fault_index\":0}");
+    line(&f, "{\"src\":\"controller\",\"kind\":\"model_request\",\"fault_markers\":[]}");
+    fx_end(&f);
+    assert_int_equal(f.sum.not_received[0], 0);
+}
+
 /* Scans rep-000 of the run folder dir into *sum. */
 static void scan_rep0(const char *dir, struct repsum *sum)
 {
@@ -968,6 +1014,7 @@ int main(void)
         cmocka_unit_test(test_score_unsafe_files),
         cmocka_unit_test(test_repscan_final_answer),
         cmocka_unit_test(test_repscan_canary_shown),
+        cmocka_unit_test(test_repscan_fault_not_received),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
