@@ -973,6 +973,11 @@ static json_t *fault_markers(const struct plan *p, const char *body, size_t n)
     json_t *seen = NULL;
     int has_canary = -1;
 
+    if (body == NULL) { /* no body at all */
+        body = "";
+        n = 0;
+    }
+
     for (size_t i = 0; i < plan_nfaults(p); i++) {
         const struct catalog_fault *def = catalog_fault_find(plan_fault_kind(p, i));
         uint64_t matched, injected;

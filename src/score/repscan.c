@@ -1440,18 +1440,21 @@ static void final_pre(struct repscan *s)
 
         lineno += 1 + (long)(m - skipped);
         skipped = m;
-        if (!memmem(line, len, "\"src\":\"controller\"", 18) && !memmem(line, len, "\"text\"", 6))
-            continue; /* neither a controller event nor a text: cheap to skip */
+        /* cheap tests first: a quote inside a JSON string is escaped, so these substrings are
+         * the top-level (or nested) members themselves, never text */
+        if (!ctl_seen && memmem(line, len, "\"src\":\"controller\"", 18)) {
+            ctl_seen = 1;
+            if (!have_ctl)
+                s->o->answer_from = REPSUM_ANSWER_NONE; /* an agent's text no longer counts */
+        }
+        if (!memmem(line, len, "\"text\"", 6) ||
+            (!memmem(line, len, "model_response", 14) && !memmem(line, len, "\\u", 2)))
+            continue; /* (a kind may be written with escapes) */
         if (events_view_parse(&s->view, line, len) != 0 || field(s, "via", &v))
             continue;
         if (get_str(s, "src", src, sizeof(src)) <= 0)
             continue;
         int ctl = strcmp(src, "controller") == 0;
-        if (ctl && !ctl_seen) {
-            ctl_seen = 1;
-            if (!have_ctl)
-                s->o->answer_from = REPSUM_ANSWER_NONE; /* an agent's text no longer counts */
-        }
         if (!(ctl || (strcmp(src, "agent") == 0 && !ctl_seen)))
             continue;
         if (s->view.kind_len != 14 || memcmp(s->view.kind, "model_response", 14) != 0)

@@ -52,4 +52,14 @@ test_expect "an inject payload is found in the JSON-escaped body; none of the ma
     test "$(last_markers 4)" = "[]"
 '
 
+test_expect "an empty or malformed body is checked too, and the controller keeps serving" '
+    code=$(curl -sS -o /dev/null -w "%{http_code}" "http://$A/v1/messages" -H "x-api-key: k" -H "content-type: application/json" -X POST --data-binary "")
+    echo "empty body: $code"
+    test "$(last_markers 5)" = "[]"
+    code=$(curl -sS -o /dev/null -w "%{http_code}" "http://$A/v1/messages" -H "x-api-key: k" --data-binary "{bad E-FAULTLINE-0123abcd")
+    echo "malformed body: $code"
+    test "$(last_markers 6)" = "[0]"
+    test "$(msg "still here")" = 200
+'
+
 test_done
