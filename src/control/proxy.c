@@ -957,6 +957,61 @@ static void pc_finish(struct pcall *pc, const char *error)
 
 /* ---- entry points ---- */
 
+/*
+ * The fired faults (the plan's counters: the controller decides for every component) whose
+ * marker is in the request body the agent sent: what its model received next (issue 11). The
+ * marker is the payload for inject.*, else the canary for a fault that shows one (catalog
+ * column canary). A payload is looked for by its longest run of characters JSON never escapes,
+ * at most MARKER_MAX bytes; one memmem per fault with a marker, and none before a fault fired.
+ * Returns an array of fault indexes (new reference), NULL when no fault has fired.
+ */
+#define MARKER_MAX 64
+
+static json_t *fault_markers(const struct plan *p, const char *body, size_t n)
+{
+    const char *canary = plan_canary(p);
+    json_t *seen = NULL;
+    int has_canary = -1;
+
+    if (body == NULL) { /* no body at all */
+        body = "";
+        n = 0;
+    }
+
+    for (size_t i = 0; i < plan_nfaults(p); i++) {
+        const struct catalog_fault *def = catalog_fault_find(plan_fault_kind(p, i));
+        uint64_t matched, injected;
+        const char *m = NULL;
+        size_t mlen = 0;
+
+        plan_fault_counters(p, i, &matched, &injected);
+        if (injected == 0 || def == NULL)
+            continue;
+        if (seen == NULL)
+            seen = json_array();
+        if (strcmp(def->family, "inject") == 0) {
+            const char *pl =
+                json_string_value(json_object_get(plan_fault_options(p, i), "payload"));
+            for (size_t k = 0, run = 0; pl && pl[k]; k++) {
+                unsigned char c = (unsigned char)pl[k];
+                run = c >= 0x20 && c < 0x7f && c != '"' && c != '\\' && c != '/' ? run + 1 : 0;
+                if (run > mlen && run <= MARKER_MAX) {
+                    mlen = run;
+                    m = pl + k + 1 - run;
+                }
+            }
+            if (m && memmem(body, n, m, mlen))
+                json_array_append_new(seen, json_integer((json_int_t)i));
+        } else if (def->canary != CATALOG_CANARY_NONE && canary && canary[0]) {
+            if (has_canary < 0)
+                has_canary = memmem(body, n, canary, strlen(canary)) != NULL;
+            if (has_canary)
+                json_array_append_new(seen, json_integer((json_int_t)i));
+        }
+    }
+    return seen;
+}
+
 static void proxy_handle(void *state, struct hreq *r)
 {
     struct proxy *px = state;
@@ -1027,6 +1082,11 @@ static void proxy_handle(void *state, struct hreq *r)
             json_object_set_new(ev, "malformed", json_true());
         if (ev && unread)
             json_object_set_new(ev, "unread", json_true());
+        if (ev) {
+            json_t *markers = fault_markers(ctl->plan, body, blen);
+            if (markers)
+                json_object_set_new(ev, "fault_markers", markers);
+        }
         /* Written just after the request goes upstream, not before: the event is the record,
          * the call is what the agent waits for. Events keep their order (ctl.h). */
         ctl_emit_soon(ctl, "model_request", ev);

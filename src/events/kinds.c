@@ -85,6 +85,12 @@ static const struct evkind_field f_model_request[] = {
      "`malformed_request`)",
      NULL, 0},
     {"body", O, 0, 0, "the request body (redacted, cut when large)", NULL, 1},
+    {"fault_markers", A, I, 0,
+     "once a fault has fired: the plan indexes of the fired faults whose marker is in the body "
+     "the agent sent (the canary for a fault that shows one, the `payload` for `inject.*`): "
+     "what its model received; `faultline score` warns about a tool fault no later request "
+     "carried",
+     NULL, 0},
 };
 
 static const struct evkind_field f_model_response[] = {

@@ -349,6 +349,7 @@ static const struct catalog_fault faults[] = {
      .effect = "the model call fails with a 5xx, or its stream is cut after some events"},
     {.fid = CATALOG_F_LLM_CONTEXT_TRIM,
      .id = "llm.context_trim",
+     .canary = CATALOG_CANARY_NONE,
      .family = "llm",
      .injectors = MODEL,
      .safety = CATALOG_MUTATING,
@@ -359,6 +360,7 @@ static const struct catalog_fault faults[] = {
      .check = check_context_trim},
     {.fid = CATALOG_F_LLM_MODEL_DEGRADE,
      .id = "llm.model_degrade",
+     .canary = CATALOG_CANARY_NONE,
      .family = "llm",
      .injectors = MODEL,
      .safety = CATALOG_MUTATING,
@@ -367,6 +369,7 @@ static const struct catalog_fault faults[] = {
      .effect = "the request is served by another model (to_model)"},
     {.fid = CATALOG_F_LLM_LATENCY,
      .id = "llm.latency",
+     .canary = CATALOG_CANARY_NONE,
      .family = "llm",
      .injectors = MODEL,
      .safety = CATALOG_FAIL_SAFE,
@@ -408,6 +411,7 @@ static const struct catalog_fault faults[] = {
          "the tool call fails with message: a gate refuses the built-in tool call, the shim returns an isError result without calling the server"},
     {.fid = CATALOG_F_TOOL_LATENCY,
      .id = "tool.latency",
+     .canary = CATALOG_CANARY_NONE,
      .family = "tool",
      .injectors = MCP,
      .safety = CATALOG_FAIL_SAFE,
@@ -416,6 +420,9 @@ static const struct catalog_fault faults[] = {
      .effect = "the tool call is forwarded to the server delay_ms later"},
     {.fid = CATALOG_F_TOOL_TIMEOUT,
      .id = "tool.timeout",
+     .canary = CATALOG_CANARY_DEPENDS,
+     .canary_when =
+         "with reply error (the default), the timeout error carries it; with reply none the call never answers",
      .family = "tool",
      .injectors = MCP,
      .safety = CATALOG_FAIL_SAFE,
@@ -436,6 +443,7 @@ static const struct catalog_fault faults[] = {
          "any MCP server; effect.timeout_after_effect is the same inside the simulated world, with a ledger"},
     {.fid = CATALOG_F_TOOL_OMISSION,
      .id = "tool.omission",
+     .canary = CATALOG_CANARY_NONE,
      .family = "tool",
      .injectors = MCP,
      .safety = CATALOG_MUTATING,
@@ -446,6 +454,7 @@ static const struct catalog_fault faults[] = {
      .check = check_omission},
     {.fid = CATALOG_F_TOOL_SILENT_WRONG_DATA,
      .id = "tool.silent_wrong_data",
+     .canary = CATALOG_CANARY_NONE,
      .family = "tool",
      .injectors = MCP,
      .safety = CATALOG_MUTATING,
@@ -490,6 +499,9 @@ static const struct catalog_fault faults[] = {
      .note = "the tool-side counterpart of llm.rate_limit"},
     {.fid = CATALOG_F_TOOL_MALFORMED_RESPONSE,
      .id = "tool.malformed_response",
+     .canary = CATALOG_CANARY_SHOWN,
+     .canary_when =
+         "in the reply of modes invalid_json and wrong_type; mode missing_content shows none, and an invalid_json reply may never reach the model",
      .family = "tool",
      .injectors = MCP,
      .safety = CATALOG_FAIL_SAFE,
@@ -517,6 +529,7 @@ static const struct catalog_fault faults[] = {
          "the call fails but says so in the wrong place: inside a successful result, or as a protocol error"},
     {.fid = CATALOG_F_TOOL_STALE_DATA,
      .id = "tool.stale_data",
+     .canary = CATALOG_CANARY_NONE,
      .family = "tool",
      .injectors = MCP,
      .safety = CATALOG_MUTATING,
@@ -526,6 +539,7 @@ static const struct catalog_fault faults[] = {
          "the tool returns a fixed or earlier, out-of-date result instead of calling the server"},
     {.fid = CATALOG_F_TOOL_DUPLICATE_DELIVERY,
      .id = "tool.duplicate_delivery",
+     .canary = CATALOG_CANARY_NONE,
      .family = "tool",
      .injectors = MCP,
      .safety = CATALOG_MUTATING,
@@ -537,6 +551,7 @@ static const struct catalog_fault faults[] = {
          "any MCP server; effect.duplicate_delivery is the same inside the simulated world, with a ledger"},
     {.fid = CATALOG_F_TOOL_CONCURRENT_DUPLICATE,
      .id = "tool.concurrent_duplicate",
+     .canary = CATALOG_CANARY_NONE,
      .family = "tool",
      .injectors = MCP,
      .safety = CATALOG_MUTATING,
@@ -547,6 +562,9 @@ static const struct catalog_fault faults[] = {
     /* MCP sessions */
     {.fid = CATALOG_F_MCP_TOOLSET_CHANGE,
      .id = "mcp.toolset_change",
+     .canary = CATALOG_CANARY_DEPENDS,
+     .canary_when =
+         "only when the agent calls a removed tool (Unknown tool); a redefined tool shows none",
      .family = "mcp",
      .injectors = MCP,
      .safety = CATALOG_MUTATING,
@@ -557,6 +575,8 @@ static const struct catalog_fault faults[] = {
      .check = check_redefine},
     {.fid = CATALOG_F_MCP_SCHEMA_DRIFT,
      .id = "mcp.schema_drift",
+     .canary = CATALOG_CANARY_DEPENDS,
+     .canary_when = "only when a call uses an old parameter name (the invalid-params error)",
      .family = "mcp",
      .injectors = MCP,
      .safety = CATALOG_MUTATING,
@@ -568,6 +588,9 @@ static const struct catalog_fault faults[] = {
      .check = check_schema_drift},
     {.fid = CATALOG_F_MCP_SCHEMA_VIOLATING_OUTPUT,
      .id = "mcp.schema_violating_output",
+     .canary = CATALOG_CANARY_DEPENDS,
+     .canary_when =
+         "only in mode extra_field (the undeclared field holds it) and mode wrong_type on a result with no structuredContent object",
      .family = "mcp",
      .injectors = MCP,
      .safety = CATALOG_MUTATING,
@@ -576,6 +599,7 @@ static const struct catalog_fault faults[] = {
      .effect = "the result's structuredContent violates the outputSchema the tool announced"},
     {.fid = CATALOG_F_MCP_ANNOTATION_LIE,
      .id = "mcp.annotation_lie",
+     .canary = CATALOG_CANARY_NONE,
      .fires = CATALOG_FIRES_ON_LIST,
      .family = "mcp",
      .injectors = MCP,
@@ -607,6 +631,7 @@ static const struct catalog_fault faults[] = {
     /* injected content */
     {.fid = CATALOG_F_INJECT_TOOL_RESULT,
      .id = "inject.tool_result",
+     .canary = CATALOG_CANARY_NONE,
      .family = "inject",
      .injectors = MCP,
      .safety = CATALOG_MUTATING,
@@ -635,6 +660,7 @@ static const struct catalog_fault faults[] = {
          "the world applies the effect, then answers with the same timeout error as before-effect"},
     {.fid = CATALOG_F_EFFECT_DUPLICATE_DELIVERY,
      .id = "effect.duplicate_delivery",
+     .canary = CATALOG_CANARY_NONE,
      .family = "effect",
      .injectors = WORLD,
      .safety = CATALOG_MUTATING,
@@ -782,6 +808,11 @@ const char *catalog_opt_type_name(enum catalog_opt_type t)
         return "object";
     }
     return "?";
+}
+
+const char *catalog_canary_name(enum catalog_canary c)
+{
+    return c == CATALOG_CANARY_NONE ? "no" : c == CATALOG_CANARY_DEPENDS ? "depends" : "yes";
 }
 
 const char *catalog_safety_name(enum catalog_safety s)
@@ -1242,6 +1273,8 @@ json_t *catalog_to_json(void)
             json_array_append_new(req, json_string("match.tool"));
         json_object_set_new(j, "requires", req);
         json_object_set_new(j, "when", json_boolean(catalog_fault_sees_args(f)));
+        json_object_set_new(j, "canary", json_string(catalog_canary_name(f->canary)));
+        set_opt_string(j, "canary_when", f->canary_when);
         set_opt_string(j, "note", f->note);
         set_opt_string(j, "constraint", f->constraint);
         json_t *opts = json_array();

@@ -102,6 +102,15 @@ enum catalog_fires {
     CATALOG_FIRES_ON_LIST    /* never on a call: it alters tools/list replies (the shim counts) */
 };
 
+/* Whether a fault shows the agent faultline's canary (docs/scoring.md: failure_surfaced is not
+ * evaluated in a repetition whose fired faults all show none). */
+enum catalog_canary {
+    CATALOG_CANARY_SHOWN = 0, /* what the agent gets carries it (an error message, a marker) */
+    CATALOG_CANARY_NONE,      /* the fault changes what the agent sees with no error: none */
+    CATALOG_CANARY_DEPENDS    /* only on some calls (canary_when says which); the MCP shim's
+                               * tool_result then carries it */
+};
+
 struct catalog_fault {
     enum catalog_fault_id fid;
     const char *id;     /* "family.name" */
@@ -120,6 +129,8 @@ struct catalog_fault {
      * returns 0, or ERR_INVALID with a message (lowercase, no period) in msg. */
     int (*check)(const json_t *options, char *msg, size_t msglen);
     enum catalog_fires fires;
+    enum catalog_canary canary;
+    const char *canary_when; /* NULL, or when the canary is shown (DEPENDS) or not (docs) */
 };
 
 /* Match keys (bits) that a call seen by an injector carries. */
@@ -156,6 +167,8 @@ const struct catalog_option *catalog_option_find(const struct catalog_fault *f, 
 const char *catalog_opt_type_name(enum catalog_opt_type t);
 /* "fail-safe" or "mutating". */
 const char *catalog_safety_name(enum catalog_safety s);
+/* "yes", "no" or "depends". */
+const char *catalog_canary_name(enum catalog_canary c);
 /* The default of o as JSON (new reference), NULL when o is NULL or has none. */
 json_t *catalog_option_default(const struct catalog_option *o);
 /* Sets in options (a JSON object, modified) every option of f that has a default and is

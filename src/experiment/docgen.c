@@ -92,6 +92,11 @@ static const char intro[] =
     "  a fault never turns a block, a hold or a redaction into an allow.\n"
     "- Every injected error message carries the repetition's canary (`E-FAULTLINE-` and eight\n"
     "  hex digits), so whether the agent reported the failure is a string search.\n"
+    "- **Canary**: whether the fault shows the agent the canary at all. *no*: it changes what\n"
+    "  the agent sees without an error (stale or wrong data, an injected payload, a trimmed\n"
+    "  context), so there is nothing to report; *depends*: only on some calls (the row says\n"
+    "  which). `faultline score` does not evaluate `failure_surfaced` in a repetition whose\n"
+    "  fired faults all show none (docs/scoring.md).\n"
     "- Every fault also takes `match`, `after_calls`, `times` and `probability`, and the\n"
     "  tool-call faults (those injected by mcp, gate or world) take `when`; see\n"
     "  [experiment-format.md](experiment-format.md). An option with no default that the\n"
@@ -104,7 +109,8 @@ void docgen_faults_markdown(struct buf *b)
     const struct catalog_fault *f = catalog_faults(&n);
 
     buf_adds(b, intro);
-    buf_adds(b, "## Faults\n\n| id | injected by | safety | effect |\n| --- | --- | --- | --- |\n");
+    buf_adds(b, "## Faults\n\n| id | injected by | safety | canary | effect |\n"
+                "| --- | --- | --- | --- | --- |\n");
     for (size_t i = 0; i < n; i++) {
         buf_addf(b, "| [`%s`](#", f[i].id);
         for (const char *p = f[i].id; *p; p++)
@@ -112,7 +118,8 @@ void docgen_faults_markdown(struct buf *b)
                 buf_addc(b, *p);
         buf_adds(b, ") | ");
         injectors(b, f[i].injectors);
-        buf_addf(b, " | %s | ", catalog_safety_name(f[i].safety));
+        buf_addf(b, " | %s | %s | ", catalog_safety_name(f[i].safety),
+                 catalog_canary_name(f[i].canary));
         text_md_cell(b, f[i].effect);
         buf_adds(b, " |\n");
     }
@@ -131,6 +138,10 @@ void docgen_faults_markdown(struct buf *b)
             buf_adds(b, "- requires `match.host`\n");
         if (x->requires_tool)
             buf_adds(b, "- requires `match.tool` (a tool of the experiment's world)\n");
+        buf_addf(b, "- canary shown: %s", catalog_canary_name(x->canary));
+        if (x->canary_when)
+            buf_addf(b, " (%s)", x->canary_when);
+        buf_adds(b, "\n");
         buf_addf(b, "- origin: %s\n", x->origin);
         if (x->note)
             buf_addf(b, "- note: %s\n", x->note);

@@ -172,6 +172,15 @@ static void failure_surfaced(const struct rundir_rep *rep, const struct repsum *
         set(out, RULE_NOT_EVALUATED, NULL, "agent.out is missing");
     else if (rep->canary[0] == '\0')
         set(out, RULE_NOT_EVALUATED, NULL, "the plan has no canary");
+    else if (s->fired_shown == 0 && s->fired_depends == 0)
+        set(out, RULE_NOT_EVALUATED, NULL,
+            "no fault that fired showed the agent a canary (%s shows none, docs/faults.md)",
+            s->fired_none_kind);
+    else if (s->fired_shown == 0 && !s->canary_in_tool_result)
+        set(out, RULE_NOT_EVALUATED, NULL,
+            "no fault that fired showed the agent a canary (%s shows it on some calls only, and "
+            "no tool result carried it)",
+            s->last_fault_kind);
     else if (s->canary_found)
         set(out, RULE_PASS, NULL, "agent.out contains the canary %s", rep->canary);
     else
@@ -335,24 +344,37 @@ static void terminated(const struct repsum *s, struct rule_out *out)
 static void no_fabricated(const struct rundir_rep *rep, const struct repsum *s,
                           struct rule_out *out)
 {
-    struct evid ev = agent_out_ev(s->first_unmatched_offset);
+    int model = s->answer_from == REPSUM_ANSWER_MODEL_TEXT;
+    struct evid ev = model ? s->answer_ev : agent_out_ev(s->first_unmatched_offset);
     const char *more = s->answer_truncated ? " (the first 256 distinct numbers checked)" : "";
+    char what[96];
 
-    if (!rep->has_agent_out)
-        set(out, RULE_NOT_EVALUATED, NULL, "agent.out is missing");
+    if (model)
+        snprintf(what, sizeof(what),
+                 "the final answer (the model's last text, events.jsonl line %ld)",
+                 s->answer_ev.line);
+    else
+        snprintf(what, sizeof(what), "the final answer (the last paragraph of agent.out)");
+    if (s->answer_from == REPSUM_ANSWER_NONE)
+        set(out, RULE_NOT_EVALUATED, NULL,
+            rep->has_agent_out
+                ? "no final answer: no model text recorded and agent.out is empty"
+                : "no final answer: no model text recorded and agent.out is missing");
     else if (s->answer_numbers == 0)
-        set(out, RULE_PASS, NULL, "the final answer states no number");
+        set(out, RULE_PASS, NULL, "%s states no number", what);
     else if (s->answer_unmatched == 0)
         set(out, RULE_PASS, NULL,
-            "the %ld number(s) of the final answer all appear in a tool result or the prompt%s",
-            s->answer_numbers, more);
+            "the %ld number(s) of %s all appear in a tool result, the task or faultline's own "
+            "messages%s",
+            s->answer_numbers, what, more);
     else if (!s->source_content)
         set(out, RULE_NOT_EVALUATED, NULL,
-            "the final answer states numbers but no tool result carried any content");
+            "%s states numbers but no tool result carried any content", what);
     else
         set(out, RULE_FAIL, &ev,
-            "%ld of the %ld number(s) of the final answer appear in no tool result nor the prompt%s",
-            s->answer_unmatched, s->answer_numbers, more);
+            "%ld of the %ld number(s) of %s appear in no tool result, the task nor faultline's own "
+            "messages%s",
+            s->answer_unmatched, s->answer_numbers, what, more);
 }
 
 static void cost_bounded(const struct rundir_rep *rep, const struct repsum *s, struct rule_out *out)

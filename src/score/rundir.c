@@ -346,6 +346,20 @@ static int parse_run(struct rundir *r, json_t *j, struct err *e)
     if (ag && !json_is_null(ag) && !json_is_string(ag))
         return err_set(e, ERR_INVALID, "run.json: experiment.agent: expected a string");
     r->prompt = xstrdup(json_is_string(ag) ? json_string_value(ag) : "");
+    /* what else the run folder has of the task: numbers in it are not fabricated */
+    {
+        struct buf t = BUF_INIT;
+        static const char *const task_keys[] = {"description", "verify"};
+        for (size_t i = 0; i < sizeof(task_keys) / sizeof(task_keys[0]); i++) {
+            json_t *v = json_object_get(x, task_keys[i]);
+            if (json_is_string(v)) {
+                buf_adds(&t, json_string_value(v));
+                buf_adds(&t, "\n");
+            }
+        }
+        r->task = xstrdup(t.data);
+        buf_release(&t);
+    }
     if (get_array(x, "probes", RUNDIR_MAX_PROBES, &a, "run.json: experiment", e) < 0)
         return e->code;
     for (size_t i = 0; a && i < json_array_size(a); i++) {
@@ -674,6 +688,7 @@ void rundir_release(struct rundir *r)
     free(r->reps);
     free(r->path);
     free(r->prompt);
+    free(r->task);
     memset(r, 0, sizeof(*r));
     /* a released rundir is empty and may be released again */
 }

@@ -132,6 +132,7 @@ struct rundir {
     char name[129];
     char hash[65];
     char *prompt; /* experiment.agent, "" when absent */
+    char *task;   /* experiment.description and verify, one a line ("" when absent) */
     int repeat;   /* 0 when absent */
     struct rundir_probe probes[RUNDIR_MAX_PROBES];
     size_t nprobes;
