@@ -678,17 +678,6 @@ const struct catalog_fault *catalog_fault_find(const char *id)
     return NULL;
 }
 
-static const struct {
-    unsigned bit;
-    const char *name;
-} injector_names[] = {
-    {CATALOG_INJ_CONTROLLER_MODEL, "controller-model"},
-    {CATALOG_INJ_CONTROLLER_EGRESS, "controller-egress"},
-    {CATALOG_INJ_MCP, "mcp"},
-    {CATALOG_INJ_GATE, "gate"},
-    {CATALOG_INJ_WORLD, "world"},
-};
-
 int catalog_match_pattern(const char *pattern, const char *name)
 {
     size_t lp, ln;
@@ -703,20 +692,14 @@ int catalog_match_pattern(const char *pattern, const char *name)
 
 const char *catalog_injector_name(unsigned bit)
 {
-    for (size_t i = 0; i < NELEM(injector_names); i++)
-        if (injector_names[i].bit == bit)
-            return injector_names[i].name;
-    return NULL;
+    if (bit == 0 || (bit & (bit - 1)) != 0 || !(bit & CATALOG_INJ_ALL))
+        return NULL;
+    return evkind_component_name(bit);
 }
 
 unsigned catalog_injector_from_name(const char *name)
 {
-    if (name == NULL)
-        return 0;
-    for (size_t i = 0; i < NELEM(injector_names); i++)
-        if (strcmp(injector_names[i].name, name) == 0)
-            return injector_names[i].bit;
-    return 0;
+    return evkind_component_bit(name) & CATALOG_INJ_ALL;
 }
 
 unsigned catalog_match_keys(unsigned inj)

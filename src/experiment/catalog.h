@@ -16,13 +16,17 @@
 
 #include <jansson.h>
 
-/* Which component injects a fault (a bit set: some faults have several injectors). */
+#include "events/kinds.h"
+
+/* Which component injects a fault (a bit set: some faults have several injectors): the
+ * injecting components of the one component enum (enum evkind_src, events/kinds.h), which
+ * also names them. */
 enum catalog_injector {
-    CATALOG_INJ_CONTROLLER_MODEL = 1 << 0,  /* faultline proxy, model API side */
-    CATALOG_INJ_CONTROLLER_EGRESS = 1 << 1, /* faultline proxy, egress side */
-    CATALOG_INJ_MCP = 1 << 2,               /* faultline mcp, the stdio shim */
-    CATALOG_INJ_GATE = 1 << 3,              /* faultline gate, hook gates */
-    CATALOG_INJ_WORLD = 1 << 4              /* faultline world, simulated backends */
+    CATALOG_INJ_CONTROLLER_MODEL = EVKIND_SRC_CONTROLLER_MODEL,
+    CATALOG_INJ_CONTROLLER_EGRESS = EVKIND_SRC_CONTROLLER_EGRESS,
+    CATALOG_INJ_MCP = EVKIND_SRC_MCP,
+    CATALOG_INJ_GATE = EVKIND_SRC_GATE,
+    CATALOG_INJ_WORLD = EVKIND_SRC_WORLD
 };
 #define CATALOG_INJ_ALL 0x1fu
 
