@@ -1532,6 +1532,51 @@ struct experiment *experiment_parse(const char *name, const char *text, size_t l
     return v.x;
 }
 
+json_t *experiment_load_as_json(const char *path, struct experiment_diags *diags, struct err *e)
+{
+    static const struct ydoc_limits yaml_limits = {.kind = "an experiment file"};
+    struct buf b = BUF_INIT;
+    struct err re = {0};
+    struct ydoc doc;
+    struct ydoc_problem fatal;
+    const struct ynode *bad = NULL;
+    json_t *j = NULL;
+    int stdin_ = strcmp(path, "-") == 0;
+    int rc = stdin_ ? fs_read_fd(0, EXPERIMENT_STDIN_NAME, EXPERIMENT_FILE_MAX, &b, &re)
+                    : fs_read_file(path, EXPERIMENT_FILE_MAX, &b, &re);
+
+    if (stdin_)
+        path = EXPERIMENT_STDIN_NAME;
+    if (rc == ERR_LIMIT) {
+        diag_at(diags, 0, 1, 1, "the file is over the limit of %zu bytes", EXPERIMENT_FILE_MAX);
+        err_set(e, ERR_INVALID, "'%s' is invalid", path);
+        buf_release(&b);
+        return NULL;
+    }
+    if (rc < 0) {
+        err_set(e, ERR_IO, "%s", re.msg);
+        buf_release(&b);
+        return NULL;
+    }
+    rc = ydoc_parse(b.data, b.len, &yaml_limits, &doc, &fatal);
+    buf_release(&b);
+    for (size_t i = 0; i < doc.nproblems; i++)
+        diag_at(diags, 0, doc.problems[i].line, doc.problems[i].col, "%s", doc.problems[i].msg);
+    if (rc < 0) {
+        diag_at(diags, 0, fatal.line, fatal.col, "%s", fatal.msg);
+        err_set(e, ERR_INVALID, "'%s' is invalid", path);
+        goto out;
+    }
+    j = doc.root ? ynode_to_json(doc.root, &bad) : json_null();
+    if (j == NULL) {
+        diag_at(diags, 0, bad->line, bad->col, "not representable as JSON (infinite or NaN number)");
+        err_set(e, ERR_INVALID, "'%s' is invalid", path);
+    }
+out:
+    ydoc_release(&doc);
+    return j;
+}
+
 struct experiment *experiment_load(const char *path, struct experiment_diags *diags, struct err *e)
 {
     struct buf b = BUF_INIT;

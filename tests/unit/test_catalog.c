@@ -20,6 +20,24 @@
 #include "helpers.h"
 #include "util/banned.h"
 
+/* Where the examples are: docgen's. Next to a unit test binary (build/MODE/tests/) there are
+ * none: the JSON says null and an empty list, the text where it looked. */
+static void test_examples_not_found(void **state)
+{
+    struct buf dir = BUF_INIT, text = BUF_INIT;
+    json_t *j = json_object();
+
+    assert_int_equal(docgen_examples_dir(&dir), ERR_NOTFOUND);
+    assert_int_equal(dir.len, 0);
+    docgen_examples_json(j);
+    ut_assert_json(j, "{\"examples_dir\": null, \"examples\": []}");
+    docgen_examples_text(&text);
+    assert_non_null(strstr(text.data, "EXAMPLES: not found next to this faultline binary"));
+    json_decref(j);
+    buf_release(&dir);
+    buf_release(&text);
+}
+
 static void test_fault_ids_unique_and_named_by_family(void **state)
 {
     static const char *const families[] = {"llm", "egress", "tool", "mcp", "inject", "permission",
@@ -671,6 +689,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fault_ids_unique_and_named_by_family),
+        cmocka_unit_test(test_examples_not_found),
         cmocka_unit_test(test_injectors_exact),
         cmocka_unit_test(test_match_pattern),
         cmocka_unit_test(test_options_consistent),

@@ -758,6 +758,71 @@ static void test_load_files(void **state)
     buf_release(&big);
 }
 
+/* experiment_load_as_json: the YAML as JSON without validation; non-fatal problems keep the
+ * document (counted), fatal ones, non-JSON numbers and over-limit files give NULL with a
+ * diagnostic, an unreadable file ERR_IO without one. */
+static void test_load_as_json(void **state)
+{
+    char dir[] = "/tmp/faultline-test-asjson.XXXXXX";
+    struct buf p = BUF_INIT, big = BUF_INIT;
+    struct err e = {0};
+    json_t *j;
+    char *s;
+
+    assert_non_null(mkdtemp(dir));
+    buf_addf(&p, "%s/x.yaml", dir);
+#define AS_JSON(text)                                                                              \
+    (experiment_diags_release(&D), err_clear(&e),                                                \
+     assert_int_equal(fs_write_file(p.data, text, strlen(text), &e), 0),                          \
+     experiment_load_as_json(p.data, &D, &e))
+    j = AS_JSON("name: not validated\nrepeat: 0\nx: [1, 2.5, true, null]\n");
+    assert_non_null(j);
+    s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+    assert_string_equal(s, "{\"name\":\"not validated\",\"repeat\":0,\"x\":[1,2.5,true,null]}");
+    free(s);
+    json_decref(j);
+    assert_int_equal(D.n, 0);
+
+    j = AS_JSON("");
+    assert_true(json_is_null(j));
+    json_decref(j);
+
+    j = AS_JSON("a: 1\na: 2\n"); /* a duplicate key: a problem, the document still shown */
+    assert_non_null(j);
+    assert_int_equal(D.nerrors, 1);
+    assert_int_equal(D.v[0].mark.line, 2);
+    json_decref(j);
+
+    j = AS_JSON("a: [1, 2\n");
+    assert_null(j);
+    assert_int_equal(e.code, ERR_INVALID);
+    assert_true(D.nerrors >= 1);
+
+    j = AS_JSON("a:\n  b: .inf\n");
+    assert_null(j);
+    assert_int_equal(e.code, ERR_INVALID);
+    assert_true(has(0, "not representable as JSON"));
+    assert_int_equal(D.v[D.n - 1].mark.line, 2);
+
+    for (int i = 0; i < 2 * 1024 * 1024 / 64; i++)
+        buf_adds(&big, "# padding padding padding padding padding padding padding paddi\n");
+    j = AS_JSON(big.data);
+    assert_null(j);
+    assert_int_equal(e.code, ERR_INVALID);
+    assert_true(has(0, "over the limit of 1048576 bytes"));
+#undef AS_JSON
+
+    unlink(p.data);
+    experiment_diags_release(&D);
+    err_clear(&e);
+    assert_null(experiment_load_as_json(p.data, &D, &e));
+    assert_int_equal(e.code, ERR_IO);
+    assert_int_equal(D.n, 0);
+    rmdir(dir);
+    buf_release(&p);
+    buf_release(&big);
+}
+
 static void test_ydoc_typing(void **state)
 {
     static const char *const text = "a: ~\nb: true\nc: 0x1f\nd: 0o17\ne: -3\nf: 1.5e3\ng: '5'\n"
@@ -817,6 +882,7 @@ int main(void)
         cmocka_unit_test_teardown(test_limits, teardown),
         cmocka_unit_test_teardown(test_many_errors_are_capped, teardown),
         cmocka_unit_test_teardown(test_load_files, teardown),
+        cmocka_unit_test_teardown(test_load_as_json, teardown),
         cmocka_unit_test_teardown(test_ydoc_typing, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
