@@ -272,7 +272,6 @@ static uint64_t hash_val(const struct repscan *s, const char *key)
     return hash64(v.p, v.n, 0x61726773) | 1;
 }
 
-
 /* The component bits of an event's src: a `src` value ("controller" is both controller bits), or
  * a component name ("controller-model"), which is read as that component. */
 static unsigned src_bits(const char *src)
