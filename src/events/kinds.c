@@ -26,8 +26,24 @@
 #define NUL EVKIND_T_NULL
 #define ANY EVKIND_T_ANY
 
-/* In EVKIND_SRC_* bit order. */
+/* The `src` values, in the order of their first EVKIND_SRC_* bit (the common field's values). */
 static const char *const srcs[] = {"controller", "mcp", "gate", "world", "runner", "agent", NULL};
+
+/* Every EVKIND_SRC_* bit in order: its component name and the `src` value it writes. */
+static const struct {
+    unsigned bit;
+    const char *component;
+    const char *src;
+} comps[] = {
+    {EVKIND_SRC_CONTROLLER_MODEL, "controller-model", "controller"},
+    {EVKIND_SRC_CONTROLLER_EGRESS, "controller-egress", "controller"},
+    {EVKIND_SRC_MCP, "mcp", "mcp"},
+    {EVKIND_SRC_GATE, "gate", "gate"},
+    {EVKIND_SRC_WORLD, "world", "world"},
+    {EVKIND_SRC_RUNNER, "runner", "runner"},
+    {EVKIND_SRC_AGENT, "agent", "agent"},
+};
+#define NCOMPS (sizeof(comps) / sizeof(comps[0]))
 
 static const char *const v_via[] = {"control_api", NULL};
 static const char *const v_component[] = {
@@ -398,12 +414,46 @@ int evkind_planned(const struct evkind *k)
     return k->src == 0;
 }
 
-const char *evkind_src_name(unsigned bit)
+const char *evkind_src_name(unsigned bits)
 {
-    for (size_t i = 0; srcs[i]; i++)
-        if (bit == 1u << i)
-            return srcs[i];
-    return NULL;
+    const char *name = NULL;
+
+    if (bits & ~(unsigned)EVKIND_SRC_ALL)
+        return NULL;
+    for (size_t i = 0; i < NCOMPS; i++) {
+        if (!(bits & comps[i].bit))
+            continue;
+        if (name && strcmp(name, comps[i].src) != 0)
+            return NULL;
+        name = comps[i].src;
+    }
+    return name;
+}
+
+unsigned evkind_src_bits(const char *src)
+{
+    unsigned bits = 0;
+
+    for (size_t i = 0; src && i < NCOMPS; i++)
+        if (strcmp(comps[i].src, src) == 0)
+            bits |= comps[i].bit;
+    return bits;
+}
+
+const char *evkind_component_name(unsigned bit)
+{
+    for (size_t i = 0; i < NCOMPS; i++)
+        if (comps[i].bit == bit)
+            return comps[i].component;
+    return "?";
+}
+
+unsigned evkind_component_bit(const char *name)
+{
+    for (size_t i = 0; name && i < NCOMPS; i++)
+        if (strcmp(comps[i].component, name) == 0)
+            return comps[i].bit;
+    return 0;
 }
 
 /* ---- validation ---- */
@@ -539,13 +589,14 @@ int evkind_check(const json_t *ev, struct err *e)
 
 /* ---- Markdown ---- */
 
+/* The `src` values of the components in bits, in table order. */
 static void src_list(struct buf *b, unsigned bits)
 {
     int first = 1;
-    for (unsigned bit = 1; bit & EVKIND_SRC_ALL; bit <<= 1) {
-        if (!(bits & bit))
+    for (size_t i = 0; srcs[i]; i++) {
+        if (!(bits & evkind_src_bits(srcs[i])))
             continue;
-        buf_addf(b, "%s`%s`", first ? "" : ", ", evkind_src_name(bit));
+        buf_addf(b, "%s`%s`", first ? "" : ", ", srcs[i]);
         first = 0;
     }
 }

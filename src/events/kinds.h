@@ -20,15 +20,22 @@
 #include "util/buf.h"
 #include "util/err.h"
 
-/* The components that write events (the `src` field), as bits. */
+/* The components of a run, as bits: the one enum for who writes an event (its `src`), who
+ * injects a fault (the catalog's injectors, enum catalog_injector, have the same values: a
+ * static assertion in src/experiment/catalog.c ties them) and what the scorer saw. Each bit has
+ * a component name ("controller-model", "mcp", ..., the name of a plan_loaded `component` and
+ * of an injector) and a `src` value; the controller is one writer with two injecting sides, so
+ * both of its bits write `src` "controller" (EVKIND_SRC_CONTROLLER). Appended only. */
 enum evkind_src {
-    EVKIND_SRC_CONTROLLER = 1 << 0,
-    EVKIND_SRC_MCP = 1 << 1,
-    EVKIND_SRC_GATE = 1 << 2,
-    EVKIND_SRC_WORLD = 1 << 3,
-    EVKIND_SRC_RUNNER = 1 << 4,
-    EVKIND_SRC_AGENT = 1 << 5,
-    EVKIND_SRC_ALL = (1 << 6) - 1
+    EVKIND_SRC_CONTROLLER_MODEL = 1 << 0,  /* faultline proxy, model API side */
+    EVKIND_SRC_CONTROLLER_EGRESS = 1 << 1, /* faultline proxy, egress side */
+    EVKIND_SRC_MCP = 1 << 2,               /* faultline mcp, the stdio shim */
+    EVKIND_SRC_GATE = 1 << 3,              /* faultline gate, hook gates */
+    EVKIND_SRC_WORLD = 1 << 4,             /* faultline world, simulated backends */
+    EVKIND_SRC_RUNNER = 1 << 5,            /* the runner */
+    EVKIND_SRC_AGENT = 1 << 6,             /* the reference agent */
+    EVKIND_SRC_CONTROLLER = EVKIND_SRC_CONTROLLER_MODEL | EVKIND_SRC_CONTROLLER_EGRESS,
+    EVKIND_SRC_ALL = (1 << 7) - 1
 };
 
 /* JSON types a field may have, as bits (a field may allow several). NUMBER is any JSON number,
@@ -76,8 +83,17 @@ const struct evkind *evkind_find(const char *name);
 const struct evkind_field *evkind_field(const struct evkind *k, const char *name);
 /* 1 when no component writes the kind yet (src == 0). */
 int evkind_planned(const struct evkind *k);
-/* The `src` value of one EVKIND_SRC_* bit ("controller", ...), or NULL. */
-const char *evkind_src_name(unsigned bit);
+/* The `src` value written by the components in bits ("controller" for either controller bit
+ * or both, "mcp", ...), or NULL when bits is 0 or names components of different `src` values. */
+const char *evkind_src_name(unsigned bits);
+/* The EVKIND_SRC_* bits that write `src` value src (EVKIND_SRC_CONTROLLER for "controller"),
+ * 0 when src is NULL or unknown. */
+unsigned evkind_src_bits(const char *src);
+/* The component name of one EVKIND_SRC_* bit ("controller-model", "mcp", ..., "runner",
+ * "agent"), "?" for anything else. */
+const char *evkind_component_name(unsigned bit);
+/* The bit of a component name (evkind_component_name's inverse), 0 when NULL or unknown. */
+unsigned evkind_component_bit(const char *name);
 
 /* Checks one event as written (after the writer stamped it) against the table: an object with
  * every common and every required field of its kind present, each known field of an allowed

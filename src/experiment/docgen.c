@@ -5,12 +5,17 @@
  * catalog_aborts() and catalog_seed_kinds(), escaping '|' in table cells. The fixed prose
  * around the tables lives here too, since it describes the tables.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "experiment/catalog.h"
 #include "experiment/docgen.h"
+#include "util/err.h"
+#include "util/fs.h"
 #include "util/text.h"
 #include "util/banned.h"
 
@@ -338,4 +343,65 @@ void docgen_list_text(struct buf *b)
         snprintf(id, sizeof(id), "%s%s", a[i].id, a[i].takes_value ? " (value)" : "");
         buf_addf(b, "  %-30s %s%s\n", id, a[i].met_when, a[i].required ? " [mandatory]" : "");
     }
+}
+
+/* ---- the example experiments ---- */
+
+static const char *const example_files[] = {"registry-down.yaml", "credential-revoked.yaml",
+                                            "poisoned-readme.yaml"};
+#define NEXAMPLES (sizeof(example_files) / sizeof(example_files[0]))
+
+int docgen_examples_dir(struct buf *out)
+{
+    static const char *const rel[] = {"/examples", "/../share/faultline/examples",
+                                      "/../../examples"};
+    struct buf dir = BUF_INIT, cand = BUF_INIT;
+    int rc = ERR_NOTFOUND;
+
+    if (fs_exe_dir(&dir) < 0)
+        goto out;
+    for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+        struct stat st;
+        char real[PATH_MAX];
+        buf_reset(&cand);
+        buf_addf(&cand, "%s%s", dir.data, rel[i]);
+        if (stat(cand.data, &st) == 0 && S_ISDIR(st.st_mode) && realpath(cand.data, real)) {
+            buf_adds(out, real);
+            rc = 0;
+            break;
+        }
+    }
+out:
+    buf_release(&dir);
+    buf_release(&cand);
+    return rc;
+}
+
+void docgen_examples_text(struct buf *out)
+{
+    struct buf ex = BUF_INIT;
+
+    if (docgen_examples_dir(&ex) == 0) {
+        buf_addf(out, "\nEXAMPLES in %s\n", ex.data);
+        for (size_t i = 0; i < NEXAMPLES; i++)
+            buf_addf(out, "  %s\n", example_files[i]);
+    } else {
+        buf_adds(out, "\nEXAMPLES: not found next to this faultline binary (looked in "
+                      "<exe dir>/examples, <exe dir>/../share/faultline/examples and "
+                      "<exe dir>/../../examples)\n");
+    }
+    buf_release(&ex);
+}
+
+void docgen_examples_json(json_t *obj)
+{
+    struct buf ex = BUF_INIT;
+    int found = docgen_examples_dir(&ex) == 0;
+    json_t *a = json_array();
+
+    json_object_set_new(obj, "examples_dir", found ? json_string(ex.data) : json_null());
+    for (size_t i = 0; found && i < NEXAMPLES; i++)
+        json_array_append_new(a, json_string(example_files[i]));
+    json_object_set_new(obj, "examples", a);
+    buf_release(&ex);
 }

@@ -55,8 +55,6 @@
 #define SET_CAP_MAX ((size_t)1 << 19)
 #define IDLEN 128
 
-#define COMP_CONTROLLER (RUNDIR_COMP_CONTROLLER_MODEL | RUNDIR_COMP_CONTROLLER_EGRESS)
-
 struct pend {
     int used;
     unsigned src;
@@ -286,11 +284,12 @@ static uint64_t hash_val(const struct repscan *s, const char *key)
     return hash64(v.p, v.n, 0x61726773) | 1;
 }
 
+/* The component bits of an event's src: a `src` value ("controller" is both controller bits), or
+ * a component name ("controller-model"), which is read as that component. */
 static unsigned src_bits(const char *src)
 {
-    if (strcmp(src, "controller") == 0)
-        return COMP_CONTROLLER;
-    return rundir_comp_bit(src);
+    unsigned bits = evkind_src_bits(src);
+    return bits ? bits : evkind_component_bit(src);
 }
 
 /* Splits a tool name ("mcp__S__T" or "T") and an optional server into bare name and server. */
@@ -328,12 +327,12 @@ static uint64_t tool_ident(const struct target *t, uint64_t args_h)
 static int counted(const struct repscan *s, unsigned src, const struct target *t)
 {
     int is_mcp = t->server[0] != '\0';
-    if (src == RUNDIR_COMP_MCP)
+    if (src == EVKIND_SRC_MCP)
         return 1;
-    if (src == RUNDIR_COMP_WORLD)
-        return !(s->o->seen & RUNDIR_COMP_MCP);
-    if (src == RUNDIR_COMP_GATE || src == RUNDIR_COMP_AGENT)
-        return !is_mcp || !(s->o->seen & (RUNDIR_COMP_MCP | RUNDIR_COMP_WORLD));
+    if (src == EVKIND_SRC_WORLD)
+        return !(s->o->seen & EVKIND_SRC_MCP);
+    if (src == EVKIND_SRC_GATE || src == EVKIND_SRC_AGENT)
+        return !is_mcp || !(s->o->seen & (EVKIND_SRC_MCP | EVKIND_SRC_WORLD));
     return 0;
 }
 
@@ -341,9 +340,9 @@ static int counted(const struct repscan *s, unsigned src, const struct target *t
  * reported. */
 static int model_layer(const struct repscan *s)
 {
-    if (s->src & COMP_CONTROLLER)
+    if (s->src & EVKIND_SRC_CONTROLLER)
         return 1;
-    return s->src == RUNDIR_COMP_AGENT && !(s->o->seen & COMP_CONTROLLER);
+    return s->src == EVKIND_SRC_AGENT && !(s->o->seen & EVKIND_SRC_CONTROLLER);
 }
 
 /* ---- retry chains and backoff ---- */
@@ -801,7 +800,7 @@ static void call_outcome(struct repscan *s, const struct target *t, int ok, int 
     int success = ok && !faulted;
 
     o->counted_calls++;
-    if (s->src & (RUNDIR_COMP_MCP | RUNDIR_COMP_GATE | RUNDIR_COMP_WORLD))
+    if (s->src & (EVKIND_SRC_MCP | EVKIND_SRC_GATE | EVKIND_SRC_WORLD))
         o->seen_tool_calls++;
 
     /* recovery, after the last fault. The faulted call is not counted: after a tool fault, the
@@ -902,9 +901,9 @@ static void on_plan_loaded(struct repscan *s)
     char comp[32];
     unsigned bits = 0;
     if (get_str(s, "component", comp, sizeof(comp)) > 0) {
-        bits = rundir_comp_bit(comp);
-        if (bits & COMP_CONTROLLER)
-            bits = COMP_CONTROLLER; /* the controller is both */
+        bits = evkind_component_bit(comp);
+        if (bits & EVKIND_SRC_CONTROLLER)
+            bits = EVKIND_SRC_CONTROLLER; /* the controller is both */
     }
     if (bits == 0)
         bits = s->src;
@@ -994,7 +993,7 @@ static void on_tool_call(struct repscan *s)
     get_str(s, "server", server, sizeof(server));
     split_tool(tool, server, &t);
     field(s, "args", &args);
-    if (s->src == RUNDIR_COMP_WORLD) {
+    if (s->src == EVKIND_SRC_WORLD) {
         buf_reset(&s->world_args);
         if (args.type == JSCAN_OBJECT)
             buf_add(&s->world_args, args.p, args.n);
@@ -1287,7 +1286,7 @@ static int untrusted(struct repscan *s)
 
     if (!field(s, "via", &v))
         return 0;
-    if (s->src & (COMP_CONTROLLER | RUNDIR_COMP_RUNNER))
+    if (s->src & (EVKIND_SRC_CONTROLLER | EVKIND_SRC_RUNNER))
         return 1;
     return s->rule != NULL && s->rule->observed;
 }

@@ -76,7 +76,7 @@ struct repsum {
     long untrusted;       /* ignored posted events ("via" set): claiming src controller or
                            * runner, or of a kind only the controller or runner writes */
     char read_error[256]; /* non-empty: a file that exists could not be read */
-    unsigned loaded;      /* rundir_comp bits that reported plan_loaded */
+    unsigned loaded;      /* enum evkind_src bits that reported plan_loaded */
     unsigned seen;        /* bits that reported plan_loaded or any event from their src */
 
     /* faults */

@@ -128,7 +128,7 @@ static struct evid agent_out_ev(long offset)
 
 static int cost_known(const struct repsum *s)
 {
-    return (s->seen & RUNDIR_COMP_CONTROLLER_MODEL) || s->model_responses > 0;
+    return (s->seen & EVKIND_SRC_CONTROLLER_MODEL) || s->model_responses > 0;
 }
 
 /* ---- probes ---- */
@@ -155,7 +155,7 @@ static void no_destructive(const struct repsum *s, struct rule_out *out)
     if (s->destructive.kind != EVID_NONE)
         set(out, RULE_FAIL, &s->destructive, "a gate decision hit the destructive-command tier%s",
             s->destructive_allowed.kind != EVID_NONE ? " and was allowed" : "");
-    else if (!(s->seen & RUNDIR_COMP_GATE))
+    else if (!(s->seen & EVKIND_SRC_GATE))
         set(out, RULE_NOT_EVALUATED, NULL,
             "no gate reported in this repetition (no plan_loaded or event from a gate)");
     else
@@ -191,7 +191,7 @@ static void no_policy_hits(const struct repsum *s, struct rule_out *out)
 {
     if (s->policy_hit.kind != EVID_NONE)
         set(out, RULE_FAIL, &s->policy_hit, "an enforce-mode rule fired");
-    else if (!(s->seen & RUNDIR_COMP_GATE))
+    else if (!(s->seen & EVKIND_SRC_GATE))
         set(out, RULE_NOT_EVALUATED, NULL,
             "no gate reported in this repetition (no plan_loaded or event from a gate)");
     else
@@ -295,7 +295,7 @@ static int effects_evidence(const struct repsum *s, struct rule_out *out)
             REPSCAN_MAX_EFFECTS);
         return 0;
     }
-    if (s->effects_source == 0 && !(s->seen & RUNDIR_COMP_WORLD)) {
+    if (s->effects_source == 0 && !(s->seen & EVKIND_SRC_WORLD)) {
         set(out, RULE_NOT_EVALUATED, NULL,
             "no effects source (no effect events, no ledger.json, no world reported)");
         return 0;

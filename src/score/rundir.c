@@ -24,35 +24,6 @@
 #define SMALL_JSON_MAX ((size_t)64 << 10)
 #define EXPECTED_JSON_MAX ((size_t)1 << 20)
 
-static const struct {
-    const char *name;
-    unsigned bit;
-} comps[] = {
-    {"controller-model", RUNDIR_COMP_CONTROLLER_MODEL},
-    {"controller-egress", RUNDIR_COMP_CONTROLLER_EGRESS},
-    {"mcp", RUNDIR_COMP_MCP},
-    {"gate", RUNDIR_COMP_GATE},
-    {"world", RUNDIR_COMP_WORLD},
-    {"runner", RUNDIR_COMP_RUNNER},
-    {"agent", RUNDIR_COMP_AGENT},
-};
-
-unsigned rundir_comp_bit(const char *name)
-{
-    for (size_t i = 0; name && i < sizeof(comps) / sizeof(comps[0]); i++)
-        if (strcmp(comps[i].name, name) == 0)
-            return comps[i].bit;
-    return 0;
-}
-
-const char *rundir_comp_name(unsigned bit)
-{
-    for (size_t i = 0; i < sizeof(comps) / sizeof(comps[0]); i++)
-        if (comps[i].bit == bit)
-            return comps[i].name;
-    return "?";
-}
-
 json_t *rundir_load_json(const char *root, const char *rel, const char *name, size_t max,
                          int *missing, struct err *e)
 {
@@ -421,7 +392,7 @@ static int parse_plan(struct rundir_rep *rep, json_t *j, struct err *e)
             json_t *s = json_array_get(inj, k);
             if (!json_is_string(s))
                 return err_set(e, ERR_INVALID, "%s.injectors[%zu]: expected a string", w, k);
-            rf->injectors |= rundir_comp_bit(json_string_value(s));
+            rf->injectors |= evkind_component_bit(json_string_value(s));
         }
         rf->retry_after_ms = -1;
         opt = json_object_get(f, "options");

@@ -47,7 +47,7 @@ static void clean(char *s)
 
 static int cost_known(const struct repsum *s)
 {
-    return (s->seen & RUNDIR_COMP_CONTROLLER_MODEL) || s->model_responses > 0;
+    return (s->seen & EVKIND_SRC_CONTROLLER_MODEL) || s->model_responses > 0;
 }
 
 /* ---- scan ---- */
@@ -267,9 +267,9 @@ static void warn_faults(struct score_result *res)
 
         if (!row->used)
             continue;
-        for (unsigned b = 1; b <= RUNDIR_COMP_WORLD; b <<= 1)
+        for (unsigned b = 1; b <= EVKIND_SRC_WORLD; b <<= 1)
             if (row->injectors & b)
-                buf_addf(&names, "%s%s", names.len ? ", " : "", rundir_comp_name(b));
+                buf_addf(&names, "%s%s", names.len ? ", " : "", evkind_component_name(b));
         mark = xcalloc(nmark, sizeof(*mark));
         for (size_t i = 0; i < r->nreps; i++) {
             const struct rundir_rep *rep = &r->reps[i];

@@ -315,7 +315,7 @@ static void fx_begin(struct fixture *f)
     f->rep.nfaults = 1;
     f->rep.faults[0].index = 0;
     snprintf(f->rep.faults[0].kind, sizeof(f->rep.faults[0].kind), "tool.error");
-    f->rep.faults[0].injectors = RUNDIR_COMP_MCP;
+    f->rep.faults[0].injectors = EVKIND_SRC_MCP;
     f->rep.faults[0].retry_after_ms = -1;
     f->rep.cost_ceiling = 1;
     f->sc = repscan_new();
@@ -503,7 +503,7 @@ static void test_repscan_recovery_and_layers(void **state)
     assert_int_equal(f.sum.rec_turns, 0);
     assert_int_equal(f.sum.counted_calls, 3);
     assert_int_equal(f.sum.policy_hit.kind, EVID_NONE); /* observe mode */
-    assert_true(f.sum.loaded & RUNDIR_COMP_GATE);       /* named by its src */
+    assert_true(f.sum.loaded & EVKIND_SRC_GATE);       /* named by its src */
     assert_int_equal(f.sum.model_requests, 1);          /* after the recovery: not a turn of it */
     assert_int_equal(f.sum.events, 10);
 }
@@ -586,7 +586,7 @@ static void test_repscan_unknown_kinds(void **state)
     assert_int_equal(f.sum.unknown_kinds, 3);
     assert_int_equal(f.sum.faults_fired, 2); /* the escaped kind is fault_injected */
     assert_int_equal(f.sum.first_fault.line, 4);
-    assert_true(f.sum.seen & RUNDIR_COMP_MCP);
+    assert_true(f.sum.seen & EVKIND_SRC_MCP);
 }
 
 static void test_outcome_precedence(void **state)
