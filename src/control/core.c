@@ -44,6 +44,7 @@ void ctl_emit(struct ctl *c, const char *kind, json_t *fields)
     /* events_append orders t, seq, run, src, kind first; adding kind here spares the copy
      * events_emit would make. */
     json_object_set_new(fields, "kind", json_string(kind));
+    events_stamp(fields); /* when it happened, though a queue may hold it a while */
     if (c->evq && json_array_size(c->evq) > 0)
         json_array_append(c->evq, fields);
     else
@@ -57,6 +58,7 @@ void ctl_emit_soon(struct ctl *c, const char *kind, json_t *fields)
         return;
     }
     json_object_set_new(fields, "kind", json_string(kind));
+    events_stamp(fields); /* queued until the loop idles: the time is now, not then */
     if (c->evq == NULL || c->evq_ev == NULL) {
         append_now(c, fields);
         return;

@@ -43,7 +43,14 @@ static const char *const v_outcome[] = {"completed", "aborted", "error", NULL};
 static const char *const v_direction[] = {"client_to_server", "server_to_client", "none", NULL};
 
 static const struct evkind_field common[] = {
-    {"t", I, 0, 1, "milliseconds since the Unix epoch, when the event was written (or observed)",
+    {"t", I, 0, 1,
+     "milliseconds since the Unix epoch, when the thing happened (`t_us` / 1000 when `t_us` is "
+     "set)",
+     NULL, 0},
+    {"t_us", I, 0, 0,
+     "microseconds since the Unix epoch, when the thing happened, taken by the component that saw "
+     "it (not when the line was written or posted); readers order events by it, ties by `seq`; "
+     "absent in files of older writers (then `t` * 1000 stands for it)",
      NULL, 0},
     {"seq", I, 0, 1,
      "position in this file's order, assigned by the writer; increases through the file", NULL, 0},

@@ -1235,13 +1235,14 @@ static int untrusted(struct repscan *s)
     return s->rule != NULL && s->rule->observed;
 }
 
-void repscan_line(struct repscan *s, const char *line, size_t len)
+/* One event line, lineno its 1-based line in the file (the evidence names it). */
+static void scan_line(struct repscan *s, long lineno, const char *line, size_t len)
 {
     struct repsum *o = s->o;
     char src[16];
     int64_t v;
 
-    s->lineno++;
+    s->lineno = lineno;
     if (is_blank(line, len))
         return;
     o->lines++;
@@ -1271,6 +1272,127 @@ void repscan_line(struct repscan *s, const char *line, size_t len)
 
     if (s->rule)
         s->rule->fn(s);
+}
+
+void repscan_line(struct repscan *s, const char *line, size_t len)
+{
+    scan_line(s, s->lineno + 1, line, len);
+}
+
+/* ---- the order of the events (docs/scoring.md, "How the events are read") ---- */
+
+/* One line of events.jsonl in the index: where it is and when it happened. */
+struct ord {
+    int64_t us;  /* events_time_us; a line without a time takes the one before it */
+    int64_t seq; /* -1 when none */
+    uint64_t off;
+    uint32_t len;
+    uint32_t lineno;
+};
+
+static int ord_cmp(const void *a, const void *b)
+{
+    const struct ord *x = a, *y = b;
+
+    if (x->us != y->us)
+        return x->us < y->us ? -1 : 1;
+    if (x->seq != y->seq)
+        return x->seq < y->seq ? -1 : 1;
+    return x->lineno < y->lineno ? -1 : x->lineno > y->lineno;
+}
+
+/* The time of a line (t_us, else t * 1000) and its seq, from a view; -1 when absent. */
+static void ord_key(const char *line, size_t len, struct ord *o, struct events_view *view)
+{
+    long long v;
+
+    o->us = o->seq = -1;
+    if (events_view_parse(view, line, len) != 0)
+        return;
+    if (events_view_int(view, "t_us", &v) == 0 && v >= 0)
+        o->us = v;
+    else if (events_view_int(view, "t", &v) == 0 && v >= 0 && v <= INT64_MAX / 1000)
+        o->us = (int64_t)v * 1000;
+    if (events_view_int(view, "seq", &v) == 0 && v >= 0)
+        o->seq = v;
+}
+
+/* Pass 1 over rd: the index of the non-blank lines, in file order, into *out (caller frees).
+ * Returns how many, or ERR_LIMIT (nothing indexed: the file is then read in its order) when
+ * there are more than REPSCAN_ORDER_MAX, or ERR_IO. *sorted: 1 when file order is already time
+ * order (the common case: no need to reorder). */
+static long ord_index(struct events_reader *rd, struct ord **out, int *sorted,
+                      struct events_view *view)
+{
+    struct ord *ix = NULL;
+    size_t n = 0, cap = 0, skipped = 0;
+    long lineno = 0;
+    int64_t prev = -1;
+    const char *line;
+    size_t len;
+    int rc;
+
+    *out = NULL;
+    *sorted = 1;
+    while ((rc = events_next_line(rd, &line, &len)) == 1) {
+        size_t m = events_reader_malformed(rd);
+        if (m > skipped) { /* over-long lines the reader dropped before this one */
+            lineno += (long)(m - skipped);
+            skipped = m;
+        }
+        lineno++;
+        if (is_blank(line, len))
+            continue;
+        if (n == REPSCAN_ORDER_MAX) {
+            free(ix);
+            return ERR_LIMIT;
+        }
+        if (n == cap) {
+            cap = cap ? 2 * cap : 1024;
+            ix = xrealloc(ix, cap * sizeof(*ix));
+        }
+        ord_key(line, len, &ix[n], view);
+        if (ix[n].us < 0)
+            ix[n].us = prev;
+        ix[n].off = events_reader_tell(rd);
+        ix[n].len = (uint32_t)len;
+        ix[n].lineno = (uint32_t)lineno;
+        if (n > 0 && ord_cmp(&ix[n - 1], &ix[n]) > 0)
+            *sorted = 0;
+        prev = ix[n].us;
+        n++;
+    }
+    if (rc < 0) {
+        free(ix);
+        return ERR_IO;
+    }
+    *out = ix;
+    return (long)n;
+}
+
+/* Feeds the lines of fd in the order of ix (sorted). 0 or ERR_IO. */
+static int ord_feed(struct repscan *s, int fd, const struct ord *ix, size_t n)
+{
+    char *line = xmalloc(EVENTS_LINE_MAX);
+    int rc = 0;
+
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        size_t got = 0;
+        while (got < ix[i].len) {
+            ssize_t k = pread(fd, line + got, ix[i].len - got, (off_t)(ix[i].off + got));
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k <= 0) {
+                rc = ERR_IO;
+                break;
+            }
+            got += (size_t)k;
+        }
+        if (rc == 0)
+            scan_line(s, (long)ix[i].lineno, line, ix[i].len);
+    }
+    free(line);
+    return rc;
 }
 
 /* ---- agent.out ---- */
@@ -1572,6 +1694,34 @@ int repscan_run(struct repscan *s, const struct rundir *r, const struct rundir_r
             const char *line;
             size_t len;
             size_t skipped = 0;
+            struct ord *ix = NULL;
+            int sorted = 1;
+            long n = ord_index(rd, &ix, &sorted, &s->view);
+            if (n >= 0 && !sorted) { /* arrival order is not time order: read by time */
+                qsort(ix, (size_t)n, sizeof(*ix), ord_cmp);
+                rc = ord_feed(s, fd, ix, (size_t)n);
+                out->malformed += (long)events_reader_malformed(rd);
+                free(ix);
+                if (rc < 0) {
+                    err_set(e, ERR_IO, "%s/events.jsonl: cannot read it", rep->dir);
+                    snprintf(out->read_error, sizeof(out->read_error),
+                             "%s/events.jsonl: cannot read it", rep->dir);
+                }
+                events_reader_free(rd);
+                goto end;
+            }
+            free(ix);
+            /* in order (or too many to reorder): stream the file again, as it is */
+            events_reader_free(rd);
+            rd = NULL;
+            fd = n == ERR_IO ? -1 : rundir_rep_open(rep, "events.jsonl", &fe);
+            if (fd >= 0)
+                rd = events_reader_fdopen(fd);
+            if (rd == NULL) {
+                rc = err_set(e, ERR_IO, "%s/events.jsonl: cannot read it", rep->dir);
+                snprintf(out->read_error, sizeof(out->read_error), "%s", e->msg);
+                goto end;
+            }
             while ((rc = events_next_line(rd, &line, &len)) == 1) {
                 size_t m = events_reader_malformed(rd);
                 if (m > skipped) { /* over-long lines the reader dropped before this one */
@@ -1589,6 +1739,7 @@ int repscan_run(struct repscan *s, const struct rundir *r, const struct rundir_r
             events_reader_free(rd);
         }
     }
+end:;
     int rc2 = repscan_end(s, e);
     return rc < 0 ? rc : rc2;
 }

@@ -4,14 +4,15 @@
  * Standalone mode queues events (a JSON array) and appends them through the events writer (one
  * write(2) a line) in seam_flush, which the component calls once it has written what its peers
  * were waiting for (the shim: the client and the server), so recording stays off the round
- * trip; events get "t" when queued, so their time is when the component saw them.
+ * trip; events are stamped (events_stamp: t and t_us) when emitted, so their time is when the
+ * component saw the thing happen, not when the batch is written or posted.
  *
  * Controller mode has two threads and no jansson value crosses between them:
  *   caller thread  ct_decide: POST /_faultline/decide on its own connection, within decide_ms
  *                  (a new connection, when needed, gets as long again to open), unless the
  *                  breaker (breaker.h) is open; a timeout or a connection failure trips it and
  *                  queues a controller_slow warning.
- *                  ct_emit: stamps t and src, serializes, pushes the line to the outq
+ *                  ct_emit: stamps t, t_us and src, serializes, pushes the line to the outq
  *                  (outq.h: past QUEUE_MAX lines the oldest are dropped, counted).
  *   sender thread  sender_main, on its own connection: when woken (seam_flush, a full batch,
  *                  exit) posts up to POST_MAX lines in one request. A post that failed before
@@ -114,8 +115,7 @@ static int sa_decide(struct seam *x, const struct plan_call *call, struct seam_d
  * what its peers waited for: writing them is off the round trip. */
 static void sa_emit(struct seam *x, json_t *ev)
 {
-    if (!json_is_integer(json_object_get(ev, "t")))
-        json_object_set_new(ev, "t", json_integer(time_now_ms()));
+    events_stamp(ev);
     json_array_append(x->queue, ev);
     if (json_array_size(x->queue) >= POST_MAX)
         seam_flush(x);
@@ -161,10 +161,12 @@ static void ct_push(struct seam *x, char *line)
  * either thread: the jansson value is made and freed here. */
 static char *warning_line(const char *component, const char *code, const char *msg)
 {
-    json_t *ev =
-        json_pack("{s:s, s:I, s:s, s:s, s:s}", "kind", "warning", "t", (json_int_t)time_now_ms(),
-                  "src", component, "code", code, "message", msg);
-    char *line = ev ? json_dumps(ev, JSON_COMPACT) : NULL;
+    json_t *ev = json_pack("{s:s, s:s, s:s, s:s}", "kind", "warning", "src", component, "code",
+                           code, "message", msg);
+    char *line;
+
+    events_stamp(ev);
+    line = ev ? json_dumps(ev, JSON_COMPACT) : NULL;
 
     json_decref(ev);
     return line;
@@ -236,8 +238,7 @@ static void ct_emit(struct seam *x, json_t *ev)
 
     /* The caller does not touch ev again (seam.h): stamp it and serialize it here; the
      * sender thread only ever sees text. */
-    if (!json_is_integer(json_object_get(ev, "t")))
-        json_object_set_new(ev, "t", json_integer(time_now_ms()));
+    events_stamp(ev);
     if (json_object_get(ev, "src") == NULL)
         json_object_set_new(ev, "src", json_string(x->component));
     line = json_dumps(ev, JSON_COMPACT);
