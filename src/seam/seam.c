@@ -32,6 +32,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "events/ev.h"
 #include "events/events.h"
 #include "plan/plan.h"
 #include "seam/breaker.h"
@@ -161,12 +162,13 @@ static void ct_push(struct seam *x, char *line)
  * either thread: the jansson value is made and freed here. */
 static char *warning_line(const char *component, const char *code, const char *msg)
 {
-    json_t *ev = json_pack("{s:s, s:s, s:s, s:s}", "kind", "warning", "src", component, "code",
-                           code, "message", msg);
+    json_t *ev = ev_new(EVKIND_WARNING);
     char *line;
 
-    events_stamp(ev);
-    line = ev ? json_dumps(ev, JSON_COMPACT) : NULL;
+    ev_set_str(ev, "src", component);
+    ev_set_str(ev, "code", code);
+    ev_set_str(ev, "message", msg);
+    line = json_dumps(ev, JSON_COMPACT);
 
     json_decref(ev);
     return line;
@@ -467,6 +469,9 @@ int seam_records(const struct seam *x)
 
 void seam_emit(struct seam *x, json_t *ev)
 {
+    if (ev == NULL)
+        return;
+    ev_assert_listed(ev); /* built with ev_new: nothing the events table does not list */
     if (!x->records)
         return;
     if (x->cc)
@@ -513,18 +518,17 @@ int seam_select(struct seam *x, size_t fault_index, const char *key, uint64_t in
 
 static void emit_plan_loaded(struct seam *x, const char *path)
 {
-    json_t *ev = json_pack("{s:s, s:s, s:s}", "kind", "plan_loaded", "component", x->component,
-                           "plan", path ? path : "");
+    json_t *ev = ev_new(EVKIND_PLAN_LOADED);
     json_t *faults = json_object_get(x->plan_json, "faults");
+    json_t *faulted = json_object_get(x->plan_json, "faulted");
     json_t *inj = json_array();
     size_t i;
     json_t *f;
 
-    json_object_set(ev, "faulted",
-                    json_object_get(x->plan_json, "faulted")
-                        ? json_object_get(x->plan_json, "faulted")
-                        : json_boolean(json_array_size(faults) > 0));
-    json_object_set_new(ev, "faults", json_integer((json_int_t)json_array_size(faults)));
+    ev_set_str(ev, "component", x->component);
+    ev_set_str(ev, "plan", path ? path : "");
+    ev_set_bool(ev, "faulted", faulted ? json_is_true(faulted) : json_array_size(faults) > 0);
+    ev_set_int(ev, "faults", (long long)json_array_size(faults));
     json_array_foreach(faults, i, f)
     {
         size_t j;
@@ -539,12 +543,12 @@ static void emit_plan_loaded(struct seam *x, const char *path)
                 json_array_append(inj, name);
         }
     }
-    json_object_set_new(ev, "injectors", inj);
-    if (json_object_get(x->plan_json, "canary"))
-        json_object_set(ev, "canary", json_object_get(x->plan_json, "canary"));
-    if (json_object_get(json_object_get(x->plan_json, "experiment"), "hash"))
-        json_object_set(ev, "experiment",
-                        json_object_get(json_object_get(x->plan_json, "experiment"), "hash"));
+    ev_set(ev, "injectors", inj);
+    /* the plan's informational parts are not validated: only strings are written */
+    ev_set_str(ev, "canary", json_string_value(json_object_get(x->plan_json, "canary")));
+    ev_set_str(
+        ev, "experiment",
+        json_string_value(json_object_get(json_object_get(x->plan_json, "experiment"), "hash")));
     seam_emit(x, ev);
     json_decref(ev);
 }
