@@ -1301,11 +1301,60 @@ static int ord_cmp(const void *a, const void *b)
     return x->lineno < y->lineno ? -1 : x->lineno > y->lineno;
 }
 
-/* The time of a line (t_us, else t * 1000) and its seq, from a view; -1 when absent. */
+/* A non-negative integer at *p (at most 18 digits), its end in *p; -1 when there is none. */
+static int64_t lead_int(const char **p, const char *end)
+{
+    int64_t v = 0;
+    int n = 0;
+
+    while (*p < end && **p >= '0' && **p <= '9' && n < 18) {
+        v = v * 10 + (**p - '0');
+        (*p)++;
+        n++;
+    }
+    return n > 0 && *p < end && (**p == ',' || **p == '}') ? v : -1;
+}
+
+/* 1 when line starts with lit, moving *p past it. */
+static int lead_lit(const char **p, const char *end, const char *lit)
+{
+    size_t n = strlen(lit);
+
+    if ((size_t)(end - *p) < n || memcmp(*p, lit, n) != 0)
+        return 0;
+    *p += n;
+    return 1;
+}
+
+/* The writer's own prefix, {"t":N,"t_us":N,"seq":N, or {"t":N,"seq":N, (events.c stamps
+ * them first, in this order): 1 with the key, without validating the line; 0 for anything
+ * else, which the view then reads. Only the key is taken this way: every line is validated
+ * when it is scanned. */
+static int ord_fast(const char *line, size_t len, struct ord *o)
+{
+    const char *p = line, *end = line + len;
+    int64_t t, us = -1, seq;
+
+    if (!lead_lit(&p, end, "{\"t\":") || (t = lead_int(&p, end)) < 0 || !lead_lit(&p, end, ","))
+        return 0;
+    if (lead_lit(&p, end, "\"t_us\":") && ((us = lead_int(&p, end)) < 0 || !lead_lit(&p, end, ",")))
+        return 0;
+    if (!lead_lit(&p, end, "\"seq\":") || (seq = lead_int(&p, end)) < 0 ||
+        (us < 0 && t > INT64_MAX / 1000))
+        return 0;
+    o->us = us >= 0 ? us : t * 1000;
+    o->seq = seq;
+    return 1;
+}
+
+/* The time of a line (t_us, else t * 1000) and its seq; -1 when absent. A duplicate key after
+ * the prefix (the last one wins for the scan) only moves where the line is read. */
 static void ord_key(const char *line, size_t len, struct ord *o, struct events_view *view)
 {
     long long v;
 
+    if (ord_fast(line, len, o))
+        return;
     o->us = o->seq = -1;
     if (events_view_parse(view, line, len) != 0)
         return;
@@ -1317,23 +1366,19 @@ static void ord_key(const char *line, size_t len, struct ord *o, struct events_v
         o->seq = v;
 }
 
-/* Pass 1 over rd: the index of the non-blank lines, in file order, into *out (caller frees).
- * Returns how many, or ERR_LIMIT (nothing indexed: the file is then read in its order) when
- * there are more than REPSCAN_ORDER_MAX, or ERR_IO. *sorted: 1 when file order is already time
- * order (the common case: no need to reorder). */
-static long ord_index(struct events_reader *rd, struct ord **out, int *sorted,
-                      struct events_view *view)
+/* One pass over rd: the index of the non-blank lines, in file order, into *out (caller frees).
+ * Returns the number of lines, or ERR_LIMIT (nothing indexed: the file is then read in its own
+ * order) past REPSCAN_ORDER_MAX lines, or ERR_IO. */
+static long ord_index(struct events_reader *rd, struct ord **out, struct events_view *view)
 {
-    struct ord *ix = NULL;
+    struct ord *ix = NULL, cur, last = {-1, -1, 0, 0, 0};
     size_t n = 0, cap = 0, skipped = 0;
     long lineno = 0;
-    int64_t prev = -1;
     const char *line;
     size_t len;
     int rc;
 
     *out = NULL;
-    *sorted = 1;
     while ((rc = events_next_line(rd, &line, &len)) == 1) {
         size_t m = events_reader_malformed(rd);
         if (m > skipped) { /* over-long lines the reader dropped before this one */
@@ -1343,6 +1388,13 @@ static long ord_index(struct events_reader *rd, struct ord **out, int *sorted,
         lineno++;
         if (is_blank(line, len))
             continue;
+        ord_key(line, len, &cur, view);
+        if (cur.us < 0)
+            cur.us = last.us; /* no time: it keeps its place after the line before */
+        cur.off = events_reader_tell(rd);
+        cur.len = (uint32_t)len;
+        cur.lineno = (uint32_t)lineno;
+        last = cur;
         if (n == REPSCAN_ORDER_MAX) {
             free(ix);
             return ERR_LIMIT;
@@ -1351,16 +1403,7 @@ static long ord_index(struct events_reader *rd, struct ord **out, int *sorted,
             cap = cap ? 2 * cap : 1024;
             ix = xrealloc(ix, cap * sizeof(*ix));
         }
-        ord_key(line, len, &ix[n], view);
-        if (ix[n].us < 0)
-            ix[n].us = prev;
-        ix[n].off = events_reader_tell(rd);
-        ix[n].len = (uint32_t)len;
-        ix[n].lineno = (uint32_t)lineno;
-        if (n > 0 && ord_cmp(&ix[n - 1], &ix[n]) > 0)
-            *sorted = 0;
-        prev = ix[n].us;
-        n++;
+        ix[n++] = cur;
     }
     if (rc < 0) {
         free(ix);
@@ -1675,71 +1718,117 @@ int repscan_end(struct repscan *s, struct err *e)
     return rc;
 }
 
+/* Opens the repetition's events.jsonl as a reader; NULL with e and out->read_error set. */
+static struct events_reader *open_events(const struct rundir_rep *rep, struct repsum *out, int *fd,
+                                         struct err *e)
+{
+    struct events_reader *rd = NULL;
+    struct err fe = {0};
+
+    *fd = rundir_rep_open(rep, "events.jsonl", &fe);
+    if (*fd >= 0)
+        rd = events_reader_fdopen(*fd);
+    if (rd == NULL) {
+        err_set(e, ERR_IO, "%s/events.jsonl: cannot open it: %s", rep->dir,
+                rundir_open_reason(errno));
+        snprintf(out->read_error, sizeof(out->read_error), "%s", e->msg);
+    }
+    return rd;
+}
+
+static int read_failed(const struct rundir_rep *rep, struct repsum *out, struct err *e)
+{
+    err_set(e, ERR_IO, "%s/events.jsonl: cannot read it", rep->dir);
+    snprintf(out->read_error, sizeof(out->read_error), "%s/events.jsonl: cannot read it", rep->dir);
+    return ERR_IO;
+}
+
+/* Scans rd's lines in file order. check 1: stops at the first line out of time order, with
+ * *unsorted set (the caller then starts again in time order). 0 or ERR_IO. */
+static int stream_events(struct repscan *s, struct events_reader *rd, int check, int *unsorted)
+{
+    struct ord cur, last = {-1, -1, 0, 0, 0};
+    const char *line;
+    size_t len, skipped = 0;
+    int rc, any = 0;
+
+    *unsorted = 0;
+    while ((rc = events_next_line(rd, &line, &len)) == 1) {
+        size_t m = events_reader_malformed(rd);
+        if (m > skipped) { /* over-long lines the reader dropped before this one */
+            repscan_skipped(s, (long)(m - skipped));
+            skipped = m;
+        }
+        if (check && !is_blank(line, len)) {
+            ord_key(line, len, &cur, &s->view);
+            if (cur.us < 0)
+                cur.us = last.us;
+            cur.lineno = (uint32_t)(s->lineno + 1);
+            if (any && ord_cmp(&last, &cur) > 0) {
+                *unsorted = 1;
+                return 0;
+            }
+            last = cur;
+            any = 1;
+        }
+        repscan_line(s, line, len);
+    }
+    s->o->malformed += (long)events_reader_malformed(rd);
+    return rc < 0 ? ERR_IO : 0;
+}
+
+/* The events in time order (docs/scoring.md, "How the events are read"): one pass while the
+ * file is in time order, the usual case; at the first line that is not, the scan starts again
+ * (repscan_begin) over an index of the lines sorted by time, read back by offset. */
+static int scan_events(struct repscan *s, const struct rundir *r, const struct rundir_rep *rep,
+                       struct repsum *out, struct err *e)
+{
+    struct events_reader *rd;
+    struct ord *ix = NULL;
+    int fd, unsorted, rc;
+    long n;
+
+    if ((rd = open_events(rep, out, &fd, e)) == NULL)
+        return ERR_IO;
+    rc = stream_events(s, rd, 1, &unsorted);
+    events_reader_free(rd);
+    if (rc < 0)
+        return read_failed(rep, out, e);
+    if (!unsorted)
+        return 0;
+
+    if ((rc = repscan_begin(s, r, rep, out, e)) < 0)
+        return rc;
+    if ((rd = open_events(rep, out, &fd, e)) == NULL)
+        return ERR_IO;
+    n = ord_index(rd, &ix, &s->view);
+    if (n == ERR_LIMIT) { /* too many to reorder: the file's own order */
+        events_reader_free(rd);
+        if ((rd = open_events(rep, out, &fd, e)) == NULL)
+            return ERR_IO;
+        rc = stream_events(s, rd, 0, &unsorted);
+        events_reader_free(rd);
+        return rc < 0 ? read_failed(rep, out, e) : 0;
+    }
+    if (n < 0) {
+        events_reader_free(rd);
+        return read_failed(rep, out, e);
+    }
+    qsort(ix, (size_t)n, sizeof(*ix), ord_cmp);
+    rc = ord_feed(s, fd, ix, (size_t)n);
+    out->malformed += (long)events_reader_malformed(rd);
+    free(ix);
+    events_reader_free(rd);
+    return rc < 0 ? read_failed(rep, out, e) : 0;
+}
+
 int repscan_run(struct repscan *s, const struct rundir *r, const struct rundir_rep *rep,
                 struct repsum *out, struct err *e)
 {
     int rc = repscan_begin(s, r, rep, out, e);
 
-    if (rc == 0 && rep->has_events) {
-        struct events_reader *rd = NULL;
-        struct err fe = {0};
-        int fd = rundir_rep_open(rep, "events.jsonl", &fe);
-        if (fd >= 0)
-            rd = events_reader_fdopen(fd);
-        if (rd == NULL) {
-            rc = err_set(e, ERR_IO, "%s/events.jsonl: cannot open it: %s", rep->dir,
-                         rundir_open_reason(errno));
-            snprintf(out->read_error, sizeof(out->read_error), "%s", e->msg);
-        } else {
-            const char *line;
-            size_t len;
-            size_t skipped = 0;
-            struct ord *ix = NULL;
-            int sorted = 1;
-            long n = ord_index(rd, &ix, &sorted, &s->view);
-            if (n >= 0 && !sorted) { /* arrival order is not time order: read by time */
-                qsort(ix, (size_t)n, sizeof(*ix), ord_cmp);
-                rc = ord_feed(s, fd, ix, (size_t)n);
-                out->malformed += (long)events_reader_malformed(rd);
-                free(ix);
-                if (rc < 0) {
-                    err_set(e, ERR_IO, "%s/events.jsonl: cannot read it", rep->dir);
-                    snprintf(out->read_error, sizeof(out->read_error),
-                             "%s/events.jsonl: cannot read it", rep->dir);
-                }
-                events_reader_free(rd);
-                goto end;
-            }
-            free(ix);
-            /* in order (or too many to reorder): stream the file again, as it is */
-            events_reader_free(rd);
-            rd = NULL;
-            fd = n == ERR_IO ? -1 : rundir_rep_open(rep, "events.jsonl", &fe);
-            if (fd >= 0)
-                rd = events_reader_fdopen(fd);
-            if (rd == NULL) {
-                rc = err_set(e, ERR_IO, "%s/events.jsonl: cannot read it", rep->dir);
-                snprintf(out->read_error, sizeof(out->read_error), "%s", e->msg);
-                goto end;
-            }
-            while ((rc = events_next_line(rd, &line, &len)) == 1) {
-                size_t m = events_reader_malformed(rd);
-                if (m > skipped) { /* over-long lines the reader dropped before this one */
-                    repscan_skipped(s, (long)(m - skipped));
-                    skipped = m;
-                }
-                repscan_line(s, line, len);
-            }
-            out->malformed += (long)events_reader_malformed(rd);
-            if (rc < 0) {
-                err_set(e, ERR_IO, "%s/events.jsonl: cannot read it", rep->dir);
-                snprintf(out->read_error, sizeof(out->read_error),
-                         "%s/events.jsonl: cannot read it", rep->dir);
-            }
-            events_reader_free(rd);
-        }
-    }
-end:;
+    if (rc == 0 && rep->has_events)
+        rc = scan_events(s, r, rep, out, e);
     int rc2 = repscan_end(s, e);
     return rc < 0 ? rc : rc2;
 }
