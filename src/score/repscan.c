@@ -1358,10 +1358,7 @@ static void ord_key(const char *line, size_t len, struct ord *o, struct events_v
     o->us = o->seq = -1;
     if (events_view_parse(view, line, len) != 0)
         return;
-    if (events_view_int(view, "t_us", &v) == 0 && v >= 0)
-        o->us = v;
-    else if (events_view_int(view, "t", &v) == 0 && v >= 0 && v <= INT64_MAX / 1000)
-        o->us = (int64_t)v * 1000;
+    o->us = events_view_time_us(view);
     if (events_view_int(view, "seq", &v) == 0 && v >= 0)
         o->seq = v;
 }

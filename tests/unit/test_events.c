@@ -1034,6 +1034,30 @@ static void test_view_accessors(void **state)
     json_decref(j);
 }
 
+static void test_view_time(void **state)
+{
+    static const struct {
+        const char *line;
+        int64_t us;
+    } cases[] = {
+        {"{\"kind\":\"k\",\"t\":5,\"t_us\":5123}", 5123},
+        {"{\"t\":5,\"kind\":\"k\"}", 5000}, /* an older writer: t only */
+        {"{\"kind\":\"k\",\"t\":5,\"t_us\":-1}", 5000},
+        {"{\"kind\":\"k\",\"t\":\"5\"}", -1},
+        {"{\"kind\":\"k\",\"t\":9223372036854775807}", -1},
+        {"{\"kind\":\"k\"}", -1},
+    };
+    struct events_view v;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        json_t *j = ut_json(cases[i].line);
+        assert_int_equal(events_view_parse(&v, cases[i].line, strlen(cases[i].line)), 0);
+        assert_int_equal(events_view_time_us(&v), cases[i].us);
+        assert_int_equal(events_time_us(j), cases[i].us); /* the tree reader agrees */
+        json_decref(j);
+    }
+}
+
 static void test_view_many_fields(void **state)
 {
     struct buf b = BUF_INIT;
@@ -1158,6 +1182,7 @@ int main(void)
         cmocka_unit_test(test_view_accepts_as_jansson),
         cmocka_unit_test(test_view_depth),
         cmocka_unit_test(test_view_accessors),
+        cmocka_unit_test(test_view_time),
         cmocka_unit_test(test_view_many_fields),
         cmocka_unit_test(test_view_reader),
     };
