@@ -51,6 +51,29 @@ enum evkind_type {
     EVKIND_T_ANY = (1 << 7) - 1
 };
 
+/* The kinds, one id per row of the table, in the table's (and the page's) order: evkind_get
+ * indexes the rows by them (a row more or less than ids is a compile error, through
+ * EVKIND_COUNT), and tests/unit/test_events_ev.c ties each id to its kind's name. Writers
+ * build events by id (ev.h), so a kind that is not in the table cannot be written. */
+enum evkind_id {
+    EVKIND_PLAN_LOADED,
+    EVKIND_MODEL_REQUEST,
+    EVKIND_MODEL_RESPONSE,
+    EVKIND_TOOL_CALL,
+    EVKIND_TOOL_RESULT,
+    EVKIND_EGRESS_REQUEST,
+    EVKIND_GATE_DECISION,
+    EVKIND_FAULT_INJECTED,
+    EVKIND_EFFECT,
+    EVKIND_ABORT,
+    EVKIND_VERIFY,
+    EVKIND_WARNING,
+    EVKIND_RUN_START,
+    EVKIND_AGENT_EXIT,
+    EVKIND_RUN_END,
+    EVKIND_COUNT
+};
+
 struct evkind_field {
     const char *name;
     unsigned types;            /* EVKIND_T_* bits */
@@ -77,6 +100,8 @@ struct evkind {
 const struct evkind_field *evkind_common(size_t *n);
 /* The kinds in the page's order; *n gets their count. Borrowed, static. */
 const struct evkind *evkind_all(size_t *n);
+/* The row of id (< EVKIND_COUNT). Borrowed, static. */
+const struct evkind *evkind_get(enum evkind_id id);
 /* The row of kind name, or NULL when there is none. Borrowed, static. */
 const struct evkind *evkind_find(const char *name);
 /* A kind's field by name, or NULL. */
@@ -102,6 +127,17 @@ unsigned evkind_component_bit(const char *name);
  * an object, a missing or ill-typed field: the message names the field), or ERR_NOTFOUND (a
  * kind with no row). */
 int evkind_check(const json_t *ev, struct err *e);
+
+/* Checks one field a writer sets on an event of kind k: name is a common field (t, t_us, seq,
+ * run, src, via; not kind) or a field of k's row, and v (borrowed) has a type (and, where the
+ * row lists values, a value) the row allows; null is allowed for an optional field. 0,
+ * ERR_NOTFOUND (a field the table does not list: the message names it) or ERR_INVALID. */
+int evkind_check_field(const struct evkind *k, const char *name, const json_t *v, struct err *e);
+/* evkind_check_field for every top-level field of ev (an object with a kind of the table). 0,
+ * ERR_NOTFOUND (no such kind, or a field it does not list) or ERR_INVALID. For the places a
+ * component's own events go through (ctl_emit, seam_emit), so nothing undocumented is written;
+ * never for events posted from outside, which are claims, not programmer errors. */
+int evkind_check_listed(const json_t *ev, struct err *e);
 
 /* Appends the Markdown of the common-fields table / of every kind's section to out. */
 void evkind_markdown_common(struct buf *out);

@@ -1291,13 +1291,14 @@ static int untrusted(struct repscan *s)
     return s->rule != NULL && s->rule->observed;
 }
 
-void repscan_line(struct repscan *s, const char *line, size_t len)
+/* One event line, lineno its 1-based line in the file (the evidence names it). */
+static void scan_line(struct repscan *s, long lineno, const char *line, size_t len)
 {
     struct repsum *o = s->o;
     char src[16];
     int64_t v;
 
-    s->lineno++;
+    s->lineno = lineno;
     if (is_blank(line, len))
         return;
     o->lines++;
@@ -1327,6 +1328,167 @@ void repscan_line(struct repscan *s, const char *line, size_t len)
 
     if (s->rule)
         s->rule->fn(s);
+}
+
+void repscan_line(struct repscan *s, const char *line, size_t len)
+{
+    scan_line(s, s->lineno + 1, line, len);
+}
+
+/* ---- the order of the events (docs/scoring.md, "How the events are read") ---- */
+
+/* One line of events.jsonl in the index: where it is and when it happened. */
+struct ord {
+    int64_t us;  /* events_time_us; a line without a time takes the one before it */
+    int64_t seq; /* -1 when none */
+    uint64_t off;
+    uint32_t len;
+    uint32_t lineno;
+};
+
+static int ord_cmp(const void *a, const void *b)
+{
+    const struct ord *x = a, *y = b;
+
+    if (x->us != y->us)
+        return x->us < y->us ? -1 : 1;
+    if (x->seq != y->seq)
+        return x->seq < y->seq ? -1 : 1;
+    return x->lineno < y->lineno ? -1 : x->lineno > y->lineno;
+}
+
+/* A non-negative integer at *p (at most 18 digits), its end in *p; -1 when there is none. */
+static int64_t lead_int(const char **p, const char *end)
+{
+    int64_t v = 0;
+    int n = 0;
+
+    while (*p < end && **p >= '0' && **p <= '9' && n < 18) {
+        v = v * 10 + (**p - '0');
+        (*p)++;
+        n++;
+    }
+    return n > 0 && *p < end && (**p == ',' || **p == '}') ? v : -1;
+}
+
+/* 1 when line starts with lit, moving *p past it. */
+static int lead_lit(const char **p, const char *end, const char *lit)
+{
+    size_t n = strlen(lit);
+
+    if ((size_t)(end - *p) < n || memcmp(*p, lit, n) != 0)
+        return 0;
+    *p += n;
+    return 1;
+}
+
+/* The writer's own prefix, {"t":N,"t_us":N,"seq":N, or {"t":N,"seq":N, (events.c stamps
+ * them first, in this order): 1 with the key, without validating the line; 0 for anything
+ * else, which the view then reads. Only the key is taken this way: every line is validated
+ * when it is scanned. */
+static int ord_fast(const char *line, size_t len, struct ord *o)
+{
+    const char *p = line, *end = line + len;
+    int64_t t, us = -1, seq;
+
+    if (!lead_lit(&p, end, "{\"t\":") || (t = lead_int(&p, end)) < 0 || !lead_lit(&p, end, ","))
+        return 0;
+    if (lead_lit(&p, end, "\"t_us\":") && ((us = lead_int(&p, end)) < 0 || !lead_lit(&p, end, ",")))
+        return 0;
+    if (!lead_lit(&p, end, "\"seq\":") || (seq = lead_int(&p, end)) < 0 ||
+        (us < 0 && t > INT64_MAX / 1000))
+        return 0;
+    o->us = us >= 0 ? us : t * 1000;
+    o->seq = seq;
+    return 1;
+}
+
+/* The time of a line (t_us, else t * 1000) and its seq; -1 when absent. A duplicate key after
+ * the prefix (the last one wins for the scan) only moves where the line is read. */
+static void ord_key(const char *line, size_t len, struct ord *o, struct events_view *view)
+{
+    long long v;
+
+    if (ord_fast(line, len, o))
+        return;
+    o->us = o->seq = -1;
+    if (events_view_parse(view, line, len) != 0)
+        return;
+    o->us = events_view_time_us(view);
+    if (events_view_int(view, "seq", &v) == 0 && v >= 0)
+        o->seq = v;
+}
+
+/* One pass over rd: the index of the non-blank lines, in file order, into *out (caller frees).
+ * Returns the number of lines, or ERR_LIMIT (nothing indexed: the file is then read in its own
+ * order) past REPSCAN_ORDER_MAX lines, or ERR_IO. */
+static long ord_index(struct events_reader *rd, struct ord **out, struct events_view *view)
+{
+    struct ord *ix = NULL, cur, last = {-1, -1, 0, 0, 0};
+    size_t n = 0, cap = 0, skipped = 0;
+    long lineno = 0;
+    const char *line;
+    size_t len;
+    int rc;
+
+    *out = NULL;
+    while ((rc = events_next_line(rd, &line, &len)) == 1) {
+        size_t m = events_reader_malformed(rd);
+        if (m > skipped) { /* over-long lines the reader dropped before this one */
+            lineno += (long)(m - skipped);
+            skipped = m;
+        }
+        lineno++;
+        if (is_blank(line, len))
+            continue;
+        ord_key(line, len, &cur, view);
+        if (cur.us < 0)
+            cur.us = last.us; /* no time: it keeps its place after the line before */
+        cur.off = events_reader_tell(rd);
+        cur.len = (uint32_t)len;
+        cur.lineno = (uint32_t)lineno;
+        last = cur;
+        if (n == REPSCAN_ORDER_MAX) {
+            free(ix);
+            return ERR_LIMIT;
+        }
+        if (n == cap) {
+            cap = cap ? 2 * cap : 1024;
+            ix = xrealloc(ix, cap * sizeof(*ix));
+        }
+        ix[n++] = cur;
+    }
+    if (rc < 0) {
+        free(ix);
+        return ERR_IO;
+    }
+    *out = ix;
+    return (long)n;
+}
+
+/* Feeds the lines of fd in the order of ix (sorted). 0 or ERR_IO. */
+static int ord_feed(struct repscan *s, int fd, const struct ord *ix, size_t n)
+{
+    char *line = xmalloc(EVENTS_LINE_MAX);
+    int rc = 0;
+
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        size_t got = 0;
+        while (got < ix[i].len) {
+            ssize_t k = pread(fd, line + got, ix[i].len - got, (off_t)(ix[i].off + got));
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k <= 0) {
+                rc = ERR_IO;
+                break;
+            }
+            got += (size_t)k;
+        }
+        if (rc == 0)
+            scan_line(s, (long)ix[i].lineno, line, ix[i].len);
+    }
+    free(line);
+    return rc;
 }
 
 /* ---- agent.out ---- */
@@ -1768,42 +1930,117 @@ int repscan_end(struct repscan *s, struct err *e)
     return rc;
 }
 
+/* Opens the repetition's events.jsonl as a reader; NULL with e and out->read_error set. */
+static struct events_reader *open_events(const struct rundir_rep *rep, struct repsum *out, int *fd,
+                                         struct err *e)
+{
+    struct events_reader *rd = NULL;
+    struct err fe = {0};
+
+    *fd = rundir_rep_open(rep, "events.jsonl", &fe);
+    if (*fd >= 0)
+        rd = events_reader_fdopen(*fd);
+    if (rd == NULL) {
+        err_set(e, ERR_IO, "%s/events.jsonl: cannot open it: %s", rep->dir,
+                rundir_open_reason(errno));
+        snprintf(out->read_error, sizeof(out->read_error), "%s", e->msg);
+    }
+    return rd;
+}
+
+static int read_failed(const struct rundir_rep *rep, struct repsum *out, struct err *e)
+{
+    err_set(e, ERR_IO, "%s/events.jsonl: cannot read it", rep->dir);
+    snprintf(out->read_error, sizeof(out->read_error), "%s/events.jsonl: cannot read it", rep->dir);
+    return ERR_IO;
+}
+
+/* Scans rd's lines in file order. check 1: stops at the first line out of time order, with
+ * *unsorted set (the caller then starts again in time order). 0 or ERR_IO. */
+static int stream_events(struct repscan *s, struct events_reader *rd, int check, int *unsorted)
+{
+    struct ord cur, last = {-1, -1, 0, 0, 0};
+    const char *line;
+    size_t len, skipped = 0;
+    int rc, any = 0;
+
+    *unsorted = 0;
+    while ((rc = events_next_line(rd, &line, &len)) == 1) {
+        size_t m = events_reader_malformed(rd);
+        if (m > skipped) { /* over-long lines the reader dropped before this one */
+            repscan_skipped(s, (long)(m - skipped));
+            skipped = m;
+        }
+        if (check && !is_blank(line, len)) {
+            ord_key(line, len, &cur, &s->view);
+            if (cur.us < 0)
+                cur.us = last.us;
+            cur.lineno = (uint32_t)(s->lineno + 1);
+            if (any && ord_cmp(&last, &cur) > 0) {
+                *unsorted = 1;
+                return 0;
+            }
+            last = cur;
+            any = 1;
+        }
+        repscan_line(s, line, len);
+    }
+    s->o->malformed += (long)events_reader_malformed(rd);
+    return rc < 0 ? ERR_IO : 0;
+}
+
+/* The events in time order (docs/scoring.md, "How the events are read"): one pass while the
+ * file is in time order, the usual case; at the first line that is not, the scan starts again
+ * (repscan_begin) over an index of the lines sorted by time, read back by offset. */
+static int scan_events(struct repscan *s, const struct rundir *r, const struct rundir_rep *rep,
+                       struct repsum *out, struct err *e)
+{
+    struct events_reader *rd;
+    struct ord *ix = NULL;
+    int fd, unsorted, rc;
+    long n;
+
+    if ((rd = open_events(rep, out, &fd, e)) == NULL)
+        return ERR_IO;
+    rc = stream_events(s, rd, 1, &unsorted);
+    events_reader_free(rd);
+    if (rc < 0)
+        return read_failed(rep, out, e);
+    if (!unsorted)
+        return 0;
+
+    if ((rc = repscan_begin(s, r, rep, out, e)) < 0)
+        return rc;
+    if ((rd = open_events(rep, out, &fd, e)) == NULL)
+        return ERR_IO;
+    n = ord_index(rd, &ix, &s->view);
+    if (n == ERR_LIMIT) { /* too many to reorder: the file's own order */
+        events_reader_free(rd);
+        if ((rd = open_events(rep, out, &fd, e)) == NULL)
+            return ERR_IO;
+        rc = stream_events(s, rd, 0, &unsorted);
+        events_reader_free(rd);
+        return rc < 0 ? read_failed(rep, out, e) : 0;
+    }
+    if (n < 0) {
+        events_reader_free(rd);
+        return read_failed(rep, out, e);
+    }
+    qsort(ix, (size_t)n, sizeof(*ix), ord_cmp);
+    rc = ord_feed(s, fd, ix, (size_t)n);
+    out->malformed += (long)events_reader_malformed(rd);
+    free(ix);
+    events_reader_free(rd);
+    return rc < 0 ? read_failed(rep, out, e) : 0;
+}
+
 int repscan_run(struct repscan *s, const struct rundir *r, const struct rundir_rep *rep,
                 struct repsum *out, struct err *e)
 {
     int rc = repscan_begin(s, r, rep, out, e);
 
-    if (rc == 0 && rep->has_events) {
-        struct events_reader *rd = NULL;
-        struct err fe = {0};
-        int fd = rundir_rep_open(rep, "events.jsonl", &fe);
-        if (fd >= 0)
-            rd = events_reader_fdopen(fd);
-        if (rd == NULL) {
-            rc = err_set(e, ERR_IO, "%s/events.jsonl: cannot open it: %s", rep->dir,
-                         rundir_open_reason(errno));
-            snprintf(out->read_error, sizeof(out->read_error), "%s", e->msg);
-        } else {
-            const char *line;
-            size_t len;
-            size_t skipped = 0;
-            while ((rc = events_next_line(rd, &line, &len)) == 1) {
-                size_t m = events_reader_malformed(rd);
-                if (m > skipped) { /* over-long lines the reader dropped before this one */
-                    repscan_skipped(s, (long)(m - skipped));
-                    skipped = m;
-                }
-                repscan_line(s, line, len);
-            }
-            out->malformed += (long)events_reader_malformed(rd);
-            if (rc < 0) {
-                err_set(e, ERR_IO, "%s/events.jsonl: cannot read it", rep->dir);
-                snprintf(out->read_error, sizeof(out->read_error),
-                         "%s/events.jsonl: cannot read it", rep->dir);
-            }
-            events_reader_free(rd);
-        }
-    }
+    if (rc == 0 && rep->has_events)
+        rc = scan_events(s, r, rep, out, e);
     int rc2 = repscan_end(s, e);
     return rc < 0 ? rc : rc2;
 }

@@ -34,6 +34,7 @@
 #define REPSCAN_LOOP_PERIOD_MAX 3 /* no_progress_loop: longest cycle, in calls */
 #define REPSCAN_ANSWER_TAIL ((size_t)1 << 20)
 #define REPSCAN_TEXT_MAX ((size_t)64 << 10) /* a model text kept: no event line is longer */
+#define REPSCAN_ORDER_MAX ((size_t)1 << 20) /* events put in time order (32 bytes each) */
 #define REPSCAN_RETRY_AFTER_SLACK_MS 50
 /* backoff_observed (docs/scoring.md): no retry of a failed call sooner than MIN_MS after the
  * failure; each wait of a chain at least GROWTH times the one before, less TOLERANCE of that */
