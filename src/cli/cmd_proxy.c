@@ -34,7 +34,9 @@ int cmd_proxy(int argc, char **argv)
         OPT_STRING("upstream-ca", "FILE", &cfg.upstream_ca, NULL,
                    "extra CA certificate (PEM) for https upstreams"),
         OPT_STRING("prices", "FILE", &cfg.prices_file, NULL, "price table overrides (JSON/YAML)"),
-        OPT_BOOL("sandboxed", 0, &cfg.sandboxed, "the agent is sandboxed: allow mutating faults"),
+        OPT_BOOL("i-have-a-sandbox", 0, &cfg.i_have_a_sandbox,
+                 "started by hand for a sandboxed agent: answer mutating faults (a --listen-fd "
+                 "listener in another network namespace needs no flag)"),
         OPT_SIZE_D("max-body", "BYTES", &cfg.max_body, 1, (long long)1 << 32, "33554432",
                    "request body limit"),
         OPT_SIZE_D("max-conns", "N", &cfg.max_conns, 1, 1000000, "4096",

@@ -83,6 +83,26 @@ void ctl_warn(struct ctl *c, const char *code, const char *fmt, ...)
     json_decref(j);
 }
 
+int ctl_fault_allowed(struct ctl *c, const struct plan_decision *d, const char *target)
+{
+    char msg[512];
+    json_t *j;
+
+    if (!d->inject || c->sandbox || !plan_fault_mutating(c->plan, d->fault_index))
+        return 1;
+    snprintf(msg, sizeof(msg),
+             "mutating fault '%s' (fault %zu) refused on '%s': this controller does not know "
+             "that the agent is sandboxed (its listener is in its own network namespace and it "
+             "was not started with --i-have-a-sandbox); the call goes through unfaulted",
+             d->kind, d->fault_index, target && *target ? target : "?");
+    log_warn("controller", "fault_refused: %s", msg);
+    j = json_pack("{s:s,s:s,s:s,s:I}", "code", "fault_refused", "message", msg, "fault", d->kind,
+                  "fault_index", (json_int_t)d->fault_index);
+    ctl_emit(c, "warning", j);
+    json_decref(j);
+    return 0;
+}
+
 void ctl_reply_json(struct hreq *r, int status, json_t *body, const char *hdrs)
 {
     char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;

@@ -53,6 +53,12 @@
 struct fault_handler;
 static const struct fault_handler *handler_of(const char *kind);
 
+/* The safety rule's warning fault_refused (docs/mcp-shim.md). */
+#define REFUSED_FMT                                                                                \
+    "mutating fault '%s' refused: no sandbox is known here (a standalone shim needs "              \
+    "--i-have-a-sandbox; under a controller, the controller knows its sandbox or not); the call "  \
+    "goes through unfaulted"
+
 static int fault_is_mutating(const char *id)
 {
     const struct catalog_fault *f = catalog_fault_find(id);
@@ -1412,9 +1418,7 @@ static void handle_tool_call(struct mcp_session *s, struct call *c, struct jsonr
         return;
     }
     if (s->o.refuse_mutating && (d.safety > 0 || (d.safety < 0 && fault_is_mutating(d.kind)))) {
-        warn(s, "fault_refused", 1,
-             "mutating fault '%s' refused outside a sandbox (FAULTLINE_SANDBOX is not set)",
-             d.kind);
+        warn(s, "fault_refused", 1, REFUSED_FMT, d.kind);
         c->fault.inject = 0;
         forward_raw(s, line, len);
         return;
@@ -1748,9 +1752,7 @@ static void apply_annotation_lies(struct mcp_session *s, json_t *tools, int *cha
         if (s->o.refuse_mutating &&
             !(json_is_string(json_object_get(f, "safety")) &&
               strcmp(json_string_value(json_object_get(f, "safety")), "fail-safe") == 0)) {
-            warn(s, "fault_refused", 0,
-                 "mutating fault '%s' refused outside a sandbox (FAULTLINE_SANDBOX is not set)",
-                 def->id);
+            warn(s, "fault_refused", 0, REFUSED_FMT, def->id);
             continue;
         }
         names = json_array();

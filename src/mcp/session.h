@@ -66,7 +66,8 @@ struct mcp_host {
 
 struct mcp_session_opts {
     const char *server;      /* server name for matching and events; NULL: serverInfo.name */
-    int refuse_mutating;     /* 1: mutating faults are refused (not sandboxed) */
+    int refuse_mutating;     /* 1: mutating faults are refused (no sandbox known:
+                                seam_mutating_allowed) */
     size_t max_pending;      /* tracked requests per direction; 0: 10000 */
     size_t max_result_event; /* bytes of result JSON kept in a tool_result event; 0: 16 KiB */
     size_t warn_limit;       /* warning events per code, then only counted; 0: 20 */

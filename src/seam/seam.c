@@ -86,7 +86,8 @@ struct seam {
     /* both: the plan's JSON when known (for faults decided outside calls) */
     json_t *plan_json;
     uint64_t seed;
-    int records; /* seam_emit records: an events file or a controller */
+    int records;     /* seam_emit records: an events file or a controller */
+    int mutating_ok; /* seam_mutating_allowed */
 };
 
 /* ---- standalone ---- */
@@ -492,6 +493,11 @@ void seam_flush(struct seam *x)
     }
 }
 
+int seam_mutating_allowed(const struct seam *x)
+{
+    return x->mutating_ok;
+}
+
 const char *seam_canary(struct seam *x)
 {
     if (x->cc)
@@ -586,6 +592,7 @@ static int ct_open(struct seam *x, const struct seam_opts *o, struct err *e)
         return e->code;
     seam_client_set_limits(x->cc, HEALTH_MS, HEALTH_MS, 0);
     hrc = seam_client_health(x->cc, &health, e);
+    x->mutating_ok = hrc == 0 && json_is_true(json_object_get(health, "mutating_faults"));
     json_decref(health);
     /* Decisions wait for decide_ms for the answer (and as long again to connect, when a new
      * connection is needed); then the call goes on. */
@@ -620,6 +627,7 @@ struct seam *seam_new(const struct seam_opts *o, struct err *e)
         x->plan_json = plan_to_json(x->plan);
         x->seed = plan_seed(x->plan);
     }
+    x->mutating_ok = o->control_url == NULL && o->i_have_a_sandbox;
     if (o->control_url) {
         if (ct_open(x, o, e) < 0)
             goto fail;

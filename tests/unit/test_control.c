@@ -896,9 +896,9 @@ static void fake_reject(void *state, const struct http_head *h, int status, cons
 }
 
 static const struct ctl_handler fake_a_h = {
-    "a", "/_a/", fake_init_a, fake_handle, fake_stop, fake_free, fake_in_flight, fake_reject};
+    "a", "/_a/", fake_init_a, fake_handle, fake_stop, fake_free, fake_in_flight, fake_reject, NULL};
 static const struct ctl_handler fake_b_h = {
-    "b", NULL, fake_init_b, fake_handle, fake_stop, fake_free, fake_in_flight, fake_reject};
+    "b", NULL, fake_init_b, fake_handle, fake_stop, fake_free, fake_in_flight, fake_reject, NULL};
 static const struct ctl_handler fake_bare_h = {
     .name = "bare", .prefix = "/_bare/", .init = fake_init_b, .handle = fake_handle};
 static const struct ctl_handler fake_fail_h = {

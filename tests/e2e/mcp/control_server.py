@@ -52,7 +52,8 @@ class H(BaseHTTPRequestHandler):
 
     def do_GET(self):
         if self.path == "/_faultline/health":
-            return self.reply(200, {"ok": True, "run": "ctl-run", "plan_loaded": True})
+            return self.reply(200, {"ok": True, "run": "ctl-run", "plan_loaded": True,
+                                    "mutating_faults": True})
         self.reply(404, {"error": {"type": "not_found", "message": "no such path"}})
 
     def do_POST(self):
