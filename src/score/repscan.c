@@ -890,11 +890,11 @@ static void on_plan_loaded(struct repscan *s)
 {
     char comp[32];
     unsigned bits = 0;
-    if (get_str(s, "component", comp, sizeof(comp)) > 0) {
+    /* Each injecting side reports for itself: the controller's plan_loaded of its model side
+     * says nothing of its egress side (docs/scoring.md). Without a known component, the
+     * writer's src stands for it (the controller's: both). */
+    if (get_str(s, "component", comp, sizeof(comp)) > 0)
         bits = rundir_comp_bit(comp);
-        if (bits & COMP_CONTROLLER)
-            bits = COMP_CONTROLLER; /* the controller is both */
-    }
     if (bits == 0)
         bits = s->src;
     s->o->loaded |= bits;
