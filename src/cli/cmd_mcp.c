@@ -35,7 +35,7 @@ int cmd_mcp(int argc, char **argv)
     int nargs, rc;
 
     memset(&bo, 0, sizeof(bo));
-    memset(&ro, 0, sizeof(ro));
+    mcp_relay_opts_init(&ro); /* the defaults the table shows */
     memset(&so, 0, sizeof(so));
     bo.plan_path = getenv("FAULTLINE_PLAN");
     bo.events_path = getenv("FAULTLINE_EVENTS");
@@ -47,12 +47,12 @@ int cmd_mcp(int argc, char **argv)
                  "standalone: this runs inside a sandbox, so mutating faults may apply"),
         OPT_STRING("log", "FILE", &log_path, "stderr", "log here (never stdout)"),
         OPT_STRING("log-level", "LEVEL", &level, "warn", "error, warn, info or debug"),
-        OPT_SIZE_D("max-line", "BYTES", &ro.max_line, 1024, 1LL << 30, "33554432",
-                   "longest JSON-RPC line taken from either side"),
-        OPT_INT_D("grace-ms", "MS", &ro.grace_ms, 1, 600000, "2000",
-                  "shutdown steps: stdin closed, then SIGTERM, then SIGKILL"),
-        OPT_INT_D("eof-wait-ms", "MS", &ro.eof_wait_ms, 1, 600000, "5000",
-                  "after the client's EOF, how long pending requests may wait for answers"),
+        OPT_SIZE("max-line", "BYTES", &ro.max_line, 1024, 1LL << 30,
+                 "longest JSON-RPC line taken from either side"),
+        OPT_INT("grace-ms", "MS", &ro.grace_ms, 1, 600000,
+                "shutdown steps: stdin closed, then SIGTERM, then SIGKILL"),
+        OPT_INT("eof-wait-ms", "MS", &ro.eof_wait_ms, 1, 600000,
+                "after the client's EOF, how long pending requests may wait for answers"),
         OPT_END(),
     };
     const struct opt_cmd cmd = {

@@ -29,15 +29,13 @@
 #include "util/log.h"
 #include "util/banned.h"
 
-void controller_config_init(struct controller_config *cfg)
-{
-    memset(cfg, 0, sizeof(*cfg));
-    cfg->listen_fd = -1;
-    cfg->retries = -1;
-}
-
+/* The defaults, stated once: applied to what is unset (controller_config_init fills them in,
+ * so `faultline proxy --help` shows them from the values; controller_run applies them again
+ * for a caller that cleared a field). */
 static void config_defaults(struct controller_config *cfg)
 {
+    if (cfg->listen_addr == NULL)
+        cfg->listen_addr = "127.0.0.1:0";
     if (cfg->upstream_anthropic == NULL)
         cfg->upstream_anthropic = "https://api.anthropic.com";
     if (cfg->upstream_openai == NULL)
@@ -60,6 +58,14 @@ static void config_defaults(struct controller_config *cfg)
         cfg->idle_timeout_ms = 300000;
     if (cfg->client_timeout_ms <= 0)
         cfg->client_timeout_ms = 60000;
+}
+
+void controller_config_init(struct controller_config *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->listen_fd = -1;
+    cfg->retries = -1;
+    config_defaults(cfg);
 }
 
 /* ---- server hooks ---- */
@@ -235,7 +241,7 @@ int controller_run(const struct controller_config *cfg_in, struct err *e)
     if (c.cfg.listen_fd >= 0)
         rc = hsrv_listen_fd(c.srv, c.cfg.listen_fd, e);
     else
-        rc = hsrv_listen(c.srv, c.cfg.listen_addr ? c.cfg.listen_addr : "127.0.0.1:0", e);
+        rc = hsrv_listen(c.srv, c.cfg.listen_addr, e);
     if (rc != 0)
         goto out;
     if (hsrv_address(c.srv, c.addr, sizeof(c.addr)) != 0)

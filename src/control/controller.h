@@ -24,7 +24,7 @@
 struct controller_config {
     const char *plan_path;          /* required */
     const char *events_path;        /* required */
-    const char *listen_addr;        /* "HOST:PORT"; NULL: 127.0.0.1:0 (unless listen_fd) */
+    const char *listen_addr;        /* "HOST:PORT" (unless listen_fd); NULL: 127.0.0.1:0 */
     int listen_fd;                  /* inherited listening socket, -1 when none */
     const char *upstream_anthropic; /* NULL: https://api.anthropic.com */
     const char *upstream_openai;    /* NULL: https://api.openai.com */
@@ -46,7 +46,8 @@ struct controller_config {
                                        <= 0: 60000 */
 };
 
-/* Fills cfg with the defaults above (strings NULL, listen_fd -1). */
+/* Fills cfg with the defaults above, stated once in controller.c (the files NULL, listen_fd -1):
+ * what `faultline proxy --help` shows. controller_run applies them to a field left unset. */
 void controller_config_init(struct controller_config *cfg);
 
 /*
