@@ -31,7 +31,7 @@ int cmd_mcp(int argc, char **argv)
     struct mcp_backend b;
     struct seam *seam;
     struct err e = {0};
-    const char *name = NULL, *log_path = NULL, *level = NULL;
+    const char *name = NULL, *log_path = NULL, *level = log_level_name();
     int nargs, rc;
 
     memset(&bo, 0, sizeof(bo));
@@ -46,7 +46,7 @@ int cmd_mcp(int argc, char **argv)
         OPT_BOOL("i-have-a-sandbox", 0, &bo.i_have_a_sandbox,
                  "standalone: this runs inside a sandbox, so mutating faults may apply"),
         OPT_STRING("log", "FILE", &log_path, "stderr", "log here (never stdout)"),
-        OPT_STRING("log-level", "LEVEL", &level, "warn", "error, warn, info or debug"),
+        OPT_STRING("log-level", "LEVEL", &level, NULL, "error, warn, info or debug"),
         OPT_SIZE("max-line", "BYTES", &ro.max_line, 1024, 1LL << 30,
                  "longest JSON-RPC line taken from either side"),
         OPT_INT("grace-ms", "MS", &ro.grace_ms, 1, 600000,

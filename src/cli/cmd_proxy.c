@@ -14,7 +14,7 @@ int cmd_proxy(int argc, char **argv)
 {
     struct controller_config cfg;
     struct err e = {0};
-    const char *log_file = NULL, *level = NULL;
+    const char *log_file = NULL, *level = log_level_name();
     int nargs, rc;
 
     controller_config_init(&cfg);
@@ -54,7 +54,7 @@ int cmd_proxy(int argc, char **argv)
         OPT_INT("client-timeout-ms", "MS", &cfg.client_timeout_ms, 1, 86400000,
                 "client request, keep-alive and stalled reads"),
         OPT_STRING("log", "FILE", &log_file, "stderr", "log here"),
-        OPT_STRING("log-level", "LEVEL", &level, "warn", "error, warn, info or debug"),
+        OPT_STRING("log-level", "LEVEL", &level, NULL, "error, warn, info or debug"),
         OPT_END(),
     };
     const struct opt_cmd cmd = {
