@@ -73,6 +73,18 @@ struct opt {
         .type = OPT_T_SIZE, .name = (n), .argh = (ah), .help = (h), .value = (v), .min = (lo),     \
         .max = (hi)                                                                                \
     }
+/* With the default shown from .def: a module fills it in later (the value holds "unset").
+ * Prefer an init function that sets the value, so the default is written once. */
+#define OPT_INT_D(n, ah, v, lo, hi, d, h)                                                          \
+    {                                                                                              \
+        .type = OPT_T_INT, .name = (n), .argh = (ah), .help = (h), .value = (v), .min = (lo),      \
+        .max = (hi), .def = (d)                                                                    \
+    }
+#define OPT_SIZE_D(n, ah, v, lo, hi, d, h)                                                         \
+    {                                                                                              \
+        .type = OPT_T_SIZE, .name = (n), .argh = (ah), .help = (h), .value = (v), .min = (lo),     \
+        .max = (hi), .def = (d)                                                                    \
+    }
 #define OPT_U64(n, ah, v, g, h)                                                                    \
     {                                                                                              \
         .type = OPT_T_U64, .name = (n), .argh = (ah), .help = (h), .value = (v), .given = (g)      \
