@@ -137,7 +137,8 @@ static void api_decide(struct ctl *ctl, struct hreq *r)
         ctl_reply_error(r, 400, "invalid_request_error", "the plan cannot decide this call");
         goto done;
     }
-    plan_call_key(&call, key, sizeof(key));
+    if (d.inject)
+        plan_call_key(&call, key, sizeof(key));
     if (d.inject && !ctl_fault_allowed(ctl, &d, key)) {
         /* the safety rule: no sandbox known, so a mutating fault is not answered */
         out = json_pack("{s:b,s:s,s:s}", "inject", 0, "canary", plan_canary(ctl->plan), "refused",
