@@ -102,7 +102,6 @@ int cmd_mcp(int argc, char **argv)
     so.server = name;
     if (bo.control_url && bo.i_have_a_sandbox)
         log_info("mcp", "--i-have-a-sandbox is ignored under a controller: it knows its sandbox");
-    so.refuse_mutating = !seam_mutating_allowed(seam);
     ro.argv = (const char *const *)argv; /* opt_parse moved COMMAND [ARGS...] to argv[0..) */
     ro.idle = mcp_backend_flush;
     ro.idle_ctx = seam;

@@ -152,6 +152,10 @@ static void api_decide(struct ctl *ctl, struct hreq *r)
     } else {
         out = json_pack("{s:b,s:s}", "inject", 0, "canary", plan_canary(ctl->plan));
     }
+    /* every answer repeats the controller's word on mutating faults (health's): a component
+     * that decides some faults itself follows the latest */
+    if (out)
+        json_object_set_new(out, "mutating_faults", json_boolean(ctl->sandbox != NULL));
     ctl_reply_json(r, 200, out, NULL);
     json_decref(out);
 done:

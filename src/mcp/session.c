@@ -132,6 +132,15 @@ struct mcp_session {
     size_t nwarns;
 };
 
+/* The safety rule: the backend's word, asked at each mutating fault (a controller's may
+ * change: seam.h), else the session's option. */
+static int refuses_mutating(struct mcp_session *s)
+{
+    if (s->b.mutating_allowed)
+        return !s->b.mutating_allowed(s->b.ctx);
+    return s->o.refuse_mutating;
+}
+
 #ifndef NDEBUG
 /* The invariants of one call (sqlite's assert_pager_state). Returns 1 for assert(). */
 static int assert_call_state(struct mcp_session *s, const struct call *c)
@@ -1417,7 +1426,7 @@ static void handle_tool_call(struct mcp_session *s, struct call *c, struct jsonr
         forward_raw(s, line, len);
         return;
     }
-    if (s->o.refuse_mutating && (d.safety > 0 || (d.safety < 0 && fault_is_mutating(d.kind)))) {
+    if (refuses_mutating(s) && (d.safety > 0 || (d.safety < 0 && fault_is_mutating(d.kind)))) {
         warn(s, "fault_refused", 1, REFUSED_FMT, d.kind);
         c->fault.inject = 0;
         forward_raw(s, line, len);
@@ -1749,7 +1758,7 @@ static void apply_annotation_lies(struct mcp_session *s, json_t *tools, int *cha
         if (json_is_number(prob) && s->b.select &&
             !s->b.select(s->b.ctx, fi, mcp_session_server_name(s), k, json_number_value(prob)))
             continue;
-        if (s->o.refuse_mutating &&
+        if (refuses_mutating(s) &&
             !(json_is_string(json_object_get(f, "safety")) &&
               strcmp(json_string_value(json_object_get(f, "safety")), "fail-safe") == 0)) {
             warn(s, "fault_refused", 0, REFUSED_FMT, def->id);

@@ -205,6 +205,9 @@ static int ct_decide(struct seam *x, const struct plan_call *call, struct seam_d
         }
         return e.code ? e.code : ERR_IO;
     }
+    v = json_object_get(reply, "mutating_faults");
+    if (json_is_boolean(v))
+        x->mutating_ok = json_is_true(v); /* the controller's latest word (seam.h) */
     can = json_string_value(json_object_get(reply, "canary"));
     if (can && (x->canary == NULL || strcmp(x->canary, can) != 0)) {
         free(x->canary);

@@ -90,9 +90,9 @@ void seam_emit(struct seam *s, json_t *ev);
 void seam_flush(struct seam *s);
 
 /* The safety rule (docs/mcp-shim.md): 1 when mutating faults may be applied here. Controller
- * mode: the controller said so in its health answer (it knows its sandbox, and refuses
- * mutating decisions itself otherwise); 0 when it did not answer. Standalone: the seam was
- * opened with i_have_a_sandbox. */
+ * mode: the controller's latest word, from its health answer and then from each decision (it
+ * knows its sandbox, and refuses mutating decisions itself otherwise); 0 until it answered.
+ * Standalone: the seam was opened with i_have_a_sandbox. */
 int seam_mutating_allowed(const struct seam *s);
 /* The repetition's canary (borrowed, valid until the next seam call), or NULL while unknown. */
 const char *seam_canary(struct seam *s);

@@ -105,4 +105,29 @@ PY
     jq -se "[.[] | select(.kind == \"fault_injected\") | .fault] | sort == [\"inject.tool_result\", \"mcp.annotation_lie\", \"tool.error\", \"tool.stale_data\"]" "$FLAG_EV"
 '
 
+# a controller whose health answer did not carry its word on mutating faults: its decisions do
+M="$FAULTLINE_ROOT/tests/e2e/mcp"
+mkdir -p "$TMP/silent"
+echo '[{"tool": "echo", "kind": "inject.tool_result", "options": {"payload": "PAYLOAD"}}]' \
+    >"$TMP/silent/decisions.json"
+start_bg "$PY" "$M/control_server.py" "$TMP/silent/port" "$TMP/silent/decisions.json" \
+    "$TMP/silent/events.jsonl" --health-silent
+wait_file 10 "$TMP/silent/port" || echo "the control stand-in did not start"
+SILENT="http://127.0.0.1:$(cat "$TMP/silent/port")"
+export SILENT
+
+test_expect "under a controller: its word in each decision counts, not only its health answer" '
+    FAULTLINE_CONTROL_URL=$SILENT "$PY" - <<PY
+import mcpclient
+from mcpclient import Shim, FAKE
+s = Shim(["--name", "fake", "--"] + FAKE, sandbox=False)
+s.initialize()
+r = s.call("echo", {"message": "hi"})
+assert [c["text"] for c in r["result"]["content"]] == ["Echo: hi", "PAYLOAD"], r
+s.close(); s.wait()
+ev = mcpclient.events("silent/events.jsonl")
+assert not [e for e in ev if e.get("code") == "fault_refused"], ev
+PY
+'
+
 test_done

@@ -135,7 +135,7 @@ static void advance(struct mcp_session *s, int64_t ms)
 
 static struct mcp_session *new_session_opts(int refuse, json_t *faults)
 {
-    struct mcp_backend b = {NULL, f_decide, f_emit, f_canary, f_plan_faults, f_select};
+    struct mcp_backend b = {NULL, f_decide, f_emit, f_canary, f_plan_faults, f_select, NULL};
     struct mcp_host h = {NULL, f_now, f_set_timer, f_cancel_timer};
     struct mcp_session_opts o = {.server = "srv", .refuse_mutating = refuse};
 
