@@ -8,8 +8,8 @@
  *                 -- COMMAND [ARGS...]
  *
  * Environment: FAULTLINE_CONTROL_URL (controller mode), FAULTLINE_PLAN and FAULTLINE_EVENTS
- * (defaults for --plan and --events), FAULTLINE_SANDBOX (set inside a sandbox; without it,
- * mutating faults are refused).
+ * (defaults for --plan and --events). Mutating faults apply only where a sandbox is known: the
+ * controller's word in controller mode, --i-have-a-sandbox standalone (seam_mutating_allowed).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,11 +31,11 @@ int cmd_mcp(int argc, char **argv)
     struct mcp_backend b;
     struct seam *seam;
     struct err e = {0};
-    const char *name = NULL, *log_path = NULL, *level = NULL;
+    const char *name = NULL, *log_path = NULL, *level = log_level_name();
     int nargs, rc;
 
     memset(&bo, 0, sizeof(bo));
-    memset(&ro, 0, sizeof(ro));
+    mcp_relay_opts_init(&ro); /* the defaults the table shows */
     memset(&so, 0, sizeof(so));
     bo.plan_path = getenv("FAULTLINE_PLAN");
     bo.events_path = getenv("FAULTLINE_EVENTS");
@@ -43,14 +43,16 @@ int cmd_mcp(int argc, char **argv)
         OPT_STRING("name", "SERVER", &name, NULL, "the server's name in events and tool matches"),
         OPT_STRING("plan", "PLAN", &bo.plan_path, "$FAULTLINE_PLAN", "the repetition's plan"),
         OPT_STRING("events", "EVENTS", &bo.events_path, "$FAULTLINE_EVENTS", "append events here"),
+        OPT_BOOL("i-have-a-sandbox", 0, &bo.i_have_a_sandbox,
+                 "standalone: this runs inside a sandbox, so mutating faults may apply"),
         OPT_STRING("log", "FILE", &log_path, "stderr", "log here (never stdout)"),
-        OPT_STRING("log-level", "LEVEL", &level, "warn", "error, warn, info or debug"),
-        OPT_SIZE_D("max-line", "BYTES", &ro.max_line, 1024, 1LL << 30, "33554432",
-                   "longest JSON-RPC line taken from either side"),
-        OPT_INT_D("grace-ms", "MS", &ro.grace_ms, 1, 600000, "2000",
-                  "shutdown steps: stdin closed, then SIGTERM, then SIGKILL"),
-        OPT_INT_D("eof-wait-ms", "MS", &ro.eof_wait_ms, 1, 600000, "5000",
-                  "after the client's EOF, how long pending requests may wait for answers"),
+        OPT_STRING("log-level", "LEVEL", &level, NULL, "error, warn, info or debug"),
+        OPT_SIZE("max-line", "BYTES", &ro.max_line, 1024, 1LL << 30,
+                 "longest JSON-RPC line taken from either side"),
+        OPT_INT("grace-ms", "MS", &ro.grace_ms, 1, 600000,
+                "shutdown steps: stdin closed, then SIGTERM, then SIGKILL"),
+        OPT_INT("eof-wait-ms", "MS", &ro.eof_wait_ms, 1, 600000,
+                "after the client's EOF, how long pending requests may wait for answers"),
         OPT_END(),
     };
     const struct opt_cmd cmd = {
@@ -98,9 +100,8 @@ int cmd_mcp(int argc, char **argv)
     }
     mcp_backend_init(&b, seam);
     so.server = name;
-    /* The controller runs only in sandboxed runs; standalone, only FAULTLINE_SANDBOX says so. */
-    so.refuse_mutating = bo.control_url == NULL && (getenv("FAULTLINE_SANDBOX") == NULL ||
-                                                    *getenv("FAULTLINE_SANDBOX") == '\0');
+    if (bo.control_url && bo.i_have_a_sandbox)
+        log_info("mcp", "--i-have-a-sandbox is ignored under a controller: it knows its sandbox");
     ro.argv = (const char *const *)argv; /* opt_parse moved COMMAND [ARGS...] to argv[0..) */
     ro.idle = mcp_backend_flush;
     ro.idle_ctx = seam;

@@ -14,48 +14,47 @@ int cmd_proxy(int argc, char **argv)
 {
     struct controller_config cfg;
     struct err e = {0};
-    const char *log_file = NULL, *level = NULL;
+    const char *log_file = NULL, *level = log_level_name();
     int nargs, rc;
 
     controller_config_init(&cfg);
-    /* the defaults shown are controller.c's config_defaults, applied to what stays unset */
+    /* the defaults shown are the values controller_config_init set: written once, there */
     const struct opt opts[] = {
         OPT_STRING("plan", "PLAN.json", &cfg.plan_path, NULL, "the repetition's plan (required)"),
         OPT_STRING("events", "EVENTS.jsonl", &cfg.events_path, NULL,
                    "append events here (required)"),
-        OPT_STRING("listen", "HOST:PORT", &cfg.listen_addr, "127.0.0.1:0", "address to serve on"),
+        OPT_STRING("listen", "HOST:PORT", &cfg.listen_addr, NULL, "address to serve on"),
         OPT_INT("listen-fd", "N", &cfg.listen_fd, 0, 65535,
                 "serve on an inherited listening socket instead"),
         OPT_STRING("ready-file", "F", &cfg.ready_file, NULL, "write the bound HOST:PORT here"),
-        OPT_STRING("upstream-anthropic", "URL", &cfg.upstream_anthropic,
-                   "https://api.anthropic.com", "the Anthropic API"),
-        OPT_STRING("upstream-openai", "URL", &cfg.upstream_openai, "https://api.openai.com",
-                   "the OpenAI API"),
+        OPT_STRING("upstream-anthropic", "URL", &cfg.upstream_anthropic, NULL, "the Anthropic API"),
+        OPT_STRING("upstream-openai", "URL", &cfg.upstream_openai, NULL, "the OpenAI API"),
         OPT_STRING("upstream-ca", "FILE", &cfg.upstream_ca, NULL,
                    "extra CA certificate (PEM) for https upstreams"),
         OPT_STRING("prices", "FILE", &cfg.prices_file, NULL, "price table overrides (JSON/YAML)"),
-        OPT_BOOL("sandboxed", 0, &cfg.sandboxed, "the agent is sandboxed: allow mutating faults"),
-        OPT_SIZE_D("max-body", "BYTES", &cfg.max_body, 1, (long long)1 << 32, "33554432",
-                   "request body limit"),
-        OPT_SIZE_D("max-conns", "N", &cfg.max_conns, 1, 1000000, "4096",
-                   "client connections (at the limit, the one longest waiting for its request "
-                   "head is dropped)"),
-        OPT_INT_D("retries", "N", &cfg.retries, 0, 20, "2",
-                  "upstream retries on 429/5xx/connection errors"),
-        OPT_INT_D("retry-base-ms", "MS", &cfg.retry_base_ms, 1, 600000, "500",
-                  "first backoff, doubled each retry"),
-        OPT_INT_D("retry-max-ms", "MS", &cfg.retry_max_ms, 1, 3600000, "8000",
-                  "backoff cap and longest retry-after honoured"),
-        OPT_INT_D("connect-timeout-ms", "MS", &cfg.connect_timeout_ms, 1, 3600000, "10000",
-                  "upstream connect and TLS handshake"),
-        OPT_INT_D("first-byte-timeout-ms", "MS", &cfg.first_byte_timeout_ms, 1, 86400000, "600000",
-                  "upstream response head"),
-        OPT_INT_D("idle-timeout-ms", "MS", &cfg.idle_timeout_ms, 1, 86400000, "300000",
-                  "silence inside an upstream body"),
-        OPT_INT_D("client-timeout-ms", "MS", &cfg.client_timeout_ms, 1, 86400000, "60000",
-                  "client request, keep-alive and stalled reads"),
+        OPT_BOOL("i-have-a-sandbox", 0, &cfg.i_have_a_sandbox,
+                 "started by hand for a sandboxed agent: answer mutating faults (a --listen-fd "
+                 "listener in another network namespace needs no flag)"),
+        OPT_SIZE("max-body", "BYTES", &cfg.max_body, 1, (long long)1 << 32, "request body limit"),
+        OPT_SIZE("max-conns", "N", &cfg.max_conns, 1, 1000000,
+                 "client connections (at the limit, the one longest waiting for its request "
+                 "head is dropped)"),
+        OPT_INT("retries", "N", &cfg.retries, 0, 20,
+                "upstream retries on 429/5xx/connection errors"),
+        OPT_INT("retry-base-ms", "MS", &cfg.retry_base_ms, 1, 600000,
+                "first backoff, doubled each retry"),
+        OPT_INT("retry-max-ms", "MS", &cfg.retry_max_ms, 1, 3600000,
+                "backoff cap and longest retry-after honoured"),
+        OPT_INT("connect-timeout-ms", "MS", &cfg.connect_timeout_ms, 1, 3600000,
+                "upstream connect and TLS handshake"),
+        OPT_INT("first-byte-timeout-ms", "MS", &cfg.first_byte_timeout_ms, 1, 86400000,
+                "upstream response head"),
+        OPT_INT("idle-timeout-ms", "MS", &cfg.idle_timeout_ms, 1, 86400000,
+                "silence inside an upstream body"),
+        OPT_INT("client-timeout-ms", "MS", &cfg.client_timeout_ms, 1, 86400000,
+                "client request, keep-alive and stalled reads"),
         OPT_STRING("log", "FILE", &log_file, "stderr", "log here"),
-        OPT_STRING("log-level", "LEVEL", &level, "warn", "error, warn, info or debug"),
+        OPT_STRING("log-level", "LEVEL", &level, NULL, "error, warn, info or debug"),
         OPT_END(),
     };
     const struct opt_cmd cmd = {

@@ -76,8 +76,7 @@ static const struct exit_row rows[] = {
     {"`proxy`", "1", "failure",
      "cannot open the log file, read the plan or events file, bind or "
      "serve"},
-    {"`proxy`", "2", "invalid",
-     "an invalid plan or `--listen` address, a mutating fault without `--sandboxed`"},
+    {"`proxy`", "2", "invalid", "an invalid plan or `--listen` address"},
     USAGE_ROW("`proxy`"),
     {"`score`", "0", "scored", "verdict `scored`"},
     {"`score`", "1", "aborted",

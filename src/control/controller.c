@@ -3,16 +3,23 @@
  * handlers, listening socket), serves until SIGTERM/SIGINT, and takes it all down again. The
  * core's functions are in core.c; the handlers (ctlapi.c, proxy.c) register in controller_run.
  *
- * Start-up order matters to the runner: the plan is loaded and checked, the events file
- * opened and plan_loaded recorded, the socket bound, and only then is the ready file written
- * (atomically: a reader sees the whole address or no file). Shutdown: stop accepting, end every
- * call in flight (every handler's stop: recorded as such, clients cut), write the queued events
- * (ctl_emit_soon), close the connections and free everything.
+ * Start-up order matters to the runner: the plan is loaded and checked, whether the agent is
+ * known to be sandboxed settled (controller.h, the safety rule), the events file opened and
+ * each injecting side's plan_loaded recorded, the socket bound, and only then is the ready file
+ * written (atomically: a reader sees the whole address or no file). Shutdown: stop accepting, end
+ * every call in flight (every handler's stop: recorded as such, clients cut), write the queued
+ * events (ctl_emit_soon), close the connections and free everything.
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+
+#include <linux/sockios.h>
 
 #include <event2/dns.h>
 #include <event2/event.h>
@@ -24,15 +31,13 @@
 #include "util/log.h"
 #include "util/banned.h"
 
-void controller_config_init(struct controller_config *cfg)
-{
-    memset(cfg, 0, sizeof(*cfg));
-    cfg->listen_fd = -1;
-    cfg->retries = -1;
-}
-
+/* The defaults, stated once: applied to what is unset (controller_config_init fills them in,
+ * so `faultline proxy --help` shows them from the values; controller_run applies them again
+ * for a caller that cleared a field). */
 static void config_defaults(struct controller_config *cfg)
 {
+    if (cfg->listen_addr == NULL)
+        cfg->listen_addr = "127.0.0.1:0";
     if (cfg->upstream_anthropic == NULL)
         cfg->upstream_anthropic = "https://api.anthropic.com";
     if (cfg->upstream_openai == NULL)
@@ -55,6 +60,14 @@ static void config_defaults(struct controller_config *cfg)
         cfg->idle_timeout_ms = 300000;
     if (cfg->client_timeout_ms <= 0)
         cfg->client_timeout_ms = 60000;
+}
+
+void controller_config_init(struct controller_config *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->listen_fd = -1;
+    cfg->retries = -1;
+    config_defaults(cfg);
 }
 
 /* ---- server hooks ---- */
@@ -108,21 +121,29 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 
 /* ---- setup ---- */
 
-static int check_plan(struct ctl *c, struct err *e)
+/* The listener's network namespace is not the controller's own: the runner made it inside the
+ * sandbox's namespace (sandbox_open), so every client that reaches it is in there. SIOCGSKNS
+ * needs CAP_NET_ADMIN over the socket's namespace, which the runner's user holds over the
+ * sandbox it made; any failure to tell counts as "not known". */
+static int listener_in_other_netns(int fd)
 {
-    for (size_t i = 0; i < plan_nfaults(c->plan); i++) {
-        if (!(plan_fault_injectors(c->plan, i) & CATALOG_INJ_CONTROLLER_MODEL))
-            continue;
-        if (plan_fault_mutating(c->plan, i) && !c->cfg.sandboxed)
-            return err_set(e, ERR_INVALID,
-                           "plan '%s': fault %zu (%s) is mutating and runs only for a "
-                           "sandboxed agent; pass --sandboxed when the agent is sandboxed",
-                           c->cfg.plan_path, i, plan_fault_kind(c->plan, i));
+    struct stat own, sock;
+    int nsfd = ioctl(fd, SIOCGSKNS);
+    int rc;
+
+    if (nsfd < 0) {
+        log_info("controller", "cannot read the listener's network namespace: %s", strerror(errno));
+        return 0;
     }
-    return 0;
+    rc = fstat(nsfd, &sock) == 0 && stat("/proc/self/ns/net", &own) == 0 &&
+         (sock.st_dev != own.st_dev || sock.st_ino != own.st_ino);
+    close(nsfd);
+    return rc;
 }
 
-static void emit_plan_loaded(struct ctl *c)
+/* One plan_loaded per injecting side (the handlers' side): each says for itself that it can
+ * fire the plan's faults, so a reader can tell which could not. */
+static void emit_plan_loaded(struct ctl *c, const char *side)
 {
     json_t *inj = json_array();
     unsigned bits = plan_injectors(c->plan);
@@ -135,13 +156,14 @@ static void emit_plan_loaded(struct ctl *c)
         if ((bits & b) && plan_injector_name(b))
             json_array_append_new(inj, json_string(plan_injector_name(b)));
     j = ev_new(EVKIND_PLAN_LOADED);
-    ev_set_str(j, "component", "controller-model");
+    ev_set_str(j, "component", side);
     ev_set_str(j, "plan", c->cfg.plan_path);
     ev_set_bool(j, "faulted", plan_faulted(c->plan));
     ev_set_int(j, "faults", (long long)plan_nfaults(c->plan));
     ev_set(j, "injectors", inj);
     ev_set_str(j, "canary", plan_canary(c->plan));
     ev_set_str(j, "listen", c->addr);
+    ev_set_str(j, "sandbox", c->sandbox ? c->sandbox : "none");
     ev_set_str(j, "experiment", hash);
     ctl_emit(c, j);
     json_decref(j);
@@ -188,8 +210,6 @@ int controller_run(const struct controller_config *cfg_in, struct err *e)
         rc = e->code ? e->code : ERR_INVALID;
         goto out;
     }
-    if ((rc = check_plan(&c, e)) != 0)
-        goto out;
     c.ceiling_usd = plan_cost_ceiling(c.plan);
     c.prices = pricing_new();
     if (c.cfg.prices_file && (rc = pricing_load_file(c.prices, c.cfg.prices_file, e)) != 0)
@@ -222,10 +242,14 @@ int controller_run(const struct controller_config *cfg_in, struct err *e)
         rc = err_set(e, ERR_SYS, "cannot create the server");
         goto out;
     }
+    if (c.cfg.listen_fd >= 0 && listener_in_other_netns(c.cfg.listen_fd))
+        c.sandbox = "netns";
+    else if (c.cfg.i_have_a_sandbox)
+        c.sandbox = "declared";
     if (c.cfg.listen_fd >= 0)
         rc = hsrv_listen_fd(c.srv, c.cfg.listen_fd, e);
     else
-        rc = hsrv_listen(c.srv, c.cfg.listen_addr ? c.cfg.listen_addr : "127.0.0.1:0", e);
+        rc = hsrv_listen(c.srv, c.cfg.listen_addr, e);
     if (rc != 0)
         goto out;
     if (hsrv_address(c.srv, c.addr, sizeof(c.addr)) != 0)
@@ -236,7 +260,9 @@ int controller_run(const struct controller_config *cfg_in, struct err *e)
         rc = e->code ? e->code : ERR_IO;
         goto out;
     }
-    emit_plan_loaded(&c);
+    for (size_t i = 0; i < c.nhandlers; i++)
+        if (c.handlers[i].h->side)
+            emit_plan_loaded(&c, c.handlers[i].h->side);
     c.evq = json_array();
     c.evq_ev = event_new(c.base, -1, 0, evq_cb, &c);
     if (c.evq_ev)
@@ -255,8 +281,8 @@ int controller_run(const struct controller_config *cfg_in, struct err *e)
         if ((rc = fs_write_file(c.cfg.ready_file, ready, (size_t)n, e)) != 0)
             goto out;
     }
-    log_info("controller", "serving on %s (run %s, %zu faults)", c.addr, plan_run_id(c.plan),
-             plan_nfaults(c.plan));
+    log_info("controller", "serving on %s (run %s, %zu faults, sandbox %s)", c.addr,
+             plan_run_id(c.plan), plan_nfaults(c.plan), c.sandbox ? c.sandbox : "not known");
 
     event_base_dispatch(c.base);
     log_info("controller", "stopped; model cost $%.6f over %llu calls", c.cost_usd,

@@ -7,6 +7,12 @@
  * token and cost accounting and the cost ceiling; and the control API under /_faultline/ for
  * the components inside the sandbox (docs/control-api.md). It holds the repetition's plan
  * (one place for its counters) and is the single writer of the repetition's events file.
+ *
+ * The safety rule: mutating faults are decided only when the controller knows the agent is
+ * sandboxed: its --listen-fd listener lives in another network namespace than its own (the
+ * runner made it inside the sandbox, so every client is in there), or whoever started it by
+ * hand said so with i_have_a_sandbox. Otherwise each mutating decision is refused (the call
+ * goes through unfaulted) and recorded as a warning fault_refused.
  */
 #ifndef FAULTLINE_CONTROL_CONTROLLER_H
 #define FAULTLINE_CONTROL_CONTROLLER_H
@@ -18,14 +24,15 @@
 struct controller_config {
     const char *plan_path;          /* required */
     const char *events_path;        /* required */
-    const char *listen_addr;        /* "HOST:PORT"; NULL: 127.0.0.1:0 (unless listen_fd) */
+    const char *listen_addr;        /* "HOST:PORT" (unless listen_fd); NULL: 127.0.0.1:0 */
     int listen_fd;                  /* inherited listening socket, -1 when none */
     const char *upstream_anthropic; /* NULL: https://api.anthropic.com */
     const char *upstream_openai;    /* NULL: https://api.openai.com */
     const char *upstream_ca;        /* extra CA file for https upstreams, or NULL */
     const char *ready_file;         /* gets "HOST:PORT\n" once serving, or NULL */
     const char *prices_file;        /* price table overrides (pricing.h format), or NULL */
-    int sandboxed;                  /* the agent runs in a sandbox: mutating faults allowed */
+    int i_have_a_sandbox;           /* declared by whoever started it by hand: the agent runs
+                                       in a sandbox, mutating faults are answered */
     size_t max_body;                /* request body limit; 0: 32 MiB */
     size_t max_conns;               /* client connections; 0: 4096 */
     int retries;                    /* upstream retries after the first attempt; < 0: 2 */
@@ -39,15 +46,16 @@ struct controller_config {
                                        <= 0: 60000 */
 };
 
-/* Fills cfg with the defaults above (strings NULL, listen_fd -1). */
+/* Fills cfg with the defaults above, stated once in controller.c (the files NULL, listen_fd -1):
+ * what `faultline proxy --help` shows. controller_run applies them to a field left unset. */
 void controller_config_init(struct controller_config *cfg);
 
 /*
  * Loads the plan, opens the events file, listens, writes the ready file, and serves until
  * SIGTERM or SIGINT; then stops accepting, cuts open streams, records their end and returns
  * (within a second). 0 after a clean stop; otherwise a negative ERR_* with e set before
- * serving began: ERR_INVALID (bad plan, a mutating fault without sandboxed, bad upstream URL,
- * bad price file), ERR_IO (events or ready file), ERR_SYS (cannot listen).
+ * serving began: ERR_INVALID (bad plan, bad upstream URL, bad price file), ERR_IO (events or ready
+ * file), ERR_SYS (cannot listen).
  */
 int controller_run(const struct controller_config *cfg, struct err *e);
 

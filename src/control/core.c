@@ -90,6 +90,29 @@ void ctl_warn(struct ctl *c, const char *code, const char *fmt, ...)
     json_decref(j);
 }
 
+int ctl_fault_allowed(struct ctl *c, const struct plan_decision *d, const char *target)
+{
+    char msg[512];
+    json_t *j;
+
+    if (!d->inject || c->sandbox || !plan_fault_mutating(c->plan, d->fault_index))
+        return 1;
+    snprintf(msg, sizeof(msg),
+             "mutating fault '%s' (fault %zu) refused on '%s': this controller does not know "
+             "that the agent is sandboxed (its listener is in its own network namespace and it "
+             "was not started with --i-have-a-sandbox); the call goes through unfaulted",
+             d->kind, d->fault_index, target && *target ? target : "?");
+    log_warn("controller", "fault_refused: %s", msg);
+    j = ev_new(EVKIND_WARNING);
+    ev_set_str(j, "code", "fault_refused");
+    ev_set_str(j, "message", msg);
+    ev_set_str(j, "fault", d->kind);
+    ev_set_int(j, "fault_index", (long long)d->fault_index);
+    ctl_emit(c, j);
+    json_decref(j);
+    return 0;
+}
+
 void ctl_reply_json(struct hreq *r, int status, json_t *body, const char *hdrs)
 {
     char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;

@@ -51,6 +51,10 @@ struct ctl {
     struct pricing_table *prices;
     char addr[80];
     int stopping;
+    /* how the controller knows the agent is sandboxed (ctl_fault_allowed): "netns" (its
+     * listener is in another network namespace), "declared" (--i-have-a-sandbox), or NULL:
+     * it does not know, and refuses mutating faults */
+    const char *sandbox;
     /* the cost account (ctl_cost_add, ctl_check_ceiling) */
     double cost_usd;
     double ceiling_usd; /* 0: none */
@@ -90,6 +94,10 @@ struct ctl_handler {
      * in the format its clients read; body holds a generic one. NULL: keep it. */
     void (*reject_body)(void *state, const struct http_head *h, int status, const char *msg,
                         struct buf *body);
+    /* The injector it is ("controller-model", "controller-egress"): it records its own
+     * plan_loaded at start-up, so a reader knows which side could fire the plan's faults.
+     * NULL: it injects nothing (the control API). */
+    const char *side;
 };
 
 /* Adds a handler after those registered (routing tries them in order) and runs its init.
@@ -110,6 +118,10 @@ size_t ctl_calls_in_flight(struct ctl *c);
 uint64_t ctl_next_model_call(struct ctl *c);
 /* Adds a call's cost to the account; returns the total. */
 double ctl_cost_add(struct ctl *c, double usd);
+/* The safety rule (controller.h): 1 when the decided fault d may be applied: it is fail-safe,
+ * or the controller knows a sandbox (c->sandbox). Otherwise 0, after a warning fault_refused
+ * naming the fault and target (the caller lets the call go through unfaulted). */
+int ctl_fault_allowed(struct ctl *c, const struct plan_decision *d, const char *target);
 /* Once the cost passes the plan's ceiling: sets aborted and records the abort event (once). */
 void ctl_check_ceiling(struct ctl *c);
 

@@ -1,6 +1,7 @@
 /*
  * ctlapi: the control API under /_faultline/ (docs/control-api.md), for the components inside
- * the sandbox: health, decide (the one place that holds the repetition's fault counters),
+ * the sandbox: health, decide (the one place that holds the repetition's fault counters, and
+ * where the safety rule refuses mutating faults when no sandbox is known: ctl_fault_allowed),
  * events (appended to the one events file, seq assigned here), and state (cost, counters,
  * abort flag). Every body is JSON; every error is {"error":{"type","message"}}.
  */
@@ -21,8 +22,8 @@
 
 static void api_health(struct ctl *ctl, struct hreq *r)
 {
-    json_t *j =
-        json_pack("{s:b,s:s,s:b}", "ok", 1, "run", plan_run_id(ctl->plan), "plan_loaded", 1);
+    json_t *j = json_pack("{s:b,s:s,s:b,s:b}", "ok", 1, "run", plan_run_id(ctl->plan),
+                          "plan_loaded", 1, "mutating_faults", ctl->sandbox != NULL);
     ctl_reply_json(r, 200, j, NULL);
     json_decref(j);
 }
@@ -136,8 +137,13 @@ static void api_decide(struct ctl *ctl, struct hreq *r)
         ctl_reply_error(r, 400, "invalid_request_error", "the plan cannot decide this call");
         goto done;
     }
-    if (d.inject) {
+    if (d.inject)
         plan_call_key(&call, key, sizeof(key));
+    if (d.inject && !ctl_fault_allowed(ctl, &d, key)) {
+        /* the safety rule: no sandbox known, so a mutating fault is not answered */
+        out = json_pack("{s:b,s:s,s:s}", "inject", 0, "canary", plan_canary(ctl->plan), "refused",
+                        d.kind);
+    } else if (d.inject) {
         out =
             json_pack("{s:b,s:I,s:s,s:O,s:I,s:s,s:s}", "inject", 1, "fault_index",
                       (json_int_t)d.fault_index, "kind", d.kind, "options", d.options, "call_index",
@@ -146,6 +152,10 @@ static void api_decide(struct ctl *ctl, struct hreq *r)
     } else {
         out = json_pack("{s:b,s:s}", "inject", 0, "canary", plan_canary(ctl->plan));
     }
+    /* every answer repeats the controller's word on mutating faults (health's): a component
+     * that decides some faults itself follows the latest */
+    if (out)
+        json_object_set_new(out, "mutating_faults", json_boolean(ctl->sandbox != NULL));
     ctl_reply_json(r, 200, out, NULL);
     json_decref(out);
 done:

@@ -581,7 +581,8 @@ static int apply_fault(struct pcall *pc, json_t **reqp)
 
     if (!(plan_injectors(ctl->plan) & CATALOG_INJ_CONTROLLER_MODEL))
         return 0;
-    if (plan_decide(ctl->plan, &call, &d) != 0 || !d.inject)
+    if (plan_decide(ctl->plan, &call, &d) != 0 || !d.inject ||
+        !ctl_fault_allowed(ctl, &d, call.model))
         return 0;
     pc->fault_index = d.fault_index;
     pc->call_index = d.call_index;
@@ -1202,6 +1203,7 @@ static void proxy_reject_body(void *state, const struct http_head *h, int status
 
 const struct ctl_handler proxy_handler = {
     .name = "model proxy",
+    .side = "controller-model",
     .prefix = NULL,
     .init = proxy_init,
     .handle = proxy_handle,

@@ -57,6 +57,7 @@ static const char *const v_mode[] = {"enforce", "observe", NULL};
 static const char *const v_abort[] = {"destructive_attempt", "cost_usd_above", "wall_clock_s_above",
                                       "runner_error", NULL};
 static const char *const v_outcome[] = {"completed", "aborted", "error", NULL};
+static const char *const v_sandbox[] = {"netns", "declared", "none", NULL};
 static const char *const v_direction[] = {"client_to_server", "server_to_client", "none", NULL};
 
 static const struct evkind_field common[] = {
@@ -83,8 +84,8 @@ static const struct evkind_field common[] = {
 
 static const struct evkind_field f_plan_loaded[] = {
     {"component", S, 0, 1,
-     "injector name (the controller, which is both `controller-model` and `controller-egress`, "
-     "uses `controller-model`)",
+     "injector name: each injecting side reports for itself (the controller writes one per side "
+     "it serves: `controller-model` today)",
      v_component, 0},
     {"plan", S, 0, 1, "the plan file's path", NULL, 0},
     {"faulted", B, 0, 1, "plan `faulted`", NULL, 0},
@@ -93,6 +94,11 @@ static const struct evkind_field f_plan_loaded[] = {
     {"canary", S, 0, 0, "plan canary", NULL, 0},
     {"experiment", S, 0, 0, "experiment hash, when the plan has one", NULL, 0},
     {"listen", S, 0, 0, "for the controller: the address it listens on", NULL, 0},
+    {"sandbox", S, 0, 0,
+     "for the controller: how it knows the agent is sandboxed (`netns`: its listener is in "
+     "another network namespace; `declared`: `--i-have-a-sandbox`; `none`: it refuses mutating "
+     "faults)",
+     v_sandbox, 0},
 };
 
 static const struct evkind_field f_model_request[] = {
@@ -266,6 +272,11 @@ static const struct evkind_field f_warning[] = {
     {"status", I, 0, 0, "for `request_rejected`: the HTTP status answered", NULL, 0},
     {"path", S, 0, 0, "for `request_rejected`: the request path (no query)", NULL, 0},
     {"counts", O, 0, 0, "for `warnings_suppressed`: code -> warnings only counted", NULL, 0},
+    {"fault", S, 0, 0,
+     "for `fault_refused` (a mutating fault refused where no sandbox is known) and others about "
+     "one fault: its kind",
+     NULL, 0},
+    {"fault_index", I, 0, 0, "with `fault`: its index in the plan", NULL, 0},
 };
 
 static const struct evkind_field f_run_start[] = {

@@ -34,6 +34,11 @@ static int bk_select(void *ctx, size_t fault_index, const char *key, uint64_t in
     return seam_select(ctx, fault_index, key, index, probability);
 }
 
+static int bk_mutating_allowed(void *ctx)
+{
+    return seam_mutating_allowed(ctx);
+}
+
 void mcp_backend_init(struct mcp_backend *b, struct seam *s)
 {
     memset(b, 0, sizeof(*b));
@@ -43,6 +48,7 @@ void mcp_backend_init(struct mcp_backend *b, struct seam *s)
     b->canary = bk_canary;
     b->plan_faults = bk_plan_faults;
     b->select = bk_select;
+    b->mutating_allowed = bk_mutating_allowed;
 }
 
 void mcp_backend_flush(void *ctx)

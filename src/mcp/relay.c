@@ -625,6 +625,26 @@ static void relay_teardown(struct relay *r)
         fcntl(r->out_fd, F_SETFL, r->out_flags);
 }
 
+/* The defaults, stated once: applied to what is unset (mcp_relay_opts_init fills them in for
+ * the option table to show; mcp_relay_run for callers that left a field 0). */
+static void opts_defaults(struct mcp_relay_opts *o)
+{
+    if (o->max_line == 0)
+        o->max_line = (size_t)32 << 20;
+    if (o->grace_ms <= 0)
+        o->grace_ms = 2000;
+    if (o->drain_ms <= 0)
+        o->drain_ms = 500;
+    if (o->eof_wait_ms <= 0)
+        o->eof_wait_ms = 5000;
+}
+
+void mcp_relay_opts_init(struct mcp_relay_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    opts_defaults(o);
+}
+
 int mcp_relay_run(const struct mcp_relay_opts *oin, const struct mcp_session_opts *so,
                   const struct mcp_backend *b, struct err *e)
 {
@@ -636,14 +656,7 @@ int mcp_relay_run(const struct mcp_relay_opts *oin, const struct mcp_session_opt
     static const int sigs[4] = {SIGCHLD, SIGTERM, SIGINT, SIGHUP};
     int rc;
 
-    if (o.max_line == 0)
-        o.max_line = (size_t)32 << 20;
-    if (o.grace_ms <= 0)
-        o.grace_ms = 2000;
-    if (o.drain_ms <= 0)
-        o.drain_ms = 500;
-    if (o.eof_wait_ms <= 0)
-        o.eof_wait_ms = 5000;
+    opts_defaults(&o);
     if (o.in_fd == 0 && o.out_fd == 0)
         o.out_fd = 1;
     memset(&r, 0, sizeof(r));

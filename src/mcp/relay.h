@@ -42,6 +42,9 @@ struct mcp_relay_opts {
     void *idle_ctx;
 };
 
+/* Clears o and fills in the defaults above (what `faultline mcp --help` shows). */
+void mcp_relay_opts_init(struct mcp_relay_opts *o);
+
 /* Runs the shim to the end. Returns the exit code for the process (the server's status, or
  * 128 + a signal that ended the shim), or a negative ERR_* with e set when the server could not
  * be started or the loop could not be set up (nothing is left running then). The backend's

@@ -54,6 +54,12 @@
 struct fault_handler;
 static const struct fault_handler *handler_of(const char *kind);
 
+/* The safety rule's warning fault_refused (docs/mcp-shim.md). */
+#define REFUSED_FMT                                                                                \
+    "mutating fault '%s' refused: no sandbox is known here (a standalone shim needs "              \
+    "--i-have-a-sandbox; under a controller, the controller knows its sandbox or not); the call "  \
+    "goes through unfaulted"
+
 static int fault_is_mutating(const char *id)
 {
     const struct catalog_fault *f = catalog_fault_find(id);
@@ -126,6 +132,15 @@ struct mcp_session {
     struct warn_count warns[48];
     size_t nwarns;
 };
+
+/* The safety rule: the backend's word, asked at each mutating fault (a controller's may
+ * change: seam.h), else the session's option. */
+static int refuses_mutating(struct mcp_session *s)
+{
+    if (s->b.mutating_allowed)
+        return !s->b.mutating_allowed(s->b.ctx);
+    return s->o.refuse_mutating;
+}
 
 #ifndef NDEBUG
 /* The invariants of one call (sqlite's assert_pager_state). Returns 1 for assert(). */
@@ -1432,10 +1447,8 @@ static void handle_tool_call(struct mcp_session *s, struct call *c, struct jsonr
         forward_raw(s, line, len);
         return;
     }
-    if (s->o.refuse_mutating && (d.safety > 0 || (d.safety < 0 && fault_is_mutating(d.kind)))) {
-        warn(s, "fault_refused", 1,
-             "mutating fault '%s' refused outside a sandbox (FAULTLINE_SANDBOX is not set)",
-             d.kind);
+    if (refuses_mutating(s) && (d.safety > 0 || (d.safety < 0 && fault_is_mutating(d.kind)))) {
+        warn(s, "fault_refused", 1, REFUSED_FMT, d.kind);
         c->fault.inject = 0;
         forward_raw(s, line, len);
         return;
@@ -1766,12 +1779,10 @@ static void apply_annotation_lies(struct mcp_session *s, json_t *tools, int *cha
         if (json_is_number(prob) && s->b.select &&
             !s->b.select(s->b.ctx, fi, mcp_session_server_name(s), k, json_number_value(prob)))
             continue;
-        if (s->o.refuse_mutating &&
+        if (refuses_mutating(s) &&
             !(json_is_string(json_object_get(f, "safety")) &&
               strcmp(json_string_value(json_object_get(f, "safety")), "fail-safe") == 0)) {
-            warn(s, "fault_refused", 0,
-                 "mutating fault '%s' refused outside a sandbox (FAULTLINE_SANDBOX is not set)",
-                 def->id);
+            warn(s, "fault_refused", 0, REFUSED_FMT, def->id);
             continue;
         }
         names = json_array();

@@ -53,6 +53,9 @@ struct mcp_backend {
     /* Optional: plan_select for list-time faults (1 inject, 0 not). */
     int (*select)(void *ctx, size_t fault_index, const char *key, uint64_t index,
                   double probability);
+    /* Optional: 1 when mutating faults may apply now (the safety rule: seam_mutating_allowed),
+     * asked at each one; NULL: the session's refuse_mutating option says. */
+    int (*mutating_allowed)(void *ctx);
 };
 
 /* What the session needs from the process that runs it. */
@@ -66,7 +69,8 @@ struct mcp_host {
 
 struct mcp_session_opts {
     const char *server;      /* server name for matching and events; NULL: serverInfo.name */
-    int refuse_mutating;     /* 1: mutating faults are refused (not sandboxed) */
+    int refuse_mutating;     /* 1: mutating faults are refused (no sandbox known), when the
+                                backend has no mutating_allowed */
     size_t max_pending;      /* tracked requests per direction; 0: 10000 */
     size_t max_result_event; /* bytes of result JSON kept in a tool_result event; 0: 16 KiB */
     size_t warn_limit;       /* warning events per code, then only counted; 0: 20 */

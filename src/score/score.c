@@ -415,6 +415,10 @@ static void stage_warnings(struct score_result *res)
     warn_counts(res, "malformed_events", "%ld malformed event line(s) were ignored",
                 offsetof(struct repsum, malformed));
     warn_counts(
+        res, "fault_refused",
+        "%ld mutating fault decision(s) were refused because no sandbox was known: those calls went through unfaulted",
+        offsetof(struct repsum, faults_refused));
+    warn_counts(
         res, "untrusted_events",
         "%ld event(s) posted through the control API claimed what only the controller or the runner observes and were ignored",
         offsetof(struct repsum, untrusted));

@@ -88,7 +88,8 @@ struct seam {
     /* both: the plan's JSON when known (for faults decided outside calls) */
     json_t *plan_json;
     uint64_t seed;
-    int records; /* seam_emit records: an events file or a controller */
+    int records;     /* seam_emit records: an events file or a controller */
+    int mutating_ok; /* seam_mutating_allowed */
 };
 
 /* ---- standalone ---- */
@@ -208,6 +209,9 @@ static int ct_decide(struct seam *x, const struct plan_call *call, struct seam_d
         }
         return e.code ? e.code : ERR_IO;
     }
+    v = json_object_get(reply, "mutating_faults");
+    if (json_is_boolean(v))
+        x->mutating_ok = json_is_true(v); /* the controller's latest word (seam.h) */
     can = json_string_value(json_object_get(reply, "canary"));
     if (can && (x->canary == NULL || strcmp(x->canary, can) != 0)) {
         free(x->canary);
@@ -498,6 +502,11 @@ void seam_flush(struct seam *x)
     }
 }
 
+int seam_mutating_allowed(const struct seam *x)
+{
+    return x->mutating_ok;
+}
+
 const char *seam_canary(struct seam *x)
 {
     if (x->cc)
@@ -591,6 +600,7 @@ static int ct_open(struct seam *x, const struct seam_opts *o, struct err *e)
         return e->code;
     seam_client_set_limits(x->cc, HEALTH_MS, HEALTH_MS, 0);
     hrc = seam_client_health(x->cc, &health, e);
+    x->mutating_ok = hrc == 0 && json_is_true(json_object_get(health, "mutating_faults"));
     json_decref(health);
     /* Decisions wait for decide_ms for the answer (and as long again to connect, when a new
      * connection is needed); then the call goes on. */
@@ -625,6 +635,7 @@ struct seam *seam_new(const struct seam_opts *o, struct err *e)
         x->plan_json = plan_to_json(x->plan);
         x->seed = plan_seed(x->plan);
     }
+    x->mutating_ok = o->control_url == NULL && o->i_have_a_sandbox;
     if (o->control_url) {
         if (ct_open(x, o, e) < 0)
             goto fail;

@@ -20,7 +20,8 @@
  * Plans are read only through src/plan's validated loader (plan_load), in both modes. A
  * controller that is down, stopped or slow never holds a call up for longer than the decision
  * deadline (once; then not at all while the breaker is open), and never injects: a failed
- * decision lets the call through.
+ * decision lets the call through. Mutating faults apply only where a sandbox is known
+ * (seam_mutating_allowed).
  *
  * Layer: the seam sits below every boundary component and above plan, events and util. A
  * component uses only this header; the control API client (client.h), the breaker and the
@@ -56,7 +57,9 @@ struct seam_opts {
     const char *control_url; /* non-NULL: controller mode */
     const char *plan_path;   /* may be NULL */
     const char *events_path; /* standalone only; may be NULL */
-    int decide_ms; /* controller: decision deadline; 0: FAULTLINE_CONTROL_DECIDE_MS or 400 */
+    int decide_ms;        /* controller: decision deadline; 0: FAULTLINE_CONTROL_DECIDE_MS or 400 */
+    int i_have_a_sandbox; /* standalone: whoever started it says it runs in a sandbox (the
+                             controller decides that for itself: ignored in controller mode) */
 };
 
 struct seam;
@@ -87,6 +90,11 @@ void seam_emit(struct seam *s, json_t *ev);
  * for it). For a component's idle hook, once what its peers were waiting for is written. */
 void seam_flush(struct seam *s);
 
+/* The safety rule (docs/mcp-shim.md): 1 when mutating faults may be applied here. Controller
+ * mode: the controller's latest word, from its health answer and then from each decision (it
+ * knows its sandbox, and refuses mutating decisions itself otherwise); 0 until it answered.
+ * Standalone: the seam was opened with i_have_a_sandbox. */
+int seam_mutating_allowed(const struct seam *s);
 /* The repetition's canary (borrowed, valid until the next seam call), or NULL while unknown. */
 const char *seam_canary(struct seam *s);
 /* The plan's faults array (docs/plan.md; borrowed, valid until seam_free), or NULL when no

@@ -38,6 +38,11 @@ int log_set_level_name(const char *name)
     return ERR_INVALID;
 }
 
+const char *log_level_name(void)
+{
+    return log_level >= 0 && log_level < 4 ? level_names[log_level] : "?";
+}
+
 void log_write(int level, const char *module, const char *fmt, ...)
 {
     char line[2048];

@@ -17,6 +17,8 @@ extern int log_level;
 int log_open_file(const char *path);
 /* Parses "error|warn|info|debug"; 0 or ERR_INVALID. */
 int log_set_level_name(const char *name);
+/* The current level's name ("warn" until set): the default an option table shows. */
+const char *log_level_name(void);
 void log_write(int level, const char *module, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

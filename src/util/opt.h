@@ -10,9 +10,10 @@
  * table. `-h`/`--help` anywhere before `--` wins over everything else, so the help shows the
  * defaults as the table's values held them before parsing.
  *
- * Defaults are stated once: the value a pointer holds before opt_parse (set by the command or a
- * module's init or defaults function), or, when that is not the value the program uses (a NULL
- * string a module fills in later), the table's .def text. opt_help prints both the same way.
+ * Defaults are stated once: the value a pointer holds before opt_parse, set by the command or
+ * by the module's init function (controller_config_init, mcp_relay_opts_init), never a text
+ * copy of it. A string's .def text is only for what no value can say ("stderr" for a NULL
+ * log file, "$FAULTLINE_PLAN"). opt_help prints both the same way.
  */
 #ifndef FAULTLINE_UTIL_OPT_H
 #define FAULTLINE_UTIL_OPT_H
@@ -72,7 +73,8 @@ struct opt {
         .type = OPT_T_SIZE, .name = (n), .argh = (ah), .help = (h), .value = (v), .min = (lo),     \
         .max = (hi)                                                                                \
     }
-/* With the default shown from .def: a module fills it in later (the value holds "unset"). */
+/* With the default shown from .def: a module fills it in later (the value holds "unset").
+ * Prefer an init function that sets the value, so the default is written once. */
 #define OPT_INT_D(n, ah, v, lo, hi, d, h)                                                          \
     {                                                                                              \
         .type = OPT_T_INT, .name = (n), .argh = (ah), .help = (h), .value = (v), .min = (lo),      \

@@ -5,7 +5,7 @@
 # kinds table (t0030), so this holds the table to the writers.
 . "$(dirname "$0")/lib.sh"
 . "$FAULTLINE_ROOT/tests/e2e/proxy/lib-proxy.sh"
-export PYTHONPATH="$FAULTLINE_ROOT/tests/e2e/mcp" FAULTLINE_SANDBOX=1
+export PYTHONPATH="$FAULTLINE_ROOT/tests/e2e/mcp" MCPCLIENT_SANDBOX=1
 
 # check_events FILE...: each event against the page's tables; prints the kinds seen.
 cat >"$TMP/check.py" <<'PY'

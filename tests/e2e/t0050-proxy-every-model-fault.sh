@@ -18,7 +18,7 @@ write_plan "$TMP/plan.json" "$(cat "$TMP/faults.json")" 100
 export ROWS="$TMP/rows.json"
 
 start_upstream
-start_proxy "$TMP/plan.json" --sandboxed
+start_proxy "$TMP/plan.json" --i-have-a-sandbox
 
 test_expect "the catalog gives the controller-model injector at least the five llm.* faults" '
     test "$(jq length "$ROWS")" -ge 5

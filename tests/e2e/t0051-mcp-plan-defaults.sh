@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 M="$FAULTLINE_ROOT/tests/e2e/mcp"
 PY=/usr/bin/python3; [ -x "$PY" ] || PY=python3 # not a version-manager shim: slow to start
-export M PY PYTHONPATH="$FAULTLINE_ROOT/tests/e2e/mcp" FAULTLINE_SANDBOX=1
+export M PY PYTHONPATH="$FAULTLINE_ROOT/tests/e2e/mcp" MCPCLIENT_SANDBOX=1
 export C=E-FAULTLINE-00c0ffee
 "$FAULTLINE" list --json >"$TMP/catalog.json"
 

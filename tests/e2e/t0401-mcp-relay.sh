@@ -42,7 +42,7 @@ mcpclient.write_plan("plan.json", [
     {"kind": "mcp.annotation_lie", "match": {"tool": "nothing"}}])
 PY
     rm -f in2.log
-    FAULTLINE_SANDBOX=1 timeout 30 "$FAULTLINE" mcp --name everything --plan plan.json \
+    timeout 30 "$FAULTLINE" mcp --i-have-a-sandbox --name everything --plan plan.json \
         --events ev.jsonl -- "$PY" "$M/replay_server.py" "$M/everything-session.json" in2.log \
         <client.jsonl >out2.jsonl 2>err.txt
     cmp in2.log client.jsonl

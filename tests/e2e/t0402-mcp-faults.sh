@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 M="$FAULTLINE_ROOT/tests/e2e/mcp"
 PY=/usr/bin/python3; [ -x "$PY" ] || PY=python3 # not a version-manager shim: slow to start
-export M PY PYTHONPATH="$FAULTLINE_ROOT/tests/e2e/mcp" FAULTLINE_SANDBOX=1
+export M PY PYTHONPATH="$FAULTLINE_ROOT/tests/e2e/mcp" MCPCLIENT_SANDBOX=1
 export C=E-FAULTLINE-00c0ffee
 
 test_expect "tool.error: an isError result with the message and the canary; the server never sees it" '
@@ -219,7 +219,7 @@ s.close(); s.wait()
 PY
 '
 
-test_expect "without FAULTLINE_SANDBOX, mutating faults are refused; fail-safe ones still apply" '
+test_expect "without --i-have-a-sandbox, mutating faults are refused; fail-safe ones still apply" '
     rm -f ev.jsonl in.log p.json
     "$PY" - <<PY
 import mcpclient, os
@@ -227,7 +227,7 @@ from mcpclient import Shim, FAKE
 mcpclient.write_plan("p.json", [
     {"kind": "inject.tool_result", "match": {"tool": "echo"}, "options": {"payload": "P"}},
     {"kind": "tool.error", "match": {"tool": "add"}}])
-s = Shim(["--plan", "p.json", "--events", "ev.jsonl", "--"] + FAKE, env={"FAULTLINE_SANDBOX": ""})
+s = Shim(["--plan", "p.json", "--events", "ev.jsonl", "--"] + FAKE, sandbox=False)
 s.initialize()
 r = s.call("echo", {"message": "hi"}); assert len(r["result"]["content"]) == 1, r
 r = s.call("add", {"a": 1, "b": 1}); assert r["result"]["isError"], r

@@ -97,7 +97,7 @@ from mcpclient import Shim
 from oddserver import PAYLOADS, reply
 mcpclient.write_plan("p.json", [{"kind": "tool.omission", "match": {"tool": "*fault"}}])
 s = Shim(["--plan", "p.json", "--events", "ev.jsonl", "--", sys.executable, "oddserver.py"],
-         env={"FAULTLINE_SANDBOX": "1"})
+         sandbox=True)
 s.initialize()
 for name in PAYLOADS:
     r = s.call(name + "fault", {}, 10)

@@ -175,7 +175,7 @@ static void check_client_output(struct buf *b)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct jsonrpc_framer f;
-    struct mcp_backend b = {NULL, f_decide, f_emit, f_canary, NULL, NULL};
+    struct mcp_backend b = {NULL, f_decide, f_emit, f_canary, NULL, NULL, NULL};
     struct mcp_host h = {NULL, f_now, f_set_timer, f_cancel_timer};
     struct mcp_session_opts o = {.server = "fz", .warn_limit = 3};
     struct mcp_session *s;

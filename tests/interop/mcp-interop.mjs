@@ -38,10 +38,10 @@ function events(file) {
 async function connect(server, { faults = null, direct = false, name = "srv", onListChanged } = {}) {
   const ev = path.join(tmp, `events-${++seq}.jsonl`);
   const args = direct ? server.slice(1)
-    : ["mcp", "--name", name, "--events", ev, ...(faults ? ["--plan", plan(faults)] : []), "--", ...server];
+    : ["mcp", "--i-have-a-sandbox", "--name", name, "--events", ev, ...(faults ? ["--plan", plan(faults)] : []), "--", ...server];
   const transport = new StdioClientTransport({
     command: direct ? server[0] : FAULTLINE, args, stderr: "pipe",
-    env: { ...process.env, FAULTLINE_SANDBOX: "1" },
+    env: { ...process.env },
   });
   const client = new Client({ name: "faultline-interop", version: "1.0.0" },
                             { capabilities: {},

@@ -38,12 +38,11 @@ run_claude() {
     "$PY" - "$dir" "$plan" <<'PY'
 import json, os, sys
 d, plan = sys.argv[1], sys.argv[2]
-args = ["mcp", "--name", "fake", "--events", d + "/events.jsonl"]
+args = ["mcp", "--i-have-a-sandbox", "--name", "fake", "--events", d + "/events.jsonl"]
 if plan:
     args += ["--plan", plan]
 args += ["--", os.environ["PY"], os.environ["M"] + "/fake_server.py"]
-cfg = {"mcpServers": {"fake": {"command": os.environ["FAULTLINE"], "args": args,
-                               "env": {"FAULTLINE_SANDBOX": "1"}}}}
+cfg = {"mcpServers": {"fake": {"command": os.environ["FAULTLINE"], "args": args}}}
 json.dump(cfg, open(d + "/mcp.json", "w"))
 PY
     (cd "$dir" && ANTHROPIC_BASE_URL="http://$(cat "$TMP/mock.ready")" ANTHROPIC_API_KEY=sk-test \

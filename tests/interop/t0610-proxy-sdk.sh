@@ -31,7 +31,7 @@ start_bg "$FAULTLINE" mock-model --script "$TMP/mock.yaml" --ready-file "$TMP/mo
     >/dev/null 2>"$TMP/mock.log"
 wait_file 10 "$TMP/mock.ready" || echo "mock-model did not start"
 MOCK=$(cat "$TMP/mock.ready")
-start_bg "$FAULTLINE" proxy --plan "$TMP/plan.json" --events "$TMP/events.jsonl" --sandboxed \
+start_bg "$FAULTLINE" proxy --plan "$TMP/plan.json" --events "$TMP/events.jsonl" --i-have-a-sandbox \
     --upstream-anthropic "http://$MOCK" --upstream-openai "http://$MOCK/v1" \
     --ready-file "$TMP/px.ready" --log-level info 2>"$TMP/proxy.log"
 PROXY_PID=$LAST_PID

@@ -896,13 +896,38 @@ static void fake_reject(void *state, const struct http_head *h, int status, cons
 }
 
 static const struct ctl_handler fake_a_h = {
-    "a", "/_a/", fake_init_a, fake_handle, fake_stop, fake_free, fake_in_flight, fake_reject};
+    "a", "/_a/", fake_init_a, fake_handle, fake_stop, fake_free, fake_in_flight, fake_reject, NULL};
 static const struct ctl_handler fake_b_h = {
-    "b", NULL, fake_init_b, fake_handle, fake_stop, fake_free, fake_in_flight, fake_reject};
+    "b", NULL, fake_init_b, fake_handle, fake_stop, fake_free, fake_in_flight, fake_reject, NULL};
 static const struct ctl_handler fake_bare_h = {
     .name = "bare", .prefix = "/_bare/", .init = fake_init_b, .handle = fake_handle};
 static const struct ctl_handler fake_fail_h = {
     .name = "fail", .init = fake_init_fail, .handle = fake_handle};
+
+/* The defaults are written once, in controller.c: controller_config_init fills them in, and
+ * `faultline proxy --help` shows these values (not a copy of them as text). */
+static void test_config_init_defaults(void **state)
+{
+    struct controller_config cfg;
+
+    controller_config_init(&cfg);
+    assert_string_equal(cfg.listen_addr, "127.0.0.1:0");
+    assert_int_equal(cfg.listen_fd, -1);
+    assert_string_equal(cfg.upstream_anthropic, "https://api.anthropic.com");
+    assert_string_equal(cfg.upstream_openai, "https://api.openai.com");
+    assert_null(cfg.plan_path);
+    assert_null(cfg.upstream_ca);
+    assert_int_equal(cfg.max_body, (size_t)32 << 20);
+    assert_int_equal(cfg.max_conns, 4096);
+    assert_int_equal(cfg.retries, 2);
+    assert_int_equal(cfg.retry_base_ms, 500);
+    assert_int_equal(cfg.retry_max_ms, 8000);
+    assert_int_equal(cfg.connect_timeout_ms, 10000);
+    assert_int_equal(cfg.first_byte_timeout_ms, 600000);
+    assert_int_equal(cfg.idle_timeout_ms, 300000);
+    assert_int_equal(cfg.client_timeout_ms, 60000);
+    assert_int_equal(cfg.i_have_a_sandbox, 0);
+}
 
 static void test_core_handlers(void **state)
 {
@@ -981,6 +1006,7 @@ int main(void)
         cmocka_unit_test(test_upstream_half_head),
         cmocka_unit_test(test_every_llm_fault_has_a_handler),
         cmocka_unit_test(test_core_handlers),
+        cmocka_unit_test(test_config_init_defaults),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "experiment/catalog.h"
+#include "mcp/relay.h"
 #include "mcp/session.h"
 #include "util/banned.h"
 
@@ -134,7 +135,7 @@ static void advance(struct mcp_session *s, int64_t ms)
 
 static struct mcp_session *new_session_opts(int refuse, json_t *faults)
 {
-    struct mcp_backend b = {NULL, f_decide, f_emit, f_canary, f_plan_faults, f_select};
+    struct mcp_backend b = {NULL, f_decide, f_emit, f_canary, f_plan_faults, f_select, NULL};
     struct mcp_host h = {NULL, f_now, f_set_timer, f_cancel_timer};
     struct mcp_session_opts o = {.server = "srv", .refuse_mutating = refuse};
 
@@ -1426,6 +1427,22 @@ static void test_every_catalog_fault_has_a_handler(void **state)
     }
 }
 
+/* `faultline mcp --help` shows the values mcp_relay_opts_init set: the defaults are written
+ * once, in relay.c. */
+static void test_relay_opts_init_defaults(void **state)
+{
+    struct mcp_relay_opts o;
+
+    mcp_relay_opts_init(&o);
+    assert_int_equal(o.max_line, (size_t)32 << 20);
+    assert_int_equal(o.grace_ms, 2000);
+    assert_int_equal(o.drain_ms, 500);
+    assert_int_equal(o.eof_wait_ms, 5000);
+    assert_null(o.argv);
+    assert_int_equal(o.in_fd, 0);
+    assert_int_equal(o.out_fd, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1455,6 +1472,7 @@ int main(void)
         cmocka_unit_test(test_unparsed_from_client),
         cmocka_unit_test(test_unparsed_lists),
         cmocka_unit_test(test_every_catalog_fault_has_a_handler),
+        cmocka_unit_test(test_relay_opts_init_defaults),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,7 @@
 #include "util/err.h"
 #include "util/fs.h"
 #include "util/hash.h"
+#include "util/log.h"
 #include "util/num.h"
 #include "util/regex_safe.h"
 #include "util/text.h"
@@ -247,6 +248,18 @@ static void test_regex_check(void **state)
     expect_refused(big, "longer than 512 bytes");
 }
 
+/* The level's name is what `--log-level`'s help shows as the default: it is read from the
+ * level itself, not written again as text. */
+static void test_log_level_name(void **state)
+{
+    assert_string_equal(log_level_name(), "warn");
+    assert_int_equal(log_set_level_name("debug"), 0);
+    assert_string_equal(log_level_name(), "debug");
+    assert_int_equal(log_set_level_name("loud"), ERR_INVALID);
+    assert_string_equal(log_level_name(), "debug");
+    assert_int_equal(log_set_level_name("warn"), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -257,6 +270,7 @@ int main(void)
         cmocka_unit_test(test_buf_addf_grows), cmocka_unit_test(test_num),
         cmocka_unit_test(test_hash_stable),    cmocka_unit_test(test_fs_roundtrip),
         cmocka_unit_test(test_err_first_wins),
+        cmocka_unit_test(test_log_level_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,7 +9,9 @@ body of POST /_faultline/decide is appended to EVENTS.jsonl.decide, every event 
 PORTFILE. --chunked answers with chunked bodies; --close closes the connection after each reply;
 --lose-first-events reads the first POST /_faultline/events, writes its events to
 EVENTS.jsonl.lost and closes the connection without answering (a controller that may or may not
-have recorded them).
+have recorded them). Health and every decision say "mutating_faults": true (a controller
+that knows its sandbox); --health-silent leaves it out of the health answer (a controller whose
+health answer the shim missed: its decisions still say it).
 """
 import json
 import sys
@@ -19,6 +21,7 @@ portfile, decisions_path, events_path = sys.argv[1:4]
 chunked = "--chunked" in sys.argv
 close = "--close" in sys.argv
 lose_first = ["--lose-first-events" in sys.argv]
+health_silent = "--health-silent" in sys.argv
 decisions = json.load(open(decisions_path))
 used = [False] * len(decisions)
 CANARY = "E-FAULTLINE-5eed5eed"
@@ -52,7 +55,10 @@ class H(BaseHTTPRequestHandler):
 
     def do_GET(self):
         if self.path == "/_faultline/health":
-            return self.reply(200, {"ok": True, "run": "ctl-run", "plan_loaded": True})
+            h = {"ok": True, "run": "ctl-run", "plan_loaded": True}
+            if not health_silent:
+                h["mutating_faults"] = True
+            return self.reply(200, h)
         self.reply(404, {"error": {"type": "not_found", "message": "no such path"}})
 
     def do_POST(self):
@@ -69,8 +75,8 @@ class H(BaseHTTPRequestHandler):
                     used[i] = True
                     return self.reply(200, {"inject": True, "fault_index": i, "kind": d["kind"],
                                             "options": d.get("options", {}), "call_index": 0,
-                                            "canary": CANARY})
-            return self.reply(200, {"inject": False, "canary": CANARY})
+                                            "canary": CANARY, "mutating_faults": True})
+            return self.reply(200, {"inject": False, "canary": CANARY, "mutating_faults": True})
         if self.path == "/_faultline/events":
             evs = body if isinstance(body, list) else [body]
             if lose_first[0]:

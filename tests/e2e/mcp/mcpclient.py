@@ -24,10 +24,16 @@ class Timeout(Exception):
 
 
 class Shim:
-    def __init__(self, args, env=None, stderr=None):
+    """sandbox: pass --i-have-a-sandbox (mutating faults apply standalone); None: when the
+    test exported MCPCLIENT_SANDBOX=1 (a switch of this helper, not of faultline)."""
+
+    def __init__(self, args, env=None, stderr=None, sandbox=None):
         e = dict(os.environ)
         e.update(env or {})
-        self.p = subprocess.Popen([FAULTLINE, "mcp"] + list(args), stdin=subprocess.PIPE,
+        if sandbox is None:
+            sandbox = os.environ.get("MCPCLIENT_SANDBOX") == "1"
+        flags = ["--i-have-a-sandbox"] if sandbox else []
+        self.p = subprocess.Popen([FAULTLINE, "mcp"] + flags + list(args), stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, stderr=stderr, env=e)
         self.buf = b""
         self.lines = []  # every line received, raw
