@@ -1243,8 +1243,12 @@ static int alter_inject_result(struct mcp_session *s, struct call *c, json_t *re
                               : opt_is(c, "position", "replace") ? MCP_INJECT_REPLACE
                                                                  : MCP_INJECT_APPEND;
 
-    mcp_alter_inject(result, opt_str(c, "payload"), pos);
-    emit_fault(s, c, json_pack("{s:s}", "position", opt_str(c, "position")));
+    enum mcp_sc_change sc = MCP_SC_ABSENT;
+
+    mcp_alter_inject(result, opt_str(c, "payload"), pos, &sc);
+    emit_fault(s, c,
+               json_pack("{s:s, s:s}", "position", opt_str(c, "position"), "structured_content",
+                         mcp_alter_sc_name(sc)));
     return 1;
 }
 
