@@ -1016,6 +1016,10 @@ static void call_stale_data(struct mcp_session *s, struct call *c, struct jsonrp
             char *d = json_dumps(fixed, JSON_COMPACT | JSON_ENCODE_ANY);
             r = mcp_alter_text_result(d ? d : "", 0, c->stateless);
             free(d);
+            /* An object is also the structuredContent (which the text mirrors), so clients that
+             * show structuredContent (Claude Code) see the same stale value. */
+            if (json_is_object(fixed))
+                json_object_set(r, "structuredContent", fixed);
         }
     } else if (json_object_get(s->stale, c->tool)) {
         r = json_deep_copy(json_object_get(s->stale, c->tool));

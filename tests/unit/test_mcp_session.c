@@ -574,6 +574,7 @@ static void test_stale_data(void **state)
     client(s, CALL("5", "price", "{}"));
     r = parse_line(TO_CLIENT(s));
     assert_string_equal(str_at(r, "result.content.0.text"), "{\"price\":1}");
+    assert_int_equal(json_integer_value(at(r, "result.structuredContent.price")), 1);
     json_decref(r);
     end_session(s);
 }
