@@ -1250,6 +1250,12 @@ static int alter_inject_result(struct mcp_session *s, struct call *c, json_t *re
     enum mcp_sc_change sc = MCP_SC_ABSENT;
 
     mcp_alter_inject(result, opt_str(c, "payload"), pos, &sc);
+    if (sc == MCP_SC_UNCHANGED)
+        warn(s, "fault_partly_visible", 0,
+             "inject.tool_result on '%s': the result's structuredContent holds no string to carry "
+             "the payload; a client that shows its model structuredContent (Claude Code) does "
+             "not see it",
+             c->tool ? c->tool : "");
     emit_fault(s, c,
                json_pack("{s:s, s:s}", "position", opt_str(c, "position"), "structured_content",
                          mcp_alter_sc_name(sc)));
