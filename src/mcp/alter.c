@@ -48,9 +48,9 @@ static size_t utf8_cut(const char *s, size_t n)
 /* ---- structuredContent mirrors ----
  *
  * A server that returns structuredContent usually repeats it in content (MCP asks it to), and
- * clients show their model one or the other: Claude Code shows structuredContent, most others
- * the content items. A fault that changes one changes the other the same way (docs/mcp-shim.md,
- * "What the model sees"). Two kinds of mirror are recognised:
+ * clients show their model one or the other: Claude Code and Codex show structuredContent,
+ * faultline's reference agent the content items. A fault that changes one changes the other the
+ * same way (docs/mcp-shim.md, "Content and structuredContent"). Two kinds of mirror are recognised:
  * - a string anywhere in structuredContent equal to the text of a content text item (the
  *   text mirror: server-filesystem's {"content": TEXT});
  * - a content text item that is the JSON of the whole structuredContent (the JSON mirror: the

@@ -24,7 +24,7 @@ void mcp_alter_canary_text(struct buf *out, const char *message, const char *can
 json_t *mcp_alter_text_result(const char *text, int is_error, int stateless);
 
 /* How a fault that changed content changed structuredContent, so that a client showing its
- * model structuredContent (Claude Code) sees the same change as one showing content. */
+ * model structuredContent (Claude Code, Codex) sees the same change as one showing content. */
 enum mcp_sc_change {
     MCP_SC_ABSENT,       /* the result had no structuredContent */
     MCP_SC_MIRROR,       /* its strings that equal a content text changed the same way */
