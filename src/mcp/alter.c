@@ -113,9 +113,12 @@ static size_t walk_strings(json_t *v, mirror_fn fn, void *arg, int once)
     return changed;
 }
 
-/* Index in texts (an array of strings) of a string equal to s, or -1. */
+/* Index in texts (an array of strings) of a string equal to s, or -1. An empty string mirrors
+ * nothing. */
 static long text_index(const json_t *texts, const json_t *s)
 {
+    if (json_string_length(s) == 0)
+        return -1;
     for (size_t i = 0; i < json_array_size(texts); i++)
         if (json_equal(json_array_get(texts, i), s))
             return (long)i;

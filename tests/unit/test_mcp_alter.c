@@ -168,6 +168,13 @@ static void test_inject_structured_mirror(void **state)
     assert_int_equal(sc, MCP_SC_MIRROR);
     ut_assert_json(json_object_get(r, "structuredContent"), "{\"list\":[{\"body\":\"t\\nP\"}]}");
     json_decref(r);
+    /* An empty string mirrors nothing (an empty text item is not its source). */
+    r = ut_json("{\"content\":[{\"type\":\"text\",\"text\":\"\"},{\"type\":\"text\",\"text\":\"t\"}],"
+                "\"structuredContent\":{\"note\":\"\",\"body\":\"t\"}}");
+    assert_int_equal(mcp_alter_inject(r, "P", MCP_INJECT_APPEND, &sc), 0);
+    assert_int_equal(sc, MCP_SC_MIRROR);
+    ut_assert_json(json_object_get(r, "structuredContent"), "{\"note\":\"\",\"body\":\"t\\nP\"}");
+    json_decref(r);
     assert_string_equal(mcp_alter_sc_name(MCP_SC_FIRST_STRING), "first_string");
     assert_string_equal(mcp_alter_sc_name(MCP_SC_UNCHANGED), "unchanged");
 }
