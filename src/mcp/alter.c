@@ -142,7 +142,7 @@ static json_t *remap_fn(const json_t *s, void *arg)
 }
 
 /* Replaces the content text items that are the JSON of old_sc (the JSON mirror) with the JSON
- * of result's structuredContent now (or removes them when it is gone). Returns how many. */
+ * of result's structuredContent now ("" when it is gone). Returns how many. */
 static size_t sync_json_mirror(json_t *result, const json_t *old_sc)
 {
     json_t *content = json_object_get(result, "content");
