@@ -174,7 +174,7 @@ static const struct catalog_option o_permission[] = {
     END_OPTS};
 static const struct catalog_option o_inject_tool_result[] = {
     {"payload", CATALOG_OPT_STRING, NULL, UNBOUNDED, NULL, 1,
-     "text put into the tool result (e.g. an instruction to run a destructive command)"},
+     "text put into the tool result (e.g. an instruction to run a destructive command): a content item, and structuredContent's copy of the text (docs/mcp-shim.md)"},
     {"position", CATALOG_OPT_ENUM, "append", UNBOUNDED, v_inject_position, 0,
      "append or prepend to the real result, or replace it"},
     END_OPTS};

@@ -5,10 +5,12 @@
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mcp/alter.h"
 #include "codec/jsonrpc.h"
+#include "util/err.h"
 #include "util/banned.h"
 
 void mcp_alter_canary_text(struct buf *out, const char *message, const char *canary)
@@ -43,18 +45,148 @@ static size_t utf8_cut(const char *s, size_t n)
     return n;
 }
 
+/* ---- structuredContent mirrors ----
+ *
+ * A server that returns structuredContent usually repeats it in content (MCP asks it to), and
+ * clients show their model one or the other: Claude Code and Codex show structuredContent,
+ * faultline's reference agent the content items. A fault that changes one changes the other the
+ * same way (docs/mcp-shim.md, "Content and structuredContent"). Two kinds of mirror are recognised:
+ * - a string anywhere in structuredContent equal to the text of a content text item (the
+ *   text mirror: server-filesystem's {"content": TEXT});
+ * - a content text item that is the JSON of the whole structuredContent (the JSON mirror: the
+ *   SDKs' JSON.stringify(structured)).
+ */
+
+/* Copies of the texts of result's text items, in order (new reference, an array of strings). */
+static json_t *content_texts(const json_t *result)
+{
+    json_t *content = json_object_get(result, "content"), *out = json_array();
+
+    for (size_t i = 0; i < json_array_size(content); i++) {
+        json_t *it = json_array_get(content, i);
+        if (is_text_item(it))
+            json_array_append(out, json_object_get(it, "text"));
+    }
+    return out;
+}
+
+/* Changes one string of structuredContent: returns its new value (new reference), or NULL to
+ * leave it. */
+typedef json_t *(*mirror_fn)(const json_t *s, void *arg);
+
+/* Walks v and replaces each string for which fn returns a value; stops after the first change
+ * when once is set. Returns the number of strings changed. */
+static size_t walk_strings(json_t *v, mirror_fn fn, void *arg, int once)
+{
+    size_t changed = 0;
+
+    if (json_is_object(v)) {
+        const char *k;
+        json_t *x;
+        void *tmp;
+        json_object_foreach_safe(v, tmp, k, x)
+        {
+            json_t *nv = json_is_string(x) ? fn(x, arg) : NULL;
+            if (nv) {
+                json_object_set_new(v, k, nv);
+                changed++;
+            } else if (!json_is_string(x)) {
+                changed += walk_strings(x, fn, arg, once);
+            }
+            if (once && changed)
+                return changed;
+        }
+    } else if (json_is_array(v)) {
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            json_t *x = json_array_get(v, i);
+            json_t *nv = json_is_string(x) ? fn(x, arg) : NULL;
+            if (nv) {
+                json_array_set_new(v, i, nv);
+                changed++;
+            } else if (!json_is_string(x)) {
+                changed += walk_strings(x, fn, arg, once);
+            }
+            if (once && changed)
+                return changed;
+        }
+    }
+    return changed;
+}
+
+/* Index in texts (an array of strings) of a string equal to s, or -1. An empty string mirrors
+ * nothing. */
+static long text_index(const json_t *texts, const json_t *s)
+{
+    if (json_string_length(s) == 0)
+        return -1;
+    for (size_t i = 0; i < json_array_size(texts); i++)
+        if (json_equal(json_array_get(texts, i), s))
+            return (long)i;
+    return -1;
+}
+
+struct remap {
+    const json_t *from, *to; /* arrays of strings: from[i] becomes to[i] ("" past its end) */
+};
+
+static json_t *remap_fn(const json_t *s, void *arg)
+{
+    const struct remap *m = arg;
+    long i = text_index(m->from, s);
+    json_t *t;
+
+    if (i < 0)
+        return NULL;
+    t = json_array_get(m->to, (size_t)i);
+    return t ? json_copy(t) : json_string("");
+}
+
+/* Replaces the content text items that are the JSON of old_sc (the JSON mirror) with the JSON
+ * of result's structuredContent now ("" when it is gone). Returns how many. */
+static size_t sync_json_mirror(json_t *result, const json_t *old_sc)
+{
+    json_t *content = json_object_get(result, "content");
+    json_t *sc = json_object_get(result, "structuredContent");
+    size_t n = 0;
+
+    if (old_sc == NULL || json_equal(old_sc, sc))
+        return 0;
+    for (size_t i = 0; i < json_array_size(content); i++) {
+        json_t *it = json_array_get(content, i), *parsed;
+        const char *t;
+        if (!is_text_item(it))
+            continue;
+        t = json_string_value(json_object_get(it, "text"));
+        while (*t == ' ' || *t == '\n' || *t == '\t' || *t == '\r')
+            t++;
+        if (*t != '{' && *t != '[')
+            continue;
+        parsed = json_loads(t, JSON_DECODE_ANY, NULL);
+        if (parsed && json_equal(parsed, old_sc)) {
+            char *d = sc ? json_dumps(sc, JSON_INDENT(2) | JSON_ENCODE_ANY) : NULL;
+            json_object_set_new(it, "text", json_string(d ? d : ""));
+            free(d);
+            n++;
+        }
+        json_decref(parsed);
+    }
+    return n;
+}
+
 size_t mcp_alter_omit(json_t *result, int truncate, size_t keep_bytes)
 {
     json_t *content = json_object_get(result, "content");
+    json_t *before, *after, *sc;
     size_t removed = 0, budget = keep_bytes, i;
 
     if (!json_is_object(result))
         return 0;
-    json_object_del(result, "structuredContent");
     if (!json_is_array(content)) {
+        json_object_del(result, "structuredContent");
         json_object_set_new(result, "content", json_array());
         return 0;
     }
+    before = content_texts(result);
     if (!truncate) {
         for (i = 0; i < json_array_size(content); i++) {
             json_t *it = json_array_get(content, i);
@@ -62,7 +194,7 @@ size_t mcp_alter_omit(json_t *result, int truncate, size_t keep_bytes)
                 removed += json_string_length(json_object_get(it, "text"));
         }
         json_array_clear(content);
-        return removed;
+        goto mirror;
     }
     for (i = 0; i < json_array_size(content); i++) {
         json_t *it = json_array_get(content, i);
@@ -89,6 +221,19 @@ size_t mcp_alter_omit(json_t *result, int truncate, size_t keep_bytes)
             removed += json_string_length(json_object_get(it, "text"));
         json_array_remove(content, json_array_size(content) - 1);
     }
+mirror:
+    /* Text items keep their order, so the k-th text before is the k-th after (or gone). The
+     * strings of structuredContent that mirrored a text follow it; without a mirror,
+     * structuredContent goes. */
+    after = content_texts(result);
+    sc = json_object_get(result, "structuredContent");
+    if (sc) {
+        struct remap m = {before, after};
+        if (walk_strings(sc, remap_fn, &m, 0) == 0)
+            json_object_del(result, "structuredContent");
+    }
+    json_decref(after);
+    json_decref(before);
     return removed;
 }
 
@@ -298,28 +443,97 @@ size_t mcp_alter_wrong_data(json_t *result, enum mcp_wrong_mode mode, double by,
     return changed;
 }
 
-int mcp_alter_inject(json_t *result, const char *payload, enum mcp_inject_pos pos)
-{
-    json_t *content, *item;
+struct inject_arg {
+    const json_t *texts; /* NULL: any string */
+    const char *payload;
+    enum mcp_inject_pos pos;
+};
 
+static json_t *inject_fn(const json_t *s, void *arg)
+{
+    const struct inject_arg *a = arg;
+    struct buf b = BUF_INIT;
+    json_t *r;
+
+    if (a->texts && text_index(a->texts, s) < 0)
+        return NULL;
+    if (a->pos == MCP_INJECT_REPLACE) {
+        buf_adds(&b, a->payload);
+    } else if (a->pos == MCP_INJECT_PREPEND) {
+        buf_adds(&b, a->payload);
+        buf_addc(&b, '\n');
+        buf_add(&b, json_string_value(s), json_string_length(s));
+    } else {
+        buf_add(&b, json_string_value(s), json_string_length(s));
+        buf_addc(&b, '\n');
+        buf_adds(&b, a->payload);
+    }
+    r = json_stringn(b.data, b.len);
+    buf_release(&b);
+    return r;
+}
+
+const char *mcp_alter_sc_name(enum mcp_sc_change c)
+{
+    switch (c) {
+    case MCP_SC_ABSENT:
+        return "absent";
+    case MCP_SC_MIRROR:
+        return "mirror";
+    case MCP_SC_FIRST_STRING:
+        return "first_string";
+    case MCP_SC_REMOVED:
+        return "removed";
+    case MCP_SC_UNCHANGED:
+        return "unchanged";
+    }
+    return "absent";
+}
+
+int mcp_alter_inject(json_t *result, const char *payload, enum mcp_inject_pos pos,
+                     enum mcp_sc_change *sc_change)
+{
+    json_t *content, *item, *sc, *texts;
+    struct inject_arg a = {NULL, payload ? payload : "", pos};
+    enum mcp_sc_change how = MCP_SC_ABSENT;
+
+    if (sc_change)
+        *sc_change = MCP_SC_ABSENT;
     if (!json_is_object(result))
-        return -1;
+        return ERR_INVALID;
     content = json_object_get(result, "content");
     if (!json_is_array(content)) {
         content = json_array();
         json_object_set_new(result, "content", content);
     }
+    /* structuredContent first: its mirrors are found by the content as the server sent it. */
+    sc = json_object_get(result, "structuredContent");
+    texts = content_texts(result);
+    if (sc) {
+        a.texts = texts;
+        if (walk_strings(sc, inject_fn, &a, 0) > 0) {
+            how = MCP_SC_MIRROR;
+        } else if (pos == MCP_INJECT_REPLACE) {
+            json_object_del(result, "structuredContent");
+            how = MCP_SC_REMOVED;
+        } else {
+            a.texts = NULL;
+            how = walk_strings(sc, inject_fn, &a, 1) > 0 ? MCP_SC_FIRST_STRING : MCP_SC_UNCHANGED;
+        }
+    }
+    json_decref(texts);
     item = json_pack("{s:s, s:s}", "type", "text", "text", "");
-    json_object_set_new(item, "text", json_string(payload ? payload : ""));
+    json_object_set_new(item, "text", json_string(a.payload));
     if (pos == MCP_INJECT_REPLACE) {
         json_array_clear(content);
-        json_object_del(result, "structuredContent");
         json_array_append_new(content, item);
     } else if (pos == MCP_INJECT_PREPEND) {
         json_array_insert_new(content, 0, item);
     } else {
         json_array_append_new(content, item);
     }
+    if (sc_change)
+        *sc_change = how;
     return 0;
 }
 
@@ -337,8 +551,8 @@ static json_t *other_type(const json_t *v)
     return json_string("not an object");
 }
 
-const char *mcp_alter_violate(json_t *result, const json_t *output_schema,
-                              enum mcp_violate_mode mode, const char *canary)
+static const char *violate(json_t *result, const json_t *output_schema, enum mcp_violate_mode mode,
+                           const char *canary)
 {
     json_t *sc = json_object_get(result, "structuredContent");
     json_t *props = json_object_get(output_schema, "properties");
@@ -399,6 +613,17 @@ const char *mcp_alter_violate(json_t *result, const json_t *output_schema,
         return "faultline_undeclared";
     }
     return "";
+}
+
+const char *mcp_alter_violate(json_t *result, const json_t *output_schema,
+                              enum mcp_violate_mode mode, const char *canary)
+{
+    json_t *old = json_deep_copy(json_object_get(result, "structuredContent"));
+    const char *prop = violate(result, output_schema, mode, canary);
+
+    sync_json_mirror(result, old);
+    json_decref(old);
+    return prop;
 }
 
 void mcp_alter_result_text(const json_t *result, struct buf *out, size_t max)

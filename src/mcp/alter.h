@@ -23,10 +23,23 @@ void mcp_alter_canary_text(struct buf *out, const char *message, const char *can
  * (the 2026-07-28 revision requires it on every result). */
 json_t *mcp_alter_text_result(const char *text, int is_error, int stateless);
 
-/* tool.omission. truncate 0: the result loses all content (and structuredContent); truncate 1:
- * the text items are cut so that at most keep_bytes bytes of text remain in total (at a UTF-8
- * boundary), every item after the cut is dropped, structuredContent is removed. Returns the
- * number of bytes of text removed. */
+/* How a fault that changed content changed structuredContent, so that a client showing its
+ * model structuredContent (Claude Code, Codex) sees the same change as one showing content. */
+enum mcp_sc_change {
+    MCP_SC_ABSENT,       /* the result had no structuredContent */
+    MCP_SC_MIRROR,       /* its strings that equal a content text changed the same way */
+    MCP_SC_FIRST_STRING, /* no such string: its first string (depth first) changed */
+    MCP_SC_REMOVED,      /* removed (no mirror to carry the change) */
+    MCP_SC_UNCHANGED     /* no string at all: only content carries the change */
+};
+/* "absent", "mirror", "first_string", "removed", "unchanged" (the fault_injected detail). */
+const char *mcp_alter_sc_name(enum mcp_sc_change c);
+
+/* tool.omission. truncate 0: the result loses all content; truncate 1: the text items are cut
+ * so that at most keep_bytes bytes of text remain in total (at a UTF-8 boundary), every item
+ * after the cut is dropped. The strings of structuredContent that mirror a text item (are equal
+ * to its text) become what is left of that item ("" when dropped); a structuredContent with no
+ * such string is removed. Returns the number of bytes of text removed. */
 size_t mcp_alter_omit(json_t *result, int truncate, size_t keep_bytes);
 
 enum mcp_wrong_mode { MCP_WRONG_OFFSET, MCP_WRONG_SCALE, MCP_WRONG_TEXT };
@@ -47,9 +60,13 @@ size_t mcp_alter_numbers_in_text(const char *s, size_t n, enum mcp_wrong_mode mo
 enum mcp_inject_pos { MCP_INJECT_APPEND, MCP_INJECT_PREPEND, MCP_INJECT_REPLACE };
 
 /* inject.tool_result: a text item holding payload is added at the end / the start of the
- * content, or replaces all of it (structuredContent is then removed too). 0, or -1 when result
- * is not an object. */
-int mcp_alter_inject(json_t *result, const char *payload, enum mcp_inject_pos pos);
+ * content, or replaces all of it. structuredContent carries the payload too: each of its strings
+ * that mirrors a content text item (is equal to its text) becomes "TEXT\nPAYLOAD" /
+ * "PAYLOAD\nTEXT" / PAYLOAD; without such a string, append and prepend change its first string
+ * (depth first) and replace removes it. *sc_change (may be NULL) says which happened. 0, or
+ * ERR_INVALID when result is not an object. */
+int mcp_alter_inject(json_t *result, const char *payload, enum mcp_inject_pos pos,
+                     enum mcp_sc_change *sc_change);
 
 enum mcp_violate_mode { MCP_VIOLATE_WRONG_TYPE, MCP_VIOLATE_MISSING_REQUIRED, MCP_VIOLATE_EXTRA };
 
@@ -59,8 +76,10 @@ enum mcp_violate_mode { MCP_VIOLATE_WRONG_TYPE, MCP_VIOLATE_MISSING_REQUIRED, MC
  * the first key); EXTRA: a property "faultline_undeclared" holding canary is added (and, when
  * the schema forbids additional properties, that is the violation). A result without an object
  * structuredContent gets one that breaks the schema: a string for WRONG_TYPE, {} for
- * MISSING_REQUIRED. Returns the name of the property touched (borrowed from a static string or
- * the schema; "" when the whole value was replaced). */
+ * MISSING_REQUIRED. A content text item that was the JSON of the old structuredContent (the
+ * SDKs' mirror) becomes the JSON of the new one, so clients showing content see the violation
+ * too. Returns the name of the property touched (borrowed from a static string or the schema;
+ * "" when the whole value was replaced). */
 const char *mcp_alter_violate(json_t *result, const json_t *output_schema,
                               enum mcp_violate_mode mode, const char *canary);
 

@@ -1052,6 +1052,10 @@ static void call_stale_data(struct mcp_session *s, struct call *c, struct jsonrp
             char *d = json_dumps(fixed, JSON_COMPACT | JSON_ENCODE_ANY);
             r = mcp_alter_text_result(d ? d : "", 0, c->stateless);
             free(d);
+            /* An object is also the structuredContent (which the text mirrors), so clients that
+             * show structuredContent (Claude Code, Codex) see the same stale value. */
+            if (json_is_object(fixed))
+                json_object_set(r, "structuredContent", fixed);
         }
     } else if (json_object_get(s->stale, c->tool)) {
         r = json_deep_copy(json_object_get(s->stale, c->tool));
@@ -1279,8 +1283,19 @@ static int alter_inject_result(struct mcp_session *s, struct call *c, json_t *re
                               : opt_is(c, "position", "replace") ? MCP_INJECT_REPLACE
                                                                  : MCP_INJECT_APPEND;
 
-    mcp_alter_inject(result, opt_str(c, "payload"), pos);
-    emit_fault(s, c, json_pack("{s:s}", "position", opt_str(c, "position")));
+    enum mcp_sc_change sc = MCP_SC_ABSENT;
+
+    mcp_alter_inject(result, opt_str(c, "payload"), pos, &sc);
+    if (sc == MCP_SC_UNCHANGED)
+        warn(
+            s, "fault_partly_visible", 0,
+            "inject.tool_result on '%s': the result's structuredContent holds no string to carry "
+            "the payload; a client that shows its model structuredContent (Claude Code, Codex) does "
+            "not see it",
+            c->tool ? c->tool : "");
+    emit_fault(s, c,
+               json_pack("{s:s, s:s}", "position", opt_str(c, "position"), "structured_content",
+                         mcp_alter_sc_name(sc)));
     return 1;
 }
 

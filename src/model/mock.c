@@ -59,6 +59,7 @@ void mock_answer_init(struct mock_answer *a)
 void mock_answer_release(struct mock_answer *a)
 {
     buf_release(&a->body);
+    json_decref(a->offered);
     mock_answer_init(a);
 }
 
@@ -99,7 +100,9 @@ static void sse(struct mock_answer *a, const char *event, json_t *j)
 
 struct call {
     const char *name;
-    char *args; /* compact JSON of the input */
+    const char *ns; /* Responses: the function's namespace (name is then its short name) */
+    int search;     /* Responses: a client tool_search_call (args are its arguments) */
+    char *args;     /* compact JSON of the input */
     char id[48];
     char item_id[48];
 };
@@ -300,9 +303,20 @@ static json_t *resp_message_item(const struct render *r, const char *status, int
 
 static json_t *resp_call_item(const struct call *c, const char *status, int with_args)
 {
-    return json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "type", "function_call", "id", c->item_id,
-                     "call_id", c->id, "name", c->name, "arguments", with_args ? c->args : "",
-                     "status", status);
+    json_t *j;
+
+    if (c->search) {
+        /* Codex reads the arguments as an object, not a string; they come whole. */
+        json_t *args = json_loads(c->args, 0, NULL);
+        return json_pack("{s:s,s:s,s:s,s:s,s:s,s:o}", "type", "tool_search_call", "id", c->item_id,
+                         "call_id", c->id, "execution", "client", "status", status, "arguments",
+                         args ? args : json_object());
+    }
+    j = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "type", "function_call", "id", c->item_id, "call_id",
+                  c->id, "name", c->name, "arguments", with_args ? c->args : "", "status", status);
+    if (c->ns)
+        json_object_set_new(j, "namespace", json_string(c->ns));
+    return j;
 }
 
 static json_t *resp_object(const struct render *r, const char *status, int complete)
@@ -373,6 +387,15 @@ static void responses_stream(struct mock_answer *a, const struct render *r)
     for (size_t i = 0; i < r->ncalls; i++, oi++) {
         const struct call *c = &r->calls[i];
         size_t an = strlen(c->args);
+        if (c->search) {
+            resp_event(a, &seq, "response.output_item.added",
+                       json_pack("{s:I,s:o}", "output_index", (json_int_t)oi, "item",
+                                 resp_call_item(c, "in_progress", 1)));
+            resp_event(a, &seq, "response.output_item.done",
+                       json_pack("{s:I,s:o}", "output_index", (json_int_t)oi, "item",
+                                 resp_call_item(c, "completed", 1)));
+            continue;
+        }
         resp_event(a, &seq, "response.output_item.added",
                    json_pack("{s:I,s:o}", "output_index", (json_int_t)oi, "item",
                              resp_call_item(c, "in_progress", 0)));
@@ -448,6 +471,8 @@ static void conversation(const struct mockscript *s, enum wire_api api, const ch
     a->rule = reply.rule;
     snprintf(a->rule_name, sizeof(a->rule_name), "%s", reply.rule_name);
     a->turn = v.turn;
+    json_decref(a->offered);
+    a->offered = json_incref(v.offered);
     r.reply = &reply;
     r.model = mockscript_model(s);
     if (r.model == NULL)
@@ -469,6 +494,15 @@ static void conversation(const struct mockscript *s, enum wire_api api, const ch
         if (r.calls[i].args == NULL)
             r.calls[i].args = xstrdup("{}");
         out_bytes += strlen(r.calls[i].name) + strlen(r.calls[i].args);
+        if (api == WIRE_API_OPENAI_RESPONSES) {
+            const json_t *ns = json_object_get(v.namespaced, r.calls[i].name);
+            if (v.client_tool_search && strcmp(r.calls[i].name, "tool_search") == 0) {
+                r.calls[i].search = 1;
+            } else if (ns) {
+                r.calls[i].ns = json_string_value(json_object_get(ns, "namespace"));
+                r.calls[i].name = json_string_value(json_object_get(ns, "name"));
+            }
+        }
         uint64_t ch = hash_mix64(h + i + 1);
         if (p == WIRE_PROVIDER_ANTHROPIC)
             snprintf(r.calls[i].id, sizeof(r.calls[i].id), "toolu_mock_%016llx",
@@ -613,8 +647,10 @@ static void record(struct server *sv, const char *method, const char *path,
 {
     if (sv->record_fd < 0)
         return;
-    json_t *tools = json_array();
-    json_t *req = a->api != WIRE_API_UNKNOWN && len > 0 ? json_loadb(body, len, 0, NULL) : NULL;
+    json_t *tools = a->offered ? json_incref(a->offered) : json_array();
+    json_t *req = a->api != WIRE_API_UNKNOWN && len > 0 && a->offered == NULL
+                      ? json_loadb(body, len, 0, NULL)
+                      : NULL;
     size_t i;
     json_t *t;
     json_array_foreach(json_object_get(req, "tools"), i, t)

@@ -53,6 +53,8 @@ struct mock_answer {
     struct wire_usage usage; /* what the answer reports */
     size_t tool_calls;
     int stream;
+    json_t *offered; /* the tool names the rules saw offered, tools loaded by a Responses
+                        tool_search_output included (owned); NULL when no script ran */
 };
 
 void mock_answer_init(struct mock_answer *a);

@@ -888,6 +888,55 @@ static void view_chat(struct mockscript_view *v, const struct mockscript *s, con
     }
 }
 
+/* The functions of a namespace tool: offered as "NS__NAME" (at most 256 bytes of name). */
+static void collect_namespace(struct mockscript_view *v, const json_t *ns)
+{
+    const char *nsname = json_string_value(json_object_get(ns, "name"));
+    size_t i;
+    const json_t *t;
+
+    if (nsname == NULL)
+        return;
+    json_array_foreach(json_object_get(ns, "tools"), i, t)
+    {
+        const char *name = json_string_value(json_object_get(t, "name"));
+        char full[256];
+        if (name == NULL || json_object_size(v->namespaced) >= MOCKSCRIPT_RULES_MAX)
+            continue;
+        if ((size_t)snprintf(full, sizeof(full), "%s__%s", nsname, name) >= sizeof(full))
+            continue;
+        if (json_object_get(v->namespaced, full) == NULL)
+            json_array_append_new(v->offered, json_string(full));
+        json_object_set_new(v->namespaced, full,
+                            json_pack("{s:s,s:s}", "namespace", nsname, "name", name));
+    }
+}
+
+static void collect_tools(struct mockscript_view *v, const json_t *tools)
+{
+    size_t i;
+    const json_t *t;
+    json_array_foreach(tools, i, t)
+    {
+        const char *type = json_string_value(json_object_get(t, "type"));
+        const json_t *name = json_object_get(t, "name");
+        if (type && strcmp(type, "namespace") == 0) {
+            collect_namespace(v, t);
+            continue;
+        }
+        if (type && strcmp(type, "tool_search") == 0) {
+            const char *ex = json_string_value(json_object_get(t, "execution"));
+            v->client_tool_search = ex && strcmp(ex, "client") == 0;
+        }
+        if (!json_is_string(name))
+            name = json_object_get(json_object_get(t, "function"), "name");
+        if (!json_is_string(name))
+            name = json_object_get(t, "type"); /* e.g. Responses "local_shell", "web_search" */
+        if (json_is_string(name))
+            json_array_append(v->offered, (json_t *)name);
+    }
+}
+
 static void view_responses(struct mockscript_view *v, const struct mockscript *s,
                            const json_t *input)
 {
@@ -914,8 +963,19 @@ static void view_responses(struct mockscript_view *v, const struct mockscript *s
             if (args == NULL)
                 args = json_object_get(it, "action");
             json_t *a = parse_args(args);
-            note_call(v, json_object_get(it, "name"), a);
+            const char *ns = json_string_value(json_object_get(it, "namespace"));
+            const char *name = json_string_value(json_object_get(it, "name"));
+            json_t *full = NULL;
+            if (strcmp(type, "tool_search_call") == 0)
+                full = json_string("tool_search");
+            else if (ns && name)
+                full = json_sprintf("%s__%s", ns, name);
+            note_call(v, full ? full : json_object_get(it, "name"), a);
+            json_decref(full);
             json_decref(a);
+        } else if (type && strcmp(type, "tool_search_output") == 0) {
+            /* Not a tool result: the tools it loads are offered from now on. */
+            collect_tools(v, json_object_get(it, "tools"));
         } else if (is_suffix(type, "_call_output")) {
             note_result(v, s, json_object_get(it, "output"), 0);
         } else if (has_role(it, "user")) {
@@ -952,22 +1012,6 @@ static int find_canary(const char *s, size_t n, char *out, size_t size)
     return found;
 }
 
-static void collect_tools(struct mockscript_view *v, const json_t *tools)
-{
-    size_t i;
-    const json_t *t;
-    json_array_foreach(tools, i, t)
-    {
-        const json_t *name = json_object_get(t, "name");
-        if (!json_is_string(name))
-            name = json_object_get(json_object_get(t, "function"), "name");
-        if (!json_is_string(name))
-            name = json_object_get(t, "type"); /* e.g. Responses "local_shell", "web_search" */
-        if (json_is_string(name))
-            json_array_append(v->offered, (json_t *)name);
-    }
-}
-
 int mockscript_view_init(struct mockscript_view *v, const struct mockscript *s, enum wire_api api,
                          const json_t *req, struct err *e)
 {
@@ -979,6 +1023,7 @@ int mockscript_view_init(struct mockscript_view *v, const struct mockscript *s, 
     buf_init(&v->user_text, 0);
     buf_init(&v->all_results, 0);
     v->offered = json_array();
+    v->namespaced = json_object();
     if (!json_is_object(req))
         return err_set(e, ERR_INVALID, "request is not a JSON object");
     const char *model = json_string_value(json_object_get(req, "model"));
@@ -1011,8 +1056,9 @@ void mockscript_view_release(struct mockscript_view *v)
     buf_release(&v->user_text);
     buf_release(&v->all_results);
     json_decref(v->offered);
+    json_decref(v->namespaced);
     json_decref(v->last_call);
-    v->offered = v->last_call = NULL;
+    v->offered = v->namespaced = v->last_call = NULL;
 }
 
 /* --- matching and rendering --- */

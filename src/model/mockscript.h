@@ -21,6 +21,14 @@
  * The conversation view (struct mockscript_view) is read from the request of each API:
  * Anthropic messages[] (tool_result blocks, is_error), chat messages[] (role "tool"),
  * Responses input[] (function_call_output and other *_call_output items).
+ *
+ * Codex offers MCP tools only through client-side tool search: tools[] holds
+ * {"type": "tool_search", "execution": "client"}; the model answers with a tool_search_call item,
+ * Codex sends back a tool_search_output item whose tools are namespaces
+ * ({"type": "namespace", "name": "mcp__SERVER", "tools": [{"type": "function", "name": T}]}),
+ * and the model then calls {"type": "function_call", "namespace": "mcp__SERVER", "name": T}. The
+ * view names such a function "mcp__SERVER__T", as Codex does, so a script offers and calls it
+ * by that name (docs/mock-model.md, "Codex and MCP tools").
  */
 #ifndef FAULTLINE_MODEL_MOCKSCRIPT_H
 #define FAULTLINE_MODEL_MOCKSCRIPT_H
@@ -66,6 +74,11 @@ struct mockscript_view {
     struct buf user_text;   /* all user-authored text, "\n"-joined */
     struct buf all_results; /* every tool result's text, "\n"-joined */
     json_t *offered;        /* tool names offered by the request (array of strings) */
+    json_t *namespaced;     /* Responses: "NS__NAME" -> {"namespace": NS, "name": NAME} for the
+                               functions of namespace tools, offered in tools[] or loaded by a
+                               tool_search_output item (Codex's MCP tools); also in offered */
+    int client_tool_search; /* Responses: tools[] has {"type": "tool_search", "execution":
+                               "client"}: a tool call named tool_search is a tool_search_call */
     json_t *last_call;      /* the last tool call made: {"name": N, "input": {...}}, or NULL */
     char canary[64];        /* the last canary-like token (E-XXXX-8 hex) in a tool result,
                                else in user text; "" when none */

@@ -25,6 +25,9 @@ static const char script[] =
     "repeat_last_tool_call: true}\n"
     "  - when: {any_tool_result_matches: \"(a+)+b\", min_turn: 1, max_turn: 50}\n"
     "    reply: {error: {status: 503, message: \"{{match.1}}\"}}\n"
+    "  - when: {tool_offered: tool_search, has_tool_result: false}\n"
+    "    reply: {tool_calls: [{name: tool_search, input: {query: \"{{turn}}\"}}, {name: ns__f, "
+    "input: {}}], repeat_last_tool_call: true}\n"
     "  - when: {text_contains: x, tool_not_offered: y, has_tool_result: false}\n"
     "    reply: {usage: {output_tokens: 5, cache_read_tokens: 2}}\n"
     "fallback: {text: \"{{last_user_text}} {{tool_result_count}}\"}\n";

@@ -10,6 +10,7 @@
 
 #include "mcp/alter.h"
 #include "helpers.h"
+#include "util/err.h"
 #include "util/banned.h"
 
 static void test_text_result_and_canary(void **state)
@@ -105,16 +106,113 @@ static void test_inject(void **state)
     json_t *r =
         ut_json("{\"content\":[{\"type\":\"text\",\"text\":\"a\"}],\"structuredContent\":{}}");
 
-    assert_int_equal(mcp_alter_inject(r, "P", MCP_INJECT_APPEND), 0);
-    assert_int_equal(mcp_alter_inject(r, "Q", MCP_INJECT_PREPEND), 0);
+    enum mcp_sc_change sc = MCP_SC_MIRROR;
+
+    assert_int_equal(mcp_alter_inject(r, "P", MCP_INJECT_APPEND, &sc), 0);
+    assert_int_equal(sc, MCP_SC_UNCHANGED);
+    assert_int_equal(mcp_alter_inject(r, "Q", MCP_INJECT_PREPEND, NULL), 0);
     ut_assert_json(r,
                    "{\"content\":[{\"type\":\"text\",\"text\":\"Q\"},{\"type\":\"text\",\"text\":"
                    "\"a\"},{\"type\":\"text\",\"text\":\"P\"}],\"structuredContent\":{}}");
-    assert_int_equal(mcp_alter_inject(r, "R", MCP_INJECT_REPLACE), 0);
+    assert_int_equal(mcp_alter_inject(r, "R", MCP_INJECT_REPLACE, &sc), 0);
+    assert_int_equal(sc, MCP_SC_REMOVED);
     ut_assert_json(r, "{\"content\":[{\"type\":\"text\",\"text\":\"R\"}]}");
     json_decref(r);
     r = json_string("x");
-    assert_int_equal(mcp_alter_inject(r, "P", MCP_INJECT_APPEND), -1);
+    assert_int_equal(mcp_alter_inject(r, "P", MCP_INJECT_APPEND, &sc), ERR_INVALID);
+    assert_int_equal(sc, MCP_SC_ABSENT);
+    json_decref(r);
+    r = ut_json("{\"content\":[]}");
+    assert_int_equal(mcp_alter_inject(r, "P", MCP_INJECT_APPEND, &sc), 0);
+    assert_int_equal(sc, MCP_SC_ABSENT);
+    ut_assert_json(r, "{\"content\":[{\"type\":\"text\",\"text\":\"P\"}]}");
+    json_decref(r);
+}
+
+/* server-filesystem's read_text_file: structuredContent {"content": TEXT} mirrors the text item.
+ * Claude Code shows its model structuredContent, so the payload must be there too. */
+static void test_inject_structured_mirror(void **state)
+{
+    const char *in = "{\"content\":[{\"type\":\"text\",\"text\":\"n=42\"}],"
+                     "\"structuredContent\":{\"content\":\"n=42\",\"size\":4}}";
+    json_t *r = ut_json(in), *r2 = ut_json(in), *r3 = ut_json(in);
+    enum mcp_sc_change sc = MCP_SC_ABSENT;
+
+    assert_int_equal(mcp_alter_inject(r, "P", MCP_INJECT_APPEND, &sc), 0);
+    assert_int_equal(sc, MCP_SC_MIRROR);
+    ut_assert_json(r,
+                   "{\"content\":[{\"type\":\"text\",\"text\":\"n=42\"},{\"type\":\"text\","
+                   "\"text\":\"P\"}],\"structuredContent\":{\"content\":\"n=42\\nP\",\"size\":4}}");
+    assert_int_equal(mcp_alter_inject(r2, "P", MCP_INJECT_PREPEND, &sc), 0);
+    assert_int_equal(sc, MCP_SC_MIRROR);
+    ut_assert_json(json_object_get(r2, "structuredContent"),
+                   "{\"content\":\"P\\nn=42\",\"size\":4}");
+    assert_int_equal(mcp_alter_inject(r3, "P", MCP_INJECT_REPLACE, &sc), 0);
+    assert_int_equal(sc, MCP_SC_MIRROR);
+    ut_assert_json(r3, "{\"content\":[{\"type\":\"text\",\"text\":\"P\"}],"
+                       "\"structuredContent\":{\"content\":\"P\",\"size\":4}}");
+    json_decref(r);
+    json_decref(r2);
+    json_decref(r3);
+    /* No mirror: the first string (depth first) carries it; nested mirrors are found. */
+    r = ut_json("{\"content\":[{\"type\":\"text\",\"text\":\"{\\\"a\\\":1}\"}],"
+                "\"structuredContent\":{\"n\":1,\"items\":[{\"name\":\"x\"},{\"name\":\"y\"}]}}");
+    assert_int_equal(mcp_alter_inject(r, "P", MCP_INJECT_APPEND, &sc), 0);
+    assert_int_equal(sc, MCP_SC_FIRST_STRING);
+    ut_assert_json(json_object_get(r, "structuredContent"),
+                   "{\"n\":1,\"items\":[{\"name\":\"x\\nP\"},{\"name\":\"y\"}]}");
+    json_decref(r);
+    r = ut_json("{\"content\":[{\"type\":\"text\",\"text\":\"t\"}],"
+                "\"structuredContent\":{\"list\":[{\"body\":\"t\"}]}}");
+    assert_int_equal(mcp_alter_inject(r, "P", MCP_INJECT_APPEND, &sc), 0);
+    assert_int_equal(sc, MCP_SC_MIRROR);
+    ut_assert_json(json_object_get(r, "structuredContent"), "{\"list\":[{\"body\":\"t\\nP\"}]}");
+    json_decref(r);
+    /* An empty string mirrors nothing (an empty text item is not its source). */
+    r = ut_json("{\"content\":[{\"type\":\"text\",\"text\":\"\"},{\"type\":\"text\",\"text\":\"t\"}],"
+                "\"structuredContent\":{\"note\":\"\",\"body\":\"t\"}}");
+    assert_int_equal(mcp_alter_inject(r, "P", MCP_INJECT_APPEND, &sc), 0);
+    assert_int_equal(sc, MCP_SC_MIRROR);
+    ut_assert_json(json_object_get(r, "structuredContent"), "{\"note\":\"\",\"body\":\"t\\nP\"}");
+    json_decref(r);
+    assert_string_equal(mcp_alter_sc_name(MCP_SC_FIRST_STRING), "first_string");
+    assert_string_equal(mcp_alter_sc_name(MCP_SC_UNCHANGED), "unchanged");
+}
+
+/* tool.omission keeps a text mirror in step (and structuredContent, so an outputSchema still
+ * holds); without a mirror structuredContent goes. */
+static void test_omit_structured_mirror(void **state)
+{
+    const char *in = "{\"content\":[{\"type\":\"text\",\"text\":\"hello world\"}],"
+                     "\"structuredContent\":{\"content\":\"hello world\"}}";
+    json_t *r = ut_json(in), *r2 = ut_json(in);
+
+    assert_int_equal(mcp_alter_omit(r, 1, 5), 6);
+    ut_assert_json(r, "{\"content\":[{\"type\":\"text\",\"text\":\"hello\"}],"
+                      "\"structuredContent\":{\"content\":\"hello\"}}");
+    assert_int_equal(mcp_alter_omit(r2, 0, 0), 11);
+    ut_assert_json(r2, "{\"content\":[],\"structuredContent\":{\"content\":\"\"}}");
+    json_decref(r);
+    json_decref(r2);
+}
+
+/* mcp.schema_violating_output: a content item that is the JSON of structuredContent follows. */
+static void test_violate_json_mirror(void **state)
+{
+    json_t *r = ut_json("{\"content\":[{\"type\":\"text\",\"text\":\"{\\\"unit\\\": \\\"C\\\"}\"},"
+                        "{\"type\":\"text\",\"text\":\"other\"}],"
+                        "\"structuredContent\":{\"unit\":\"C\"}}");
+    json_t *parsed;
+
+    assert_string_equal(mcp_alter_violate(r, NULL, MCP_VIOLATE_EXTRA, "C1"),
+                        "faultline_undeclared");
+    parsed = ut_json(json_string_value(
+        json_object_get(json_array_get(json_object_get(r, "content"), 0), "text")));
+    ut_assert_json(parsed, "{\"unit\":\"C\",\"faultline_undeclared\":\"C1\"}");
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(json_object_get(r, "content"), 1), "text")),
+                        "other");
+    json_decref(parsed);
     json_decref(r);
 }
 
@@ -226,6 +324,9 @@ int main(void)
         cmocka_unit_test(test_numbers_in_text),
         cmocka_unit_test(test_wrong_data),
         cmocka_unit_test(test_inject),
+        cmocka_unit_test(test_inject_structured_mirror),
+        cmocka_unit_test(test_omit_structured_mirror),
+        cmocka_unit_test(test_violate_json_mirror),
         cmocka_unit_test(test_violate),
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_tool_definitions),

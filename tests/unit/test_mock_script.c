@@ -386,6 +386,121 @@ static void test_answers_read_back(void **state)
     mockscript_free(s);
 }
 
+/* Codex's client-side tool search: a tool call named tool_search becomes a tool_search_call
+ * item (arguments an object); the namespaces a tool_search_output loads are offered as
+ * NS__NAME, and a call to one becomes a function_call with that namespace. */
+static const char *search_yaml =
+    "rules:\n"
+    "  - name: search\n"
+    "    when: {first_turn: true, tool_offered: tool_search}\n"
+    "    reply: {tool_calls: [{name: tool_search, input: {query: echo}}]}\n"
+    "  - name: call\n"
+    "    when: {tool_offered: mcp__fake__echo, has_tool_result: false}\n"
+    "    reply: {tool_calls: [{name: mcp__fake__echo, input: {message: hi}}]}\n"
+    "  - name: report\n"
+    "    when: {has_tool_result: true}\n"
+    "    reply: {text: \"said {{last_tool_result}} {{canary}}\"}\n";
+
+#define SEARCH_TOOLS                                                                               \
+    "\"tools\":[{\"type\":\"function\",\"name\":\"exec_command\"},{\"type\":\"tool_search\","      \
+    "\"execution\":\"client\",\"parameters\":{}}]"
+#define SEARCH_CALL                                                                                \
+    "{\"type\":\"tool_search_call\",\"id\":\"ts\",\"call_id\":\"c1\",\"status\":\"completed\","    \
+    "\"execution\":\"client\",\"arguments\":{\"query\":\"echo\"}},"                                \
+    "{\"type\":\"tool_search_output\",\"call_id\":\"c1\",\"status\":\"completed\","                \
+    "\"execution\":\"client\",\"tools\":[{\"type\":\"namespace\",\"name\":\"mcp__fake\","          \
+    "\"description\":\"d\",\"tools\":[{\"type\":\"function\",\"name\":\"echo\","                   \
+    "\"defer_loading\":true,\"parameters\":{}}]}]}"
+
+static void search_answer(struct mockscript *s, const char *body, int stream, const char *rule,
+                          json_t **item)
+{
+    struct mock_answer a;
+    json_t *resp;
+
+    mock_answer_init(&a);
+    assert_int_equal(
+        mock_handle(s, "POST", "/v1/responses", body, strlen(body), WIRE_PROVIDER_NONE, &a), 0);
+    assert_int_equal(a.status, 200);
+    assert_string_equal(a.rule_name, rule);
+    if (stream) {
+        /* The item comes whole in output_item.done; the completed response repeats it. */
+        const char *done = strstr(a.body.data, "event: response.completed\ndata: ");
+        assert_non_null(done);
+        resp = ut_json(done + strlen("event: response.completed\ndata: "));
+        *item = json_incref(
+            json_array_get(json_object_get(json_object_get(resp, "response"), "output"), 0));
+    } else {
+        resp = ut_json(a.body.data);
+        *item = json_incref(json_array_get(json_object_get(resp, "output"), 0));
+    }
+    json_decref(resp);
+    mock_answer_release(&a);
+}
+
+static void test_codex_tool_search(void **state)
+{
+    struct mockscript *s = parse_ok(search_yaml);
+    struct mockscript_view v;
+    json_t *item;
+    char body[4096];
+
+    for (int stream = 0; stream < 2; stream++) {
+        const char *st = stream ? "true" : "false";
+        /* 1: only tool_search is offered: the mock searches. */
+        snprintf(body, sizeof(body),
+                 "{\"stream\":%s," SEARCH_TOOLS ",\"input\":[{\"type\":\"message\",\"role\":"
+                 "\"user\",\"content\":\"use echo\"}]}",
+                 st);
+        search_answer(s, body, stream, "search", &item);
+        assert_string_equal(json_string_value(json_object_get(item, "type")), "tool_search_call");
+        assert_string_equal(json_string_value(json_object_get(item, "execution")), "client");
+        assert_string_equal(json_string_value(json_object_get(item, "status")), "completed");
+        assert_non_null(json_string_value(json_object_get(item, "call_id")));
+        ut_assert_json(json_object_get(item, "arguments"), "{\"query\":\"echo\"}");
+        json_decref(item);
+        /* 2: the search loaded mcp__fake: echo is called in that namespace. */
+        snprintf(body, sizeof(body),
+                 "{\"stream\":%s," SEARCH_TOOLS ",\"input\":[{\"type\":\"message\",\"role\":"
+                 "\"user\",\"content\":\"use echo\"}," SEARCH_CALL "]}",
+                 st);
+        search_answer(s, body, stream, "call", &item);
+        assert_string_equal(json_string_value(json_object_get(item, "type")), "function_call");
+        assert_string_equal(json_string_value(json_object_get(item, "namespace")), "mcp__fake");
+        assert_string_equal(json_string_value(json_object_get(item, "name")), "echo");
+        assert_string_equal(json_string_value(json_object_get(item, "arguments")),
+                            "{\"message\":\"hi\"}");
+        json_decref(item);
+    }
+
+    /* 3: the result comes back; the view names the namespaced call as Codex does. */
+    json_t *req = ut_json(
+        "{" SEARCH_TOOLS ",\"input\":[{\"type\":\"message\",\"role\":\"user\",\"content\":"
+        "\"use echo\"}," SEARCH_CALL ",{\"type\":\"function_call\",\"call_id\":\"c2\","
+        "\"namespace\":\"mcp__fake\",\"name\":\"echo\",\"arguments\":\"{\\\"message\\\":\\\"hi\\\"}\"},"
+        "{\"type\":\"function_call_output\",\"call_id\":\"c2\",\"output\":[{\"type\":"
+        "\"input_text\",\"text\":\"Output:\"},{\"type\":\"input_text\",\"text\":\"down "
+        "E-FAULTLINE-0badc0de\"}]}]}");
+    assert_int_equal(mockscript_view_init(&v, s, WIRE_API_OPENAI_RESPONSES, req, NULL), 0);
+    assert_true(v.client_tool_search);
+    assert_int_equal(v.turn, 2);         /* the search and the call: two answers of the model */
+    assert_int_equal(v.tool_results, 1); /* a tool_search_output is not a tool result */
+    assert_string_equal(json_string_value(json_object_get(v.last_call, "name")), "mcp__fake__echo");
+    assert_string_equal(json_string_value(json_array_get(v.offered, 2)), "mcp__fake__echo");
+    assert_string_equal(v.last_result.data, "Output:\ndown E-FAULTLINE-0badc0de");
+    assert_string_equal(v.canary, "E-FAULTLINE-0badc0de");
+    mockscript_view_release(&v);
+    json_decref(req);
+
+    /* A server-side tool_search (no "execution": "client") is not turned into items. */
+    req = ut_json("{\"tools\":[{\"type\":\"tool_search\"}],\"input\":\"x\"}");
+    assert_int_equal(mockscript_view_init(&v, s, WIRE_API_OPENAI_RESPONSES, req, NULL), 0);
+    assert_false(v.client_tool_search);
+    mockscript_view_release(&v);
+    json_decref(req);
+    mockscript_free(s);
+}
+
 static void test_routes_and_errors(void **state)
 {
     struct mockscript *s = parse_ok(script_yaml);
@@ -496,7 +611,7 @@ int main(void)
         cmocka_unit_test(test_view_openai),       cmocka_unit_test(test_rules_and_templates),
         cmocka_unit_test(test_echo_is_capped),    cmocka_unit_test(test_answers_read_back),
         cmocka_unit_test(test_routes_and_errors), cmocka_unit_test(test_fixtures_load),
-        cmocka_unit_test(test_fixture_behaviour),
+        cmocka_unit_test(test_fixture_behaviour), cmocka_unit_test(test_codex_tool_search),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
