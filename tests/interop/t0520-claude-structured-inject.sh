@@ -50,12 +50,11 @@ run_claude() {
     "$PY" - "$dir" "$plan" <<'PY'
 import json, os, sys
 d, plan = sys.argv[1], sys.argv[2]
-args = ["mcp", "--name", "fs", "--events", d + "/events.jsonl"]
+args = ["mcp", "--name", "fs", "--i-have-a-sandbox", "--events", d + "/events.jsonl"]
 if plan:
     args += ["--plan", plan]
 args += ["--", "node", os.environ["FS"], os.environ["TMP"] + "/data"]
-cfg = {"mcpServers": {"fs": {"command": os.environ["FAULTLINE"], "args": args,
-                             "env": {"FAULTLINE_SANDBOX": "1"}}}}
+cfg = {"mcpServers": {"fs": {"command": os.environ["FAULTLINE"], "args": args}}}
 json.dump(cfg, open(d + "/mcp.json", "w"))
 PY
     # server-filesystem serves the roots Claude Code announces (its working directory). In -p

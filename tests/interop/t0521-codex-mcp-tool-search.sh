@@ -44,7 +44,7 @@ wait_file 10 "$TMP/mock.ready" || echo "mock-model did not start"
 run_codex() {
     local dir=$1 plan=${2:-} args
     mkdir -p "$dir/work" "$dir/home" "$dir/codex"
-    args="\"mcp\", \"--name\", \"fake\", \"--events\", \"$dir/events.jsonl\""
+    args="\"mcp\", \"--name\", \"fake\", \"--i-have-a-sandbox\", \"--events\", \"$dir/events.jsonl\""
     [ -z "$plan" ] || args="$args, \"--plan\", \"$plan\""
     cat >"$dir/codex/config.toml" <<TOML
 model = "gpt-5.5"
@@ -60,7 +60,6 @@ wire_api = "responses"
 command = "$FAULTLINE"
 args = [$args, "--", "$PY", "$M/fake_server.py"]
 required = true
-env = { FAULTLINE_SANDBOX = "1" }
 TOML
     (cd "$dir/work" && MOCK_API_KEY=sk-test CODEX_HOME="$dir/codex" HOME="$dir/home" \
         timeout 120 "$CODEX" exec --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox \

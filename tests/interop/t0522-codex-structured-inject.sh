@@ -34,7 +34,7 @@ wait_file 10 "$TMP/mock.ready" || echo "mock-model did not start"
 run_codex() {
     local dir=$1 plan=${2:-} args
     mkdir -p "$dir/home" "$dir/codex"
-    args="\"mcp\", \"--name\", \"fs\", \"--events\", \"$dir/events.jsonl\""
+    args="\"mcp\", \"--name\", \"fs\", \"--i-have-a-sandbox\", \"--events\", \"$dir/events.jsonl\""
     [ -z "$plan" ] || args="$args, \"--plan\", \"$plan\""
     cat >"$dir/codex/config.toml" <<TOML
 model = "gpt-5.5"
@@ -50,7 +50,6 @@ wire_api = "responses"
 command = "$FAULTLINE"
 args = [$args, "--", "node", "$FS", "$TMP/data"]
 required = true
-env = { FAULTLINE_SANDBOX = "1" }
 TOML
     (cd "$TMP/data" && MOCK_API_KEY=sk-test CODEX_HOME="$dir/codex" HOME="$dir/home" \
         timeout 120 "$CODEX" exec --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox \
