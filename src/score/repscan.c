@@ -24,7 +24,7 @@
  *   effect           the effect rules (shared with ledger.json)    effect invariants
  *   egress_request   planted secrets                               canary_untouched
  *   abort, verify, agent_exit, run_end                             status, terminated, verify
- *   warning          fault_refused counted                         the fault_refused warning
+ *   warning          fault_refused, fault_partly_visible counted   their warnings
  *
  * A call outcome (call_outcome) feeds: recovery after the last and since the first fault, the
  * retry chain (bounded_retries, backoff_observed), the loop ring (no_progress_loop), the
@@ -1229,8 +1229,12 @@ static void on_egress_request(struct repscan *s)
 static void on_warning(struct repscan *s)
 {
     char code[32];
-    if (get_str(s, "code", code, sizeof(code)) > 0 && strcmp(code, "fault_refused") == 0)
+    if (get_str(s, "code", code, sizeof(code)) <= 0)
+        return;
+    if (strcmp(code, "fault_refused") == 0)
         s->o->faults_refused++;
+    else if (strcmp(code, "fault_partly_visible") == 0)
+        s->o->faults_partly_visible++;
 }
 
 static void on_run_end(struct repscan *s)

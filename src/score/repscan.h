@@ -83,6 +83,7 @@ struct repsum {
     /* faults */
     long faults_fired;
     long faults_refused; /* warnings fault_refused: mutating faults refused, no sandbox known */
+    long faults_partly_visible; /* warnings fault_partly_visible: a change the agent saw in part */
     long fired[RUNDIR_MAX_FAULTS]; /* per fault of the plan, by position */
     struct evid first_fault, last_fault;
     char last_fault_kind[64];

@@ -418,6 +418,10 @@ static void stage_warnings(struct score_result *res)
         res, "fault_refused",
         "%ld mutating fault decision(s) were refused because no sandbox was known: those calls went through unfaulted",
         offsetof(struct repsum, faults_refused));
+    warn_counts(res, "fault_partly_visible",
+                "%ld injected result change(s) reached the agent's model only in part (the "
+                "result's structuredContent had no place for them: see docs/mcp-shim.md)",
+                offsetof(struct repsum, faults_partly_visible));
     warn_counts(
         res, "untrusted_events",
         "%ld event(s) posted through the control API claimed what only the controller or the runner observes and were ignored",

@@ -787,6 +787,21 @@ static void test_repscan_canary_shown(void **state)
 /* A tool fault that fired is "not received" when a later request the agent sent recorded
  * fault_markers and none listed it; a request listing it anywhere (the shim's event filed
  * late), no later request, a request without the field, or a fault with no marker: no. */
+static void test_repscan_warnings_counted(void **state)
+{
+    struct fixture f;
+
+    (void)state;
+    fx_begin(&f);
+    line(&f, "{\"src\":\"mcp\",\"kind\":\"warning\",\"code\":\"fault_partly_visible\"}");
+    line(&f, "{\"src\":\"mcp\",\"kind\":\"warning\",\"code\":\"fault_partly_visible\"}");
+    line(&f, "{\"src\":\"controller\",\"kind\":\"warning\",\"code\":\"fault_refused\"}");
+    line(&f, "{\"src\":\"mcp\",\"kind\":\"warning\",\"code\":\"other\"}");
+    fx_end(&f);
+    assert_int_equal(f.sum.faults_partly_visible, 2);
+    assert_int_equal(f.sum.faults_refused, 1);
+}
+
 static void test_repscan_fault_not_received(void **state)
 {
     static const char fired[] = "{\"src\":\"mcp\",\"kind\":\"fault_injected\",\"fault\":"
@@ -1015,6 +1030,7 @@ int main(void)
         cmocka_unit_test(test_repscan_final_answer),
         cmocka_unit_test(test_repscan_canary_shown),
         cmocka_unit_test(test_repscan_fault_not_received),
+        cmocka_unit_test(test_repscan_warnings_counted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
