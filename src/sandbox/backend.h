@@ -77,6 +77,15 @@ int sandbox_set_limit(int res, long v);
 
 uint64_t sandbox_mono_ms(void);
 
+/* The proc_opts every backend spawns with: argv, stdin /dev/null, stdout and stderr to out_fd
+ * and err_fd (-1: /dev/null; moved into place by sandbox_dup_stdio in before), dying with the
+ * caller. The caller sets the environment. */
+void sandbox_proc_opts(struct sandbox *sb, struct proc_opts *o, const char *const *argv, int out_fd,
+                       int err_fd, int (*before)(void *));
+
+/* In a backend's before_exec: puts the spawn's out_fd and err_fd on 1 and 2. 0 or errno. */
+int sandbox_dup_stdio(const struct sandbox *sb);
+
 /* Writes s to the existing file path (a cgroup or /proc file): 0 or an errno value. Safe
  * between fork and exec. */
 int sandbox_write_str(const char *path, const char *s);

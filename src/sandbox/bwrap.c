@@ -79,10 +79,8 @@ static int before_bwrap(void *arg)
     /* after the uid change, so that the count is the sandbox user's */
     if ((err = sandbox_set_limit(RLIMIT_NPROC, sb->limits.nproc)))
         return err;
-    if (sb->out_fd >= 0 && dup2(sb->out_fd, 1) < 0)
-        return errno;
-    if (sb->err_fd >= 0 && dup2(sb->err_fd, 2) < 0)
-        return errno;
+    if ((err = sandbox_dup_stdio(sb)))
+        return err;
     /* nothing of the runner's leaks in but the info pipe */
     close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
     fl = fcntl(sb->info_wfd, F_GETFD);
@@ -236,19 +234,10 @@ static int bwrap_spawn(struct sandbox *sb, const char *cmd, int out_fd, int err_
 
     env = sandbox_env(sb);
 
-    memset(&o, 0, sizeof(o));
-    o.argv = a.v;
+    sandbox_proc_opts(sb, &o, a.v, out_fd, err_fd, before_bwrap);
     o.env_clear = 1;
     o.env_add = (const char *const *)env;
-    o.in = PROC_NULL;
-    o.out = out_fd >= 0 ? PROC_INHERIT : PROC_NULL;
-    o.err = err_fd >= 0 ? PROC_INHERIT : PROC_NULL;
-    o.die_with_parent = 1;
-    o.before_exec = before_bwrap;
-    o.before_exec_arg = sb;
     sb->info_wfd = info[1];
-    sb->out_fd = out_fd;
-    sb->err_fd = err_fd;
     rc = proc_spawn(p, &o, e);
     close(info[1]);
     if (rc == ERR_NOTFOUND) {

@@ -298,13 +298,7 @@ void oci_argv(struct args *a, const char *eng, const struct sandbox *sb, const c
 
 static int oci_before_exec(void *arg)
 {
-    struct sandbox *sb = arg;
-
-    if (sb->out_fd >= 0 && dup2(sb->out_fd, 1) < 0)
-        return errno;
-    if (sb->err_fd >= 0 && dup2(sb->err_fd, 2) < 0)
-        return errno;
-    return 0;
+    return sandbox_dup_stdio(arg);
 }
 
 static int oci_spawn(struct sandbox *sb, const char *cmd, int out_fd, int err_fd, struct proc *p,
@@ -329,17 +323,8 @@ static int oci_spawn(struct sandbox *sb, const char *cmd, int out_fd, int err_fd
     envp = xcalloc(n + 2, sizeof(*envp));
     memcpy(envp, env, n * sizeof(*envp));
     envp[n] = containers_conf(&cc);
-    memset(&o, 0, sizeof(o));
-    o.argv = a.v;
+    sandbox_proc_opts(sb, &o, a.v, out_fd, err_fd, oci_before_exec);
     o.env_add = envp;
-    o.in = PROC_NULL;
-    o.out = out_fd >= 0 ? PROC_INHERIT : PROC_NULL;
-    o.err = err_fd >= 0 ? PROC_INHERIT : PROC_NULL;
-    o.die_with_parent = 1;
-    o.before_exec = oci_before_exec;
-    o.before_exec_arg = sb;
-    sb->out_fd = out_fd;
-    sb->err_fd = err_fd;
     rc = proc_spawn(p, &o, e);
     if (rc == ERR_NOTFOUND) {
         err_clear(e);

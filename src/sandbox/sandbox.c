@@ -138,6 +138,30 @@ char **sandbox_env(const struct sandbox *sb)
     return env;
 }
 
+void sandbox_proc_opts(struct sandbox *sb, struct proc_opts *o, const char *const *argv, int out_fd,
+                       int err_fd, int (*before)(void *))
+{
+    memset(o, 0, sizeof(*o));
+    o->argv = argv;
+    o->in = PROC_NULL;
+    o->out = out_fd >= 0 ? PROC_INHERIT : PROC_NULL;
+    o->err = err_fd >= 0 ? PROC_INHERIT : PROC_NULL;
+    o->die_with_parent = 1;
+    o->before_exec = before;
+    o->before_exec_arg = sb;
+    sb->out_fd = out_fd;
+    sb->err_fd = err_fd;
+}
+
+int sandbox_dup_stdio(const struct sandbox *sb)
+{
+    if (sb->out_fd >= 0 && dup2(sb->out_fd, 1) < 0)
+        return errno;
+    if (sb->err_fd >= 0 && dup2(sb->err_fd, 2) < 0)
+        return errno;
+    return 0;
+}
+
 static const struct sandbox_ops *ops_for(const char *backend, struct err *e)
 {
     if (backend == NULL || strcmp(backend, "native") == 0)
