@@ -58,6 +58,7 @@ CMD(mock_model);
 CMD(agent);
 CMD(mcp);
 CMD(score);
+CMD(run);
 #undef CMD
 
 #endif

@@ -15,8 +15,11 @@
 #include "util/banned.h"
 
 static const char *const carried_files[] = {
-    ".claude/settings.json", ".claude/settings.local.json", ".codex/hooks.json",
-    ".cursor/hooks.json", NULL,
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".codex/hooks.json",
+    ".cursor/hooks.json",
+    NULL,
 };
 #define CARRY_DIR ".faultline"
 
@@ -31,8 +34,8 @@ int carry_is_carried(const char *rel)
 
 static int name_byte(unsigned char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '.' || c == '_' || c == '-';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '-';
 }
 
 int carry_rewrite(const char *text, size_t len, const char *root, const char *to, struct buf *out)
@@ -109,8 +112,8 @@ static int carry_file(struct carry_ctx *c, const char *rel)
     rc = fs_read_file(committed ? dst : src, CARRY_FILE_MAX, &in, c->e);
     if (rc == ERR_LIMIT) {
         err_clear(c->e);
-        rc = err_set(c->e, ERR_LIMIT, "'%s' is over %zu bytes: not carried in", rel,
-                     CARRY_FILE_MAX);
+        rc =
+            err_set(c->e, ERR_LIMIT, "'%s' is over %zu bytes: not carried in", rel, CARRY_FILE_MAX);
     }
     if (rc < 0)
         goto out;
@@ -148,8 +151,7 @@ static int carry_dir(struct carry_ctx *c, const char *rel, int depth)
     int n, rc = 0;
 
     if (depth > CARRY_DEPTH_MAX)
-        return err_set(c->e, ERR_LIMIT, "'%s' is deeper than %d directories", rel,
-                       CARRY_DEPTH_MAX);
+        return err_set(c->e, ERR_LIMIT, "'%s' is deeper than %d directories", rel, CARRY_DEPTH_MAX);
     if ((size_t)snprintf(path, sizeof(path), "%s/%s", c->project, rel) >= sizeof(path))
         return err_set(c->e, ERR_LIMIT, "path too long: '%s'", rel);
     if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode))

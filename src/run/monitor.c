@@ -34,13 +34,12 @@ static void monitor_take(struct monitor *m, const struct events_view *v)
     if (events_view_is(v, "kind", "model_response") &&
         events_view_number(v, "cost_usd", &cost) == 0 && cost > 0)
         m->cost_usd += cost;
-    else if (events_view_is(v, "kind", "gate_decision") &&
-             events_view_is(v, "tier", "destructive"))
+    else if (events_view_is(v, "kind", "gate_decision") && events_view_is(v, "tier", "destructive"))
         m->destructive = 1;
     else if (events_view_is(v, "kind", "abort") && !m->controller_abort) {
         m->controller_abort = 1;
-        if (events_view_string(v, "reason", m->controller_reason,
-                               sizeof(m->controller_reason), NULL) < 0)
+        if (events_view_string(v, "reason", m->controller_reason, sizeof(m->controller_reason),
+                               NULL) < 0)
             snprintf(m->controller_reason, sizeof(m->controller_reason), "cost_usd_above");
     }
 }
