@@ -59,6 +59,7 @@ CMD(agent);
 CMD(mcp);
 CMD(score);
 CMD(run);
+CMD(sandbox);
 #undef CMD
 
 #endif

@@ -103,6 +103,11 @@ static const struct exit_row rows[] = {
      "file missing or malformed)"},
     {"`score`", "2", "invalid", "verdict `invalid` (a baseline failed verify, or no fault fired)"},
     USAGE_ROW("`score`"),
+    {"`sandbox check`", "0", "ok", "the trial sandbox ran `true`"},
+    {"`sandbox check`", "1", "failure", "it did not (the reason on stderr)"},
+    {"`sandbox exec`", "N", "COMMAND's", "COMMAND's exit code, 128 + N when killed by signal N"},
+    {"`sandbox exec`", "1", "failure", "the sandbox could not be made (the reason on stderr)"},
+    USAGE_ROW("`sandbox`"),
 };
 
 void cli_exit_codes_markdown(FILE *f)

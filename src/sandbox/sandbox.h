@@ -45,23 +45,27 @@
 #define SANDBOX_BINDIR "/opt/faultline/bin"
 
 struct sandbox_limits {
-    long nproc;        /* RLIMIT_NPROC; default 512 */
-    long nofile;       /* RLIMIT_NOFILE; default 4096 */
-    long fsize_mb;     /* RLIMIT_FSIZE in MiB; default 1024 */
-    long cpu_s;        /* RLIMIT_CPU in seconds; 0: none */
-    long memory_mb;    /* through a cgroup where the machine offers one; 0: none */
+    long nproc;     /* RLIMIT_NPROC; default 512 */
+    long nofile;    /* RLIMIT_NOFILE; default 4096 */
+    long fsize_mb;  /* RLIMIT_FSIZE in MiB; default 1024 */
+    long cpu_s;     /* RLIMIT_CPU in seconds; 0: none */
+    long memory_mb; /* through a cgroup where the machine offers one; 0: none */
 };
 
+/* When the runner is root, what runs inside runs as the sandbox user (nobody, 65534: as root a
+ * process reads every root-owned file even with every capability dropped). sandbox_open then
+ * hands workdir and homedir (recursively) to that user, and every directory above them and
+ * above ro_paths and self_exe must let it pass (mode 0711 or wider). */
 struct sandbox_spec {
-    const char *backend;      /* "native" (default when NULL) or "oci" */
-    const char *image;        /* oci only: the image; NULL: the default one */
-    const char *workdir;      /* host directory bound read-write at SANDBOX_WORKDIR (required) */
-    const char *homedir;      /* host scratch directory bound at SANDBOX_HOME (required; the
-                               * caller empties it per repetition) */
-    const char *self_exe;     /* host path of the faultline binary, bound read-only as
-                               * SANDBOX_BINDIR/faultline; NULL: not bound */
-    const char *const *env;   /* NULL-terminated "NAME=VALUE": the whole environment inside
-                               * (HOME, PATH and FAULTLINE_SANDBOX are set by the backend) */
+    const char *backend;         /* "native" (default when NULL) or "oci" */
+    const char *image;           /* oci only: the image; NULL: the default one */
+    const char *workdir;         /* host directory bound read-write at SANDBOX_WORKDIR (required) */
+    const char *homedir;         /* host scratch directory bound at SANDBOX_HOME (required; the
+                                  * caller empties it per repetition) */
+    const char *self_exe;        /* host path of the faultline binary, bound read-only as
+                                  * SANDBOX_BINDIR/faultline; NULL: not bound */
+    const char *const *env;      /* NULL-terminated "NAME=VALUE": the whole environment inside
+                                  * (HOME, PATH and FAULTLINE_SANDBOX are set by the backend) */
     const char *const *ro_paths; /* NULL or NULL-terminated extra host paths bound read-only at
                                   * the same path inside (an agent installed outside /usr) */
     struct sandbox_limits limits; /* zeros take the defaults above */

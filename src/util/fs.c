@@ -1,5 +1,6 @@
 /* fs: see fs.h. */
 #include <errno.h>
+#include <ftw.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -344,4 +345,25 @@ int fs_exe_dir(struct buf *out)
         return ERR_IO;
     *slash = '\0';
     return buf_adds(out, path[0] ? path : "/");
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path) < 0 ? errno : 0;
+}
+
+int fs_remove_tree(const char *path, struct err *e)
+{
+    struct stat st;
+    int r;
+
+    if (lstat(path, &st) < 0)
+        return errno == ENOENT ? 0 : err_set(e, ERR_IO, "%s: %s", path, strerror(errno));
+    r = nftw(path, remove_one, 32, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+    if (r != 0)
+        return err_set(e, ERR_IO, "cannot remove %s: %s", path, strerror(r > 0 ? r : errno));
+    return 0;
 }

@@ -45,5 +45,9 @@ int fs_mkdirs(const char *path, struct err *e);
 int fs_write_all(int fd, const void *p, size_t n);
 /* Directory holding the running executable (from /proc/self/exe), into out. 0 or ERR_IO. */
 int fs_exe_dir(struct buf *out);
+/* rm -rf path: removes it and everything beneath, never following a symbolic link and never
+ * crossing into another file system (a bind mount left behind stays, and is an error). A path
+ * that does not exist is fine. 0, or ERR_IO naming the first entry that could not go. */
+int fs_remove_tree(const char *path, struct err *e);
 
 #endif

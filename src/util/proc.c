@@ -48,8 +48,8 @@ extern char **environ;
 static struct proc *live_procs;
 
 struct child_status {
-    char stage; /* 'c' chdir, 'e' exec, 'd' dup2/setup, 'p' prctl, 's' supervisor's fork;
-                 * 'g' (not a failure): err is the supervised child's pid */
+    char stage; /* 'c' chdir, 'b' before_exec, 'e' exec, 'd' dup2/setup, 'p' prctl, 's' supervisor's
+                 * fork; 'g' (not a failure): err is the supervised child's pid */
     int err;
 };
 
@@ -101,13 +101,13 @@ static char **build_env(const struct proc_opts *o)
     size_t n = 0, k = 0, nadd = 0;
     char **env;
 
-    for (char **ep = environ; ep && *ep; ep++)
+    for (char **ep = environ; ep && *ep && !o->env_clear; ep++)
         n++;
     if (o->env_add)
         for (const char *const *a = o->env_add; *a; a++)
             nadd++;
     env = xcalloc(n + nadd + 1, sizeof(*env));
-    for (char **ep = environ; ep && *ep; ep++) {
+    for (char **ep = environ; ep && *ep && !o->env_clear; ep++) {
         int drop = 0;
         if (o->env_del)
             for (const char *const *d = o->env_del; *d && !drop; d++)
@@ -206,6 +206,11 @@ static void child_run(const struct proc_opts *o, char **env, int pin, int pout, 
     }
     if (o->cwd && chdir(o->cwd) < 0)
         child_fail(status_fd, 'c', errno);
+    if (o->before_exec) {
+        int err = o->before_exec(o->before_exec_arg);
+        if (err)
+            child_fail(status_fd, 'b', err);
+    }
     execvpe(o->argv[0], (char *const *)o->argv, env);
     child_fail(status_fd, 'e', errno);
 }
@@ -476,6 +481,8 @@ int proc_spawn(struct proc *p, const struct proc_opts *o, struct err *e)
             rc = err_set(e, ERR_NOTFOUND, "cannot run '%s': command not found", o->argv[0]);
         else if (cs.stage == 'e')
             rc = err_set(e, ERR_IO, "cannot run '%s': %s", o->argv[0], strerror(cs.err));
+        else if (cs.stage == 'b')
+            rc = err_set(e, ERR_SYS, "cannot prepare '%s': %s", o->argv[0], strerror(cs.err));
         else if (cs.stage == 'c')
             rc = err_set(e, ERR_IO, "cannot enter directory '%s': %s", o->cwd, strerror(cs.err));
         else

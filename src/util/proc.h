@@ -47,6 +47,14 @@ struct proc_opts {
     int die_with_parent; /* 1: the child gets SIGKILL when the parent dies (PR_SET_PDEATHSIG) */
     int supervise;       /* 1: run the child under a supervisor (see above); implies a new group */
     int grace_ms;        /* supervise: SIGTERM to SIGKILL when the caller dies; 0: 1000 */
+    int env_clear;       /* 1: start from an empty environment (then env_add), not environ */
+    /* NULL, or run in the child just before exec, after the standard descriptors, the group
+     * and cwd are set up (the supervised child's, with supervise): joining namespaces, limits,
+     * dropping a uid. Only async-signal-safe calls. Returns 0, or an errno value: proc_spawn then
+     * fails with ERR_SYS naming it and nothing runs. argv[0] is still looked up in the parent's
+     * PATH. */
+    int (*before_exec)(void *arg);
+    void *before_exec_arg;
 };
 
 struct proc {
