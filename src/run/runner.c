@@ -328,6 +328,10 @@ static int make_out(struct run *r, struct err *e)
         return err_set(e, ERR_IO, "cannot make a temporary directory in '%s': %s", tmpdir,
                        strerror(errno));
     snprintf(r->tmp, sizeof(r->tmp), "%.1100s", tmpl);
+    /* The sandbox user (nobody, when the runner is root) must pass through to the worktrees
+     * and HOMEs below it; it can list nothing here. */
+    if (chmod(r->tmp, 0711) < 0)
+        return err_set(e, ERR_IO, "cannot chmod '%s': %s", r->tmp, strerror(errno));
     return 0;
 }
 

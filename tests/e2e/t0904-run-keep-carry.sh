@@ -25,12 +25,12 @@ cd "$TMP"
 
 test_expect "carried in and rewritten; the committed file rewritten, not replaced" '
     rc=0; "$FAULTLINE" run p/exp.yaml --keep --out out/k.json >run.out 2>run.err || rc=$?
-    test "$rc" = 2   # no model call: no fault fired
+    test "$rc" = 2 || { echo "exit $rc"; cat run.err; exit 1; }  # no model call: no fault fired
     grep -q "rep 0: rewrote .claude/settings.json (1 path to /work)" run.err
     grep -q "rep 0: carried in .claude/settings.local.json (2 paths rewritten to /work)" run.err
     grep -q "rep 0: carried in .faultline/gate.sh (1 path rewritten to /work)" run.err
     o=out/k/rep-000/agent.out
-    grep -q "{\"hooks\": \"/work/.faultline/gate.sh\", \"other\": \"$P2/x\"}" $o
+    grep -q "{\"hooks\": \"/work/.faultline/gate.sh\", \"other\": \"${P}2/x\"}" $o
     grep -q "{\"local\": \"/work\", \"cmd\": \"/work/.faultline/gate.sh\"}" $o
     grep -q "# gate at /work/.faultline" $o
     grep -qx /work $o

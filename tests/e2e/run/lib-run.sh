@@ -68,4 +68,7 @@ no_leftovers() {
     fi
 }
 export -f make_project write_exp commit no_leftovers
+# The sandbox user (nobody, when the tests run as root) must pass through $TMP to the
+# worktrees below it.
+chmod 711 "$TMP"
 export RUN_AGENT
