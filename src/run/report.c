@@ -101,6 +101,7 @@ static const char schema_text[] =
     "    \"seed\": {\"type\": \"integer\"}, \"sandbox\": {\"type\": \"string\"},"
     "    \"agent\": {\"$ref\": \"#/$defs/exit\"}, \"verify\": {\"$ref\": \"#/$defs/exit\"},"
     "    \"cost_usd\": {\"type\": \"number\", \"minimum\": 0},"
+    "    \"agent_out_dropped\": {\"type\": \"integer\", \"minimum\": 0},"
     "    \"duration_ms\": {\"type\": \"integer\", \"minimum\": 0},"
     "    \"worktree\": {\"type\": [\"string\", \"null\"]},"
     "    \"abort\": {\"oneOf\": [{\"type\": \"null\"}, {\"type\": \"object\", \"required\": [\"reason\"],"

@@ -56,6 +56,9 @@
 #define RUN_BASE_MAX 3000
 #define RUN_REPDIR_MAX 3500
 #define RUN_MOCK_KEY "faultline-mock-key"
+/* agent.out keeps at most this much of the agent's stdout; one pump moves at most this much */
+#define RUN_AGENT_OUT_MAX ((uint64_t)64 << 20)
+#define RUN_PUMP_MAX ((size_t)1 << 20)
 
 struct run {
     struct run_opts o;
@@ -409,6 +412,7 @@ struct rep {
     int verify_ran, verify_exit, verify_signal;
     int64_t verify_ms, t_agent_end, t_verify_end;
     int64_t t_start;
+    uint64_t out_bytes, out_dropped; /* the agent's stdout kept and dropped */
 };
 
 static int rep_fail(struct rep *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -531,9 +535,9 @@ static const char *const *sandbox_env(struct rep *p, struct buf *store, const ch
         const char *v = getenv(r->x->env[i]);
         if (v == NULL)
             continue;
-        if (r->mock_script[0] && (strcmp(r->x->env[i], "ANTHROPIC_API_KEY") == 0 ||
-                                  strcmp(r->x->env[i], "OPENAI_API_KEY") == 0))
-            continue;
+        if (strcmp(r->x->env[i], "ANTHROPIC_API_KEY") == 0 ||
+            strcmp(r->x->env[i], "OPENAI_API_KEY") == 0)
+            continue; /* passed above (a placeholder in a mock run) */
         off[n++] = store->len;
         buf_addf(store, "%s=%s", r->x->env[i], v);
         buf_addc(store, '\0');
@@ -774,13 +778,22 @@ static void describe_exit(const struct proc *pr, int *code, int *sig)
         *sig = WTERMSIG(pr->status);
 }
 
-/* Drains what the agent printed into agent.out and the terminal. 1 at EOF. */
+/* Moves what the agent printed to agent.out and the terminal: at most RUN_PUMP_MAX bytes a
+ * call, so that an agent printing without pause cannot starve the abort monitor. Past
+ * RUN_AGENT_OUT_MAX bytes the output is read and dropped (counted in out_dropped). 1 at EOF. */
 static int pump(struct rep *p, int rfd, int outfd)
 {
     char chunk[16384];
-    for (;;) {
+    size_t moved = 0;
+    while (moved < RUN_PUMP_MAX) {
         ssize_t n = read(rfd, chunk, sizeof(chunk));
         if (n > 0) {
+            moved += (size_t)n;
+            if (p->out_bytes + (uint64_t)n > RUN_AGENT_OUT_MAX) {
+                p->out_dropped += (uint64_t)n;
+                continue;
+            }
+            p->out_bytes += (uint64_t)n;
             fs_write_all(outfd, chunk, (size_t)n);
             if (p->r->o.agent_out) {
                 fwrite(chunk, 1, (size_t)n, p->r->o.agent_out);
@@ -794,6 +807,7 @@ static int pump(struct rep *p, int rfd, int outfd)
             continue;
         return 0; /* EAGAIN */
     }
+    return 0;
 }
 
 static void agent_phase(struct rep *p)
@@ -1046,6 +1060,7 @@ static void rep_files(struct rep *p)
     json_object_set_new(rj, "verify",
                         exit_json(p->verify_ran, p->verify_exit, p->verify_signal, p->verify_ms));
     json_object_set_new(rj, "cost_usd", json_real(score_round(p->mon.cost_usd, 6)));
+    json_object_set_new(rj, "agent_out_dropped", json_integer((json_int_t)p->out_dropped));
     json_object_set_new(rj, "duration_ms", json_integer((time_now_ms() - p->t_start)));
     json_object_set_new(rj, "worktree",
                         p->r->o.keep && p->worktree_added ? json_string(p->work) : json_null());
@@ -1122,7 +1137,13 @@ static const char *rep_run(struct run *r, int index, int *verify_exit, char *err
     progress(r, "rep %d of %d (%s): %s", index + 1, 2 * r->x->repeat,
              plan_faulted(p.plan) ? "faulted" : "baseline", plan_run_id(p.plan));
     if (prepare(&p, &e) < 0) {
-        rep_fail(&p, "%s", e.msg);
+        if (stopped(r)) {
+            p.aborted = 1;
+            p.abort.reason = "interrupted";
+            snprintf(p.abort.detail, sizeof(p.abort.detail), "the run was interrupted");
+        } else {
+            rep_fail(&p, "%s", e.msg);
+        }
     } else {
         agent_phase(&p);
         if (!p.aborted && strcmp(p.status, "error") != 0)

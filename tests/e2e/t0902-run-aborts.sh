@@ -31,6 +31,25 @@ test_expect "wall_clock_s_above: the agent is stopped after the limit; verify an
     no_leftovers p "$TMP/out/r"
 '
 
+test_expect "an agent printing without pause: still stopped on time, agent.out capped at 64 MiB" '
+    make_project p
+    write_exp p/exp.yaml chatty "yes faultline" "true" "abort:
+  - cost_usd_above: 1
+  - wall_clock_s_above: 2"
+    commit p
+    start=$SECONDS
+    rc=0; "$FAULTLINE" run p/exp.yaml --quiet --out out/y.json || rc=$?
+    test "$rc" = 1
+    test $((SECONDS - start)) -lt 30
+    test "$(jq -r .abort.reason out/y/rep-000/rep.json)" = wall_clock_s_above
+    size=$(stat -c %s out/y/rep-000/agent.out)
+    test "$size" -le $((64 << 20))
+    test "$size" -gt $((60 << 20))
+    jq -e ".agent_out_dropped > 0" out/y/rep-000/rep.json
+    rm -f out/y/rep-000/agent.out
+    no_leftovers p "$TMP/out/y"
+'
+
 test_expect "cost_usd_above: the summed model cost passes the ceiling and the run stops" '
     make_project p
     write_exp p/exp.yaml pricey "$RUN_AGENT; sleep 60" "true" "model: {mock: pricey.yaml}
