@@ -100,8 +100,9 @@ int cmd_run(int argc, char **argv)
                  "fresh worktree of HEAD inside the sandbox, with the controller injecting the\n"
                  "plan's faults; then scores the run folder and writes the report. Refuses to\n"
                  "start (exit 3-7, one line why) on an invalid experiment, an unhealthy sandbox,\n"
-                 "a dirty working tree, a mock script that does not load, or a report that\n"
-                 "cannot be made. Exit: the verdict's, 0 scored, 1 aborted, 2 invalid.\n",
+                 "a dirty working tree, a mock script that does not load or a paid model\n"
+                 "without its key, or a report that cannot be made. Exit: the verdict's, 0\n"
+                 "scored, 1 aborted, 2 invalid.\n",
         .opts = opts,
         .min_args = 1,
         .max_args = 1,

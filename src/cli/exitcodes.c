@@ -92,7 +92,9 @@ static const struct exit_row rows[] = {
     {"`run`", "5", "project",
      "refused: the experiment is not in a git repository, it has no commit, or its working tree "
      "is not clean (the dirty paths are named)"},
-    {"`run`", "6", "model", "refused: the `model: {mock: FILE}` script is missing or invalid"},
+    {"`run`", "6", "model",
+     "refused: the `model: {mock: FILE}` script is missing or invalid, or the provider's API key "
+     "of a paid model is not set"},
     {"`run`", "7", "report",
      "refused or failed: the report's run folder exists already or cannot be made, or the report "
      "could not be written"},

@@ -276,10 +276,23 @@ static int find_model(struct run *r, struct err *e)
         mockscript_free(s);
         return 0;
     }
+    v = json_is_string(m) ? json_string_value(m) : NULL;
+    if (v == NULL || strcmp(v, "openai") == 0 || strcmp(v, "anthropic") == 0) {
+        /* A paid API: refuse at once without its key, and say how to run offline. */
+        const char *a = getenv("ANTHROPIC_API_KEY"), *o = getenv("OPENAI_API_KEY");
+        int has_a = a && a[0], has_o = o && o[0];
+        if (v == NULL ? !has_a && !has_o : strcmp(v, "openai") == 0 ? !has_o : !has_a)
+            return err_set(e, ERR_INVALID,
+                           "no %s in the environment for model '%s': set it, or run offline "
+                           "with 'model: {mock: SCRIPT}' (docs/mock-model.md) or "
+                           "--model-upstream URL",
+                           v == NULL ? "ANTHROPIC_API_KEY or OPENAI_API_KEY"
+                           : strcmp(v, "openai") == 0 ? "OPENAI_API_KEY"
+                                                      : "ANTHROPIC_API_KEY",
+                           v ? v : "(default)");
+        return 0;
+    }
     if (json_is_string(m)) {
-        v = json_string_value(m);
-        if (strcmp(v, "openai") == 0 || strcmp(v, "anthropic") == 0)
-            return 0;
         snprintf(r->upstream_anthropic, sizeof(r->upstream_anthropic), "%s", v);
         snprintf(r->upstream_openai, sizeof(r->upstream_openai), "%s", v);
     }

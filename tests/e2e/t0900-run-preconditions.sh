@@ -85,6 +85,20 @@ test_expect "a mock script that does not load: exit 6 with its position" '
     grep -q "refused: .*bad.yaml" err
 '
 
+test_expect "a paid model without its key: exit 6, saying how to run offline" '
+    make_project p
+    write_exp p/exp.yaml paid "true" "true" "model: anthropic"
+    write_exp p/exp2.yaml paid2 "true" "true" "model: openai"
+    commit p
+    rc=0; env -u ANTHROPIC_API_KEY -u OPENAI_API_KEY "$FAULTLINE" run p/exp.yaml --out paid.json 2>err || rc=$?
+    test "$rc" = 6
+    grep -q "refused: no ANTHROPIC_API_KEY in the environment for model .anthropic.: set it, or run offline with .model: {mock: SCRIPT}." err
+    rc=0; env -u OPENAI_API_KEY ANTHROPIC_API_KEY=x "$FAULTLINE" run p/exp2.yaml --out paid.json 2>err || rc=$?
+    test "$rc" = 6
+    grep -q "no OPENAI_API_KEY" err
+    refute test -e paid
+'
+
 test_expect "a run folder that exists already: exit 7, and it is not touched" '
     make_project p
     write_exp p/exp.yaml exists "true" "true"
