@@ -60,6 +60,7 @@ CMD(mcp);
 CMD(score);
 CMD(run);
 CMD(sandbox);
+CMD(init);
 #undef CMD
 
 #endif

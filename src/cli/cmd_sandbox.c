@@ -52,19 +52,20 @@ static int on_ro(const struct opt *op, const char *v, struct err *e)
     return 0;
 }
 
-static int sandbox_check(void)
+static int sandbox_check(const char *backend)
 {
     struct err e = {0};
 
-    if (sandbox_health(NULL, &e) != 0) {
+    if (sandbox_health(backend, &e) != 0) {
         fprintf(stderr, "faultline sandbox: %s\n", e.msg);
         return EXIT_FAIL;
     }
-    printf("sandbox: native: healthy\n");
+    printf("sandbox: %s: healthy\n", backend);
     return cli_stdout_status(EXIT_OK);
 }
 
-static int sandbox_exec(const char *work_arg, struct sb_flags *f, char **cmdv, int ncmd)
+static int sandbox_exec(const char *backend, const char *image, const char *work_arg,
+                        struct sb_flags *f, char **cmdv, int ncmd)
 {
     char tmp[] = "/tmp/faultline-sandbox-XXXXXX";
     struct buf home = BUF_INIT, cmd = BUF_INIT, envs = BUF_INIT;
@@ -105,6 +106,8 @@ static int sandbox_exec(const char *work_arg, struct sb_flags *f, char **cmdv, i
     if (k > 0)
         self[k] = '\0';
     memset(&spec, 0, sizeof(spec));
+    spec.backend = backend;
+    spec.image = image;
     spec.workdir = work_arg ? work_arg : envs.data;
     spec.homedir = home.data;
     spec.self_exe = k > 0 ? self : NULL;
@@ -137,9 +140,12 @@ out:
 int cmd_sandbox(int argc, char **argv)
 {
     struct sb_flags f = {0};
-    const char *work = NULL;
+    const char *work = NULL, *backend = "native", *image = NULL;
     int nargs, rc;
     const struct opt opts[] = {
+        OPT_STRING("sandbox", "native|oci", &backend, NULL, "the backend"),
+        OPT_STRING("sandbox-image", "IMAGE", &image, "localhost/faultline-sandbox:1",
+                   "oci: the image (the default is made on first use)"),
         OPT_STRING("work", "DIR", &work, "a new empty directory",
                    "exec: the directory bound read-write at /work"),
         OPT_CALL("env", "NAME", on_env, &f,
@@ -151,7 +157,7 @@ int cmd_sandbox(int argc, char **argv)
     const struct opt_cmd cmd = {
         .name = "sandbox",
         .usage = "check | exec [options] -- COMMAND...",
-        .about = "check: runs the native sandbox's health check (a trial sandbox running true),\n"
+        .about = "check: runs the sandbox backend's health check (a trial sandbox running true),\n"
                  "as faultline run does first. exec: runs sh -c COMMAND in a fresh sandbox, as a\n"
                  "repetition's agent runs, and exits with its code.\n",
         .opts = opts,
@@ -164,9 +170,9 @@ int cmd_sandbox(int argc, char **argv)
     if ((rc = cli_parse(&cmd, argc, argv, &nargs)) >= 0)
         return rc;
     if (strcmp(argv[0], "check") == 0 && nargs == 1)
-        return sandbox_check();
+        return sandbox_check(backend);
     if (strcmp(argv[0], "exec") == 0 && nargs >= 2)
-        return sandbox_exec(work, &f, argv + 1, nargs - 1);
+        return sandbox_exec(backend, image, work, &f, argv + 1, nargs - 1);
     opt_usage_error(&cmd, "expected `check` or `exec -- COMMAND`");
     return EXIT_USAGE;
 }

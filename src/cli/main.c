@@ -31,6 +31,8 @@ static const struct command commands[] = {
     {"mcp", cmd_mcp, "mcp [--plan P --events E] -- CMD   the MCP stdio shim"},
     {"run", cmd_run, "run EXPERIMENT [--out REPORT.json]   the main job: repetitions, verdict"},
     {"score", cmd_score, "score RUN_DIR [--json]             probes, invariants and verdict"},
+    {"init", cmd_init,
+     "init [--agent A] [--fault ID]       write a first experiment and mock script"},
     {"sandbox", cmd_sandbox, "sandbox check | exec -- COMMAND    the native sandbox, by hand"},
 };
 

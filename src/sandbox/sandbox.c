@@ -1,24 +1,15 @@
 /*
- * native: the bubblewrap backend of sandbox.h.
+ * sandbox: the part of sandbox.h every backend shares, and the dispatch to the backends
+ * (backend.h: bwrap.c native, oci.c podman/docker).
  *
  * The network namespace. sandbox_open forks a child that unshares a network namespace (plus a
  * user namespace when not root, so that no privilege is needed), brings lo up, binds the
  * listener on 127.0.0.1:0 and sends it, with a descriptor of the namespace, back over a Unix
  * socket pair (SCM_RIGHTS), then exits: the namespace lives on as long as those descriptors.
  *
- * A spawn. proc_spawn runs bwrap with a before_exec step that joins that namespace (setns),
- * moves itself into the sandbox's cgroups when the machine offers them, sets the resource
- * limits and, when root, drops to the sandbox user (nobody): as root a process keeps reading
- * every root-owned file (/etc/shadow, /root) even with every capability dropped, because it is
- * their owner. bwrap then unshares everything else (user, PID, IPC, UTS, mount, cgroup) with
- * --share-net keeping the joined namespace, drops every capability, and builds the file system
- * from read-only binds. Its environment is exactly the spec's: it is passed as bwrap's own
- * environment (never as --setenv arguments, which any host user could read in its command
- * line).
- *
- * Killing. Each spawn is its own PID namespace, whose init bwrap reports on --info-fd. SIGTERM
- * goes to every process of those namespaces (found through /proc/N/ns/pid), then SIGKILL to
- * each init, which makes the kernel kill the rest.
+ * The user. When the runner is root, what runs inside runs as SANDBOX_UID (nobody): as root a
+ * process keeps reading every root-owned file (/etc/shadow, /root) even with every capability
+ * dropped, because it is their owner. sandbox_open hands the work directory and HOME to it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,37 +31,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sandbox/sandbox.h"
+#include "sandbox/backend.h"
 #include "util/buf.h"
 #include "util/timeutil.h"
 
 #include "util/banned.h"
 
-#define SANDBOX_UID 65534 /* nobody: the user inside when the runner is root */
-#define SANDBOX_GID 65534
-#define SANDBOX_SPAWNS_MAX 16 /* spawns tracked per sandbox (agent, verify, ...) */
-#define SANDBOX_INFO_TIMEOUT_MS 10000
 #define SANDBOX_OPEN_TIMEOUT_MS 10000
 #define CGROUP_ROOT "/sys/fs/cgroup"
-
-struct spawn_ns {
-    pid_t init; /* host pid of the PID namespace's init (bwrap's child), 0 when gone */
-    dev_t dev;  /* the PID namespace, as /proc/N/ns/pid names it */
-    ino_t ino;
-};
-
-struct sandbox {
-    /* the spec, copied */
-    char *workdir, *homedir, *self_exe;
-    char **env, **ro_paths;
-    struct sandbox_limits limits;
-    int netns_fd, userns_fd;        /* userns_fd: -1 when root made the namespace */
-    int drop_uid;                   /* 1: run as SANDBOX_UID */
-    char cg_mem[256], cg_pids[256]; /* cgroup directories made for it, or "" */
-    struct spawn_ns spawns[SANDBOX_SPAWNS_MAX];
-    /* what before_exec needs, prepared in the parent (the child may not allocate) */
-    int info_wfd, out_fd, err_fd;
-};
 
 static char *xstrdup_or_null(const char *s)
 {
@@ -101,14 +69,101 @@ static void free_strv(char **v)
     free(v);
 }
 
-static uint64_t mono_ms(void)
+uint64_t sandbox_mono_ms(void)
 {
     return (uint64_t)(time_mono_ns() / 1000000);
 }
 
+void args_add(struct args *a, const char *s)
+{
+    if (a->n + 1 >= a->cap) {
+        a->cap = a->cap ? a->cap * 2 : 64;
+        a->v = xrealloc(a->v, a->cap * sizeof(*a->v));
+    }
+    a->v[a->n++] = s;
+    a->v[a->n] = NULL;
+}
+
+const char *args_own(struct args *a, const char *s)
+{
+    if (a->nown >= sizeof(a->own) / sizeof(a->own[0]))
+        abort(); /* a fixed, small number of made strings per vector: a bug otherwise */
+    a->own[a->nown++] = xstrdup(s);
+    return a->own[a->nown - 1];
+}
+
+void args_release(struct args *a)
+{
+    for (size_t i = 0; i < a->nown; i++)
+        free(a->own[i]);
+    free(a->v);
+    memset(a, 0, sizeof(*a));
+}
+
+int sandbox_set_limit(int res, long v)
+{
+    struct rlimit rl = {(rlim_t)v, (rlim_t)v};
+
+    if (v <= 0)
+        return 0;
+    return setrlimit(res, &rl) < 0 ? errno : 0;
+}
+
+static int has_name(char *const *env, const char *name)
+{
+    size_t len = strlen(name);
+
+    for (; env && *env; env++)
+        if (strncmp(*env, name, len) == 0 && (*env)[len] == '=')
+            return 1;
+    return 0;
+}
+
+char **sandbox_env(const struct sandbox *sb)
+{
+    size_t n = 0;
+    char **env;
+
+    for (char **v = sb->env; v && *v; v++)
+        n++;
+    env = xcalloc(n + 4, sizeof(*env));
+    n = 0;
+    for (char **v = sb->env; v && *v; v++)
+        if (strncmp(*v, "HOME=", 5) && strncmp(*v, "FAULTLINE_SANDBOX=", 18))
+            env[n++] = *v;
+    env[n++] = (char *)"HOME=" SANDBOX_HOME;
+    env[n++] = (char *)"FAULTLINE_SANDBOX=1";
+    if (!has_name(sb->env, "PATH"))
+        env[n++] = (char *)"PATH=" SANDBOX_BINDIR ":/usr/local/bin:/usr/bin:/bin";
+    return env;
+}
+
+static const struct sandbox_ops *ops_for(const char *backend, struct err *e)
+{
+    if (backend == NULL || strcmp(backend, "native") == 0)
+        return &sandbox_native_ops;
+    if (strcmp(backend, "oci") == 0)
+        return &sandbox_oci_ops;
+    err_set(e, ERR_INVALID, "sandbox: unknown backend '%s' (native or oci)", backend);
+    return NULL;
+}
+
+int sandbox_spawn(struct sandbox *sb, const char *cmd, int out_fd, int err_fd, struct proc *p,
+                  struct err *e)
+{
+    return sb->ops->spawn(sb, cmd, out_fd, err_fd, p, e);
+}
+
+int sandbox_kill(struct sandbox *sb, int grace_ms)
+{
+    if (sb == NULL)
+        return 0;
+    return sb->ops->kill(sb, grace_ms);
+}
+
 /* ---- the network namespace ---- */
 
-static int write_file_str(const char *path, const char *s)
+int sandbox_write_str(const char *path, const char *s)
 {
     int fd = open(path, O_WRONLY | O_CLOEXEC);
     ssize_t n;
@@ -165,11 +220,11 @@ static void ns_child(int sock, int unpriv, uid_t uid, gid_t gid)
             goto out;
         }
         snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)uid);
-        if ((err = write_file_str("/proc/self/setgroups", "deny")) ||
-            (err = write_file_str("/proc/self/uid_map", map)))
+        if ((err = sandbox_write_str("/proc/self/setgroups", "deny")) ||
+            (err = sandbox_write_str("/proc/self/uid_map", map)))
             goto out;
         snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)gid);
-        if ((err = write_file_str("/proc/self/gid_map", map)))
+        if ((err = sandbox_write_str("/proc/self/gid_map", map)))
             goto out;
     } else if (unshare(CLONE_NEWNET) < 0) {
         err = errno;
@@ -293,7 +348,7 @@ static void cgroup_make(const char *ctrl, const char *file, const char *value, c
         return;
     snprintf(dir, n, "%s", path);
     snprintf(path, sizeof(path), "%s/%s", dir, file);
-    if (write_file_str(path, value)) {
+    if (sandbox_write_str(path, value)) {
         rmdir(dir);
         dir[0] = '\0';
     }
@@ -319,354 +374,6 @@ static void cgroup_setup(struct sandbox *sb)
         snprintf(val, sizeof(val), "%ld", sb->limits.nproc);
         cgroup_make("pids", "pids.max", val, name, sb->cg_pids, sizeof(sb->cg_pids));
     }
-}
-
-/* ---- spawning ---- */
-
-static int join_cgroup(const char *dir)
-{
-    char path[300], pid[24];
-
-    if (dir[0] == '\0')
-        return 0;
-    snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
-    snprintf(pid, sizeof(pid), "%ld", (long)getpid());
-    return write_file_str(path, pid);
-}
-
-static int set_limit(int res, long v)
-{
-    struct rlimit rl = {(rlim_t)v, (rlim_t)v};
-
-    if (v <= 0)
-        return 0;
-    return setrlimit(res, &rl) < 0 ? errno : 0;
-}
-
-/* proc_spawn's before_exec: runs in the child, just before exec of bwrap. */
-static int before_bwrap(void *arg)
-{
-    struct sandbox *sb = arg;
-    int err, fl;
-
-    if (sb->userns_fd >= 0 && setns(sb->userns_fd, CLONE_NEWUSER) < 0)
-        return errno;
-    if (setns(sb->netns_fd, CLONE_NEWNET) < 0)
-        return errno;
-    if ((err = join_cgroup(sb->cg_mem)) || (err = join_cgroup(sb->cg_pids)))
-        return err;
-    if ((err = set_limit(RLIMIT_NOFILE, sb->limits.nofile)) ||
-        (err = set_limit(RLIMIT_FSIZE, sb->limits.fsize_mb * 1024 * 1024)) ||
-        (err = set_limit(RLIMIT_CPU, sb->limits.cpu_s)))
-        return err;
-    if (sb->drop_uid) {
-        if (setgroups(0, NULL) < 0 || setresgid(SANDBOX_GID, SANDBOX_GID, SANDBOX_GID) < 0 ||
-            setresuid(SANDBOX_UID, SANDBOX_UID, SANDBOX_UID) < 0)
-            return errno;
-    }
-    /* after the uid change, so that the count is the sandbox user's */
-    if ((err = set_limit(RLIMIT_NPROC, sb->limits.nproc)))
-        return err;
-    if (sb->out_fd >= 0 && dup2(sb->out_fd, 1) < 0)
-        return errno;
-    if (sb->err_fd >= 0 && dup2(sb->err_fd, 2) < 0)
-        return errno;
-    /* nothing of the runner's leaks in but the info pipe */
-    close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
-    fl = fcntl(sb->info_wfd, F_GETFD);
-    if (fl < 0 || fcntl(sb->info_wfd, F_SETFD, fl & ~FD_CLOEXEC) < 0)
-        return errno;
-    return 0;
-}
-
-/* bwrap's argument vector (strings borrowed) and the strings made for it (owned). */
-struct args {
-    const char **v;
-    size_t n, cap;
-    char *own[16];
-    size_t nown;
-};
-
-static void arg(struct args *a, const char *s)
-{
-    if (a->n + 1 >= a->cap) {
-        a->cap = a->cap ? a->cap * 2 : 64;
-        a->v = xrealloc(a->v, a->cap * sizeof(*a->v));
-    }
-    a->v[a->n++] = s;
-    a->v[a->n] = NULL;
-}
-
-static const char *arg_own(struct args *a, const char *s)
-{
-    a->own[a->nown++] = xstrdup(s);
-    return a->own[a->nown - 1];
-}
-
-static void args_release(struct args *a)
-{
-    for (size_t i = 0; i < a->nown; i++)
-        free(a->own[i]);
-    free(a->v);
-}
-
-/* The root's top-level entries that are symlinks into /usr (merged /usr) become the same
- * symlinks inside; real directories of system files are bound read-only. */
-static void add_system_dirs(struct args *a)
-{
-    static const char *const dirs[] = {"bin", "sbin", "lib", "lib32", "lib64", "libx32"};
-    char link[256], path[64];
-
-    arg(a, "--ro-bind");
-    arg(a, "/usr");
-    arg(a, "/usr");
-    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-        ssize_t k;
-        struct stat st;
-
-        snprintf(path, sizeof(path), "/%s", dirs[i]);
-        if (lstat(path, &st) < 0)
-            continue;
-        if (S_ISLNK(st.st_mode)) {
-            k = readlink(path, link, sizeof(link) - 1);
-            if (k <= 0)
-                continue;
-            link[k] = '\0';
-            arg(a, "--symlink");
-            arg(a, arg_own(a, link));
-            arg(a, arg_own(a, path));
-        } else if (S_ISDIR(st.st_mode)) {
-            const char *d = arg_own(a, path);
-            arg(a, "--ro-bind");
-            arg(a, d);
-            arg(a, d);
-        }
-    }
-}
-
-static int has_name(char *const *env, const char *name)
-{
-    size_t len = strlen(name);
-
-    for (; env && *env; env++)
-        if (strncmp(*env, name, len) == 0 && (*env)[len] == '=')
-            return 1;
-    return 0;
-}
-
-/* Reads bwrap's --info-fd JSON to its end (bwrap closes it; closing first would kill bwrap with
- * SIGPIPE) and returns its "child-pid"; 0 when it never names one. */
-static pid_t read_child_pid(int fd)
-{
-    char buf[4096];
-    size_t len = 0;
-    uint64_t end = mono_ms() + SANDBOX_INFO_TIMEOUT_MS;
-    char *p;
-
-    while (len < sizeof(buf) - 1) {
-        struct pollfd pfd = {.fd = fd, .events = POLLIN};
-        uint64_t now = mono_ms();
-        ssize_t r;
-
-        if (now >= end || poll(&pfd, 1, (int)(end - now)) <= 0)
-            break;
-        r = read(fd, buf + len, sizeof(buf) - 1 - len);
-        if (r <= 0)
-            break;
-        len += (size_t)r;
-    }
-    buf[len] = '\0';
-    p = strstr(buf, "\"child-pid\"");
-    if (p && (p = strchr(p, ':'))) {
-        long v = strtol(p + 1, NULL, 10);
-        return v > 0 ? (pid_t)v : 0;
-    }
-    return 0;
-}
-
-static void remember_spawn(struct sandbox *sb, pid_t init)
-{
-    char path[64];
-    struct stat st;
-    struct spawn_ns *slot = NULL;
-
-    snprintf(path, sizeof(path), "/proc/%ld/ns/pid", (long)init);
-    if (stat(path, &st) < 0)
-        return;
-    for (size_t i = 0; i < SANDBOX_SPAWNS_MAX && !slot; i++)
-        if (sb->spawns[i].init == 0)
-            slot = &sb->spawns[i];
-    if (slot == NULL) /* full: reuse the first, which must have ended long ago */
-        slot = &sb->spawns[0];
-    slot->init = init;
-    slot->dev = st.st_dev;
-    slot->ino = st.st_ino;
-}
-
-int sandbox_spawn(struct sandbox *sb, const char *cmd, int out_fd, int err_fd, struct proc *p,
-                  struct err *e)
-{
-    struct args a = {0};
-    size_t nenv = 0;
-    char infofd[16];
-    char **env;
-    int info[2] = {-1, -1};
-    struct proc_opts o;
-    int rc;
-    pid_t init;
-
-    if (pipe2(info, O_CLOEXEC) < 0)
-        return err_set(e, ERR_SYS, "sandbox: pipe: %s", strerror(errno));
-    snprintf(infofd, sizeof(infofd), "%d", info[1]);
-
-    arg(&a, "bwrap");
-    arg(&a, "--unshare-all");
-    arg(&a, "--share-net"); /* the namespace before_bwrap joined */
-    arg(&a, "--unshare-user");
-    arg(&a, "--disable-userns"); /* no nested user namespace, so no capabilities in one */
-    arg(&a, "--die-with-parent");
-    arg(&a, "--new-session");
-    arg(&a, "--cap-drop");
-    arg(&a, "ALL");
-    arg(&a, "--info-fd");
-    arg(&a, infofd);
-    add_system_dirs(&a);
-    arg(&a, "--ro-bind");
-    arg(&a, "/etc");
-    arg(&a, "/etc");
-    arg(&a, "--proc");
-    arg(&a, "/proc");
-    arg(&a, "--dev");
-    arg(&a, "/dev");
-    arg(&a, "--tmpfs");
-    arg(&a, "/tmp");
-    arg(&a, "--bind");
-    arg(&a, sb->homedir);
-    arg(&a, SANDBOX_HOME);
-    arg(&a, "--bind");
-    arg(&a, sb->workdir);
-    arg(&a, SANDBOX_WORKDIR);
-    if (sb->self_exe) {
-        arg(&a, "--ro-bind");
-        arg(&a, sb->self_exe);
-        arg(&a, SANDBOX_BINDIR "/faultline");
-    }
-    for (char **r = sb->ro_paths; r && *r; r++) {
-        arg(&a, "--ro-bind");
-        arg(&a, *r);
-        arg(&a, *r);
-    }
-    arg(&a, "--remount-ro");
-    arg(&a, "/");
-    arg(&a, "--chdir");
-    arg(&a, SANDBOX_WORKDIR);
-    arg(&a, "/bin/sh");
-    arg(&a, "-c");
-    arg(&a, cmd);
-
-    /* the environment: the spec's, then what the backend sets */
-    for (char **v = sb->env; v && *v; v++)
-        nenv++;
-    env = xcalloc(nenv + 4, sizeof(*env));
-    nenv = 0;
-    for (char **v = sb->env; v && *v; v++)
-        if (strncmp(*v, "HOME=", 5) && strncmp(*v, "FAULTLINE_SANDBOX=", 18))
-            env[nenv++] = *v;
-    env[nenv++] = (char *)"HOME=" SANDBOX_HOME;
-    env[nenv++] = (char *)"FAULTLINE_SANDBOX=1";
-    if (!has_name(sb->env, "PATH"))
-        env[nenv++] = (char *)"PATH=" SANDBOX_BINDIR ":/usr/local/bin:/usr/bin:/bin";
-
-    memset(&o, 0, sizeof(o));
-    o.argv = a.v;
-    o.env_clear = 1;
-    o.env_add = (const char *const *)env;
-    o.in = PROC_NULL;
-    o.out = out_fd >= 0 ? PROC_INHERIT : PROC_NULL;
-    o.err = err_fd >= 0 ? PROC_INHERIT : PROC_NULL;
-    o.die_with_parent = 1;
-    o.before_exec = before_bwrap;
-    o.before_exec_arg = sb;
-    sb->info_wfd = info[1];
-    sb->out_fd = out_fd;
-    sb->err_fd = err_fd;
-    rc = proc_spawn(p, &o, e);
-    close(info[1]);
-    if (rc == ERR_NOTFOUND) {
-        err_clear(e);
-        rc = err_set(e, ERR_NOTFOUND,
-                     "sandbox: bwrap is not installed (apt-get install "
-                     "bubblewrap)");
-    }
-    if (rc == 0) {
-        init = read_child_pid(info[0]);
-        if (init > 0)
-            remember_spawn(sb, init);
-    }
-    close(info[0]);
-    free(env);
-    args_release(&a);
-    return rc;
-}
-
-/* ---- killing ---- */
-
-/* Sends sig to every process in one of sb's PID namespaces; returns how many it found. */
-static int signal_all(struct sandbox *sb, int sig)
-{
-    DIR *d = opendir("/proc");
-    struct dirent *de;
-    int found = 0;
-
-    if (d == NULL)
-        return 0;
-    while ((de = readdir(d)) != NULL) {
-        char path[300];
-        struct stat st;
-        char *end;
-        long pid = strtol(de->d_name, &end, 10);
-
-        if (pid <= 0 || *end != '\0')
-            continue;
-        snprintf(path, sizeof(path), "/proc/%ld/ns/pid", pid);
-        if (stat(path, &st) < 0)
-            continue;
-        for (size_t i = 0; i < SANDBOX_SPAWNS_MAX; i++) {
-            if (sb->spawns[i].init && sb->spawns[i].dev == st.st_dev &&
-                sb->spawns[i].ino == st.st_ino) {
-                kill((pid_t)pid, sig);
-                found++;
-                break;
-            }
-        }
-    }
-    closedir(d);
-    return found;
-}
-
-int sandbox_kill(struct sandbox *sb, int grace_ms)
-{
-    uint64_t end;
-
-    if (sb == NULL)
-        return 0;
-    if (signal_all(sb, SIGTERM) > 0) {
-        end = mono_ms() + (uint64_t)(grace_ms > 0 ? grace_ms : 0);
-        while (mono_ms() < end && signal_all(sb, 0) > 0) {
-            time_sleep_ms(20);
-        }
-    }
-    for (size_t i = 0; i < SANDBOX_SPAWNS_MAX; i++)
-        if (sb->spawns[i].init)
-            kill(sb->spawns[i].init, SIGKILL); /* its namespace goes with it */
-    end = mono_ms() + 5000;
-    while (signal_all(sb, 0) > 0) {
-        if (mono_ms() >= end)
-            return ERR_TIMEOUT;
-        time_sleep_ms(10);
-    }
-    memset(sb->spawns, 0, sizeof(sb->spawns));
-    return 0;
 }
 
 /* ---- open, close, health ---- */
@@ -712,12 +419,15 @@ int sandbox_open(struct sandbox **out, const struct sandbox_spec *spec, int *lis
 
     *out = NULL;
     *listen_fd = -1;
-    if (spec->backend && strcmp(spec->backend, "native") != 0)
-        return err_set(e, ERR_UNSUPPORTED, "sandbox: backend '%s' is not available (native is)",
-                       spec->backend);
+    const struct sandbox_ops *ops = ops_for(spec->backend, e);
+
+    if (ops == NULL)
+        return ERR_INVALID;
     if (spec->workdir == NULL || spec->homedir == NULL)
         return err_set(e, ERR_INVALID, "sandbox: a work directory and a home are required");
     sb = xcalloc(1, sizeof(*sb));
+    sb->ops = ops;
+    sb->image = xstrdup_or_null(spec->image);
     sb->workdir = xstrdup(spec->workdir);
     sb->homedir = xstrdup(spec->homedir);
     sb->self_exe = xstrdup_or_null(spec->self_exe);
@@ -767,7 +477,8 @@ int sandbox_open(struct sandbox **out, const struct sandbox_spec *spec, int *lis
         goto fail;
     }
     *port = ntohs(sa.sin_port);
-    cgroup_setup(sb);
+    if (sb->ops == &sandbox_native_ops)
+        cgroup_setup(sb); /* an engine sets its own */
     *out = sb;
     return 0;
 fail:
@@ -795,6 +506,9 @@ void sandbox_close(struct sandbox *sb)
     free(sb->workdir);
     free(sb->homedir);
     free(sb->self_exe);
+    free(sb->image);
+    for (size_t i = 0; i < SANDBOX_SPAWNS_MAX; i++)
+        free(sb->containers[i]);
     free_strv(sb->env);
     free_strv(sb->ro_paths);
     free(sb);
@@ -802,8 +516,7 @@ void sandbox_close(struct sandbox *sb)
 
 const char *sandbox_backend_name(const struct sandbox *sb)
 {
-    (void)sb;
-    return "native";
+    return sb->ops->name;
 }
 
 int sandbox_health(const char *backend, struct err *e)
@@ -817,13 +530,17 @@ int sandbox_health(const char *backend, struct err *e)
     uint16_t port;
     char what[128];
 
-    if (backend && strcmp(backend, "native") != 0)
-        return err_set(e, ERR_UNSUPPORTED, "sandbox: backend '%s' is not available (native is)",
-                       backend);
+    const struct sandbox_ops *ops = ops_for(backend, e);
+
+    if (ops == NULL)
+        return ERR_INVALID;
+    if ((rc = ops->available(e)) != 0)
+        return rc;
     if (mkdtemp(work) == NULL)
         return err_set(e, ERR_IO, "sandbox: mkdtemp: %s", strerror(errno));
     buf_addf(&home, "%s/home", work);
     memset(&spec, 0, sizeof(spec));
+    spec.backend = backend;
     spec.workdir = work;
     spec.homedir = home.data;
     if (mkdir(home.data, 0700) < 0) {

@@ -1,0 +1,343 @@
+/*
+ * bwrap: the native backend (bubblewrap) of sandbox.h.
+ *
+ * A spawn. proc_spawn runs bwrap with a before_exec step that joins the sandbox's network
+ * namespace (setns), moves itself into the sandbox's cgroups when the machine offers them, sets
+ * the resource limits and, when root, drops to the sandbox user (nobody). bwrap then unshares
+ * everything else (user, PID, IPC, UTS, mount, cgroup) with --share-net keeping the joined
+ * namespace, forbids further user namespaces, drops every capability, and builds the file
+ * system from read-only binds. Its environment is exactly sandbox_env's: it is passed as
+ * bwrap's own environment (never as --setenv arguments, which any host user could read in its
+ * command line).
+ *
+ * Killing. Each spawn is its own PID namespace, whose init bwrap reports on --info-fd. SIGTERM
+ * goes to every process of those namespaces (found through /proc/N/ns/pid), then SIGKILL to
+ * each init, which makes the kernel kill the rest.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <arpa/inet.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sandbox/backend.h"
+#include "util/buf.h"
+#include "util/timeutil.h"
+
+#include "util/banned.h"
+
+#define SANDBOX_INFO_TIMEOUT_MS 10000
+
+static int join_cgroup(const char *dir)
+{
+    char path[300], pid[24];
+
+    if (dir[0] == '\0')
+        return 0;
+    snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+    snprintf(pid, sizeof(pid), "%ld", (long)getpid());
+    return sandbox_write_str(path, pid);
+}
+
+/* ---- spawning ---- */
+
+/* proc_spawn's before_exec: runs in the child, just before exec of bwrap. */
+static int before_bwrap(void *arg)
+{
+    struct sandbox *sb = arg;
+    int err, fl;
+
+    if (sb->userns_fd >= 0 && setns(sb->userns_fd, CLONE_NEWUSER) < 0)
+        return errno;
+    if (setns(sb->netns_fd, CLONE_NEWNET) < 0)
+        return errno;
+    if ((err = join_cgroup(sb->cg_mem)) || (err = join_cgroup(sb->cg_pids)))
+        return err;
+    if ((err = sandbox_set_limit(RLIMIT_NOFILE, sb->limits.nofile)) ||
+        (err = sandbox_set_limit(RLIMIT_FSIZE, sb->limits.fsize_mb * 1024 * 1024)) ||
+        (err = sandbox_set_limit(RLIMIT_CPU, sb->limits.cpu_s)))
+        return err;
+    if (sb->drop_uid) {
+        if (setgroups(0, NULL) < 0 || setresgid(SANDBOX_GID, SANDBOX_GID, SANDBOX_GID) < 0 ||
+            setresuid(SANDBOX_UID, SANDBOX_UID, SANDBOX_UID) < 0)
+            return errno;
+    }
+    /* after the uid change, so that the count is the sandbox user's */
+    if ((err = sandbox_set_limit(RLIMIT_NPROC, sb->limits.nproc)))
+        return err;
+    if (sb->out_fd >= 0 && dup2(sb->out_fd, 1) < 0)
+        return errno;
+    if (sb->err_fd >= 0 && dup2(sb->err_fd, 2) < 0)
+        return errno;
+    /* nothing of the runner's leaks in but the info pipe */
+    close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+    fl = fcntl(sb->info_wfd, F_GETFD);
+    if (fl < 0 || fcntl(sb->info_wfd, F_SETFD, fl & ~FD_CLOEXEC) < 0)
+        return errno;
+    return 0;
+}
+
+/* The root's top-level entries that are symlinks into /usr (merged /usr) become the same
+ * symlinks inside; real directories of system files are bound read-only. */
+static void add_system_dirs(struct args *a)
+{
+    static const char *const dirs[] = {"bin", "sbin", "lib", "lib32", "lib64", "libx32"};
+    char link[256], path[64];
+
+    args_add(a, "--ro-bind");
+    args_add(a, "/usr");
+    args_add(a, "/usr");
+    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+        ssize_t k;
+        struct stat st;
+
+        snprintf(path, sizeof(path), "/%s", dirs[i]);
+        if (lstat(path, &st) < 0)
+            continue;
+        if (S_ISLNK(st.st_mode)) {
+            k = readlink(path, link, sizeof(link) - 1);
+            if (k <= 0)
+                continue;
+            link[k] = '\0';
+            args_add(a, "--symlink");
+            args_add(a, args_own(a, link));
+            args_add(a, args_own(a, path));
+        } else if (S_ISDIR(st.st_mode)) {
+            const char *d = args_own(a, path);
+            args_add(a, "--ro-bind");
+            args_add(a, d);
+            args_add(a, d);
+        }
+    }
+}
+
+/* Reads bwrap's --info-fd JSON to its end (bwrap closes it; closing first would kill bwrap with
+ * SIGPIPE) and returns its "child-pid"; 0 when it never names one. */
+static pid_t read_child_pid(int fd)
+{
+    char buf[4096];
+    size_t len = 0;
+    uint64_t end = sandbox_mono_ms() + SANDBOX_INFO_TIMEOUT_MS;
+    char *p;
+
+    while (len < sizeof(buf) - 1) {
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        uint64_t now = sandbox_mono_ms();
+        ssize_t r;
+
+        if (now >= end || poll(&pfd, 1, (int)(end - now)) <= 0)
+            break;
+        r = read(fd, buf + len, sizeof(buf) - 1 - len);
+        if (r <= 0)
+            break;
+        len += (size_t)r;
+    }
+    buf[len] = '\0';
+    p = strstr(buf, "\"child-pid\"");
+    if (p && (p = strchr(p, ':'))) {
+        long v = strtol(p + 1, NULL, 10);
+        return v > 0 ? (pid_t)v : 0;
+    }
+    return 0;
+}
+
+static void remember_spawn(struct sandbox *sb, pid_t init)
+{
+    char path[64];
+    struct stat st;
+    struct spawn_ns *slot = NULL;
+
+    snprintf(path, sizeof(path), "/proc/%ld/ns/pid", (long)init);
+    if (stat(path, &st) < 0)
+        return;
+    for (size_t i = 0; i < SANDBOX_SPAWNS_MAX && !slot; i++)
+        if (sb->spawns[i].init == 0)
+            slot = &sb->spawns[i];
+    if (slot == NULL) /* full: reuse the first, which must have ended long ago */
+        slot = &sb->spawns[0];
+    slot->init = init;
+    slot->dev = st.st_dev;
+    slot->ino = st.st_ino;
+}
+
+static int bwrap_spawn(struct sandbox *sb, const char *cmd, int out_fd, int err_fd, struct proc *p,
+                       struct err *e)
+{
+    struct args a = {0};
+    char infofd[16];
+    char **env;
+    int info[2] = {-1, -1};
+    struct proc_opts o;
+    int rc;
+    pid_t init;
+
+    if (pipe2(info, O_CLOEXEC) < 0)
+        return err_set(e, ERR_SYS, "sandbox: pipe: %s", strerror(errno));
+    snprintf(infofd, sizeof(infofd), "%d", info[1]);
+
+    args_add(&a, "bwrap");
+    args_add(&a, "--unshare-all");
+    args_add(&a, "--share-net"); /* the namespace before_bwrap joined */
+    args_add(&a, "--unshare-user");
+    args_add(&a, "--disable-userns"); /* no nested user namespace, so no capabilities in one */
+    args_add(&a, "--die-with-parent");
+    args_add(&a, "--new-session");
+    args_add(&a, "--cap-drop");
+    args_add(&a, "ALL");
+    args_add(&a, "--info-fd");
+    args_add(&a, infofd);
+    add_system_dirs(&a);
+    args_add(&a, "--ro-bind");
+    args_add(&a, "/etc");
+    args_add(&a, "/etc");
+    args_add(&a, "--proc");
+    args_add(&a, "/proc");
+    args_add(&a, "--dev");
+    args_add(&a, "/dev");
+    args_add(&a, "--tmpfs");
+    args_add(&a, "/tmp");
+    args_add(&a, "--bind");
+    args_add(&a, sb->homedir);
+    args_add(&a, SANDBOX_HOME);
+    args_add(&a, "--bind");
+    args_add(&a, sb->workdir);
+    args_add(&a, SANDBOX_WORKDIR);
+    if (sb->self_exe) {
+        args_add(&a, "--ro-bind");
+        args_add(&a, sb->self_exe);
+        args_add(&a, SANDBOX_BINDIR "/faultline");
+    }
+    for (char **r = sb->ro_paths; r && *r; r++) {
+        args_add(&a, "--ro-bind");
+        args_add(&a, *r);
+        args_add(&a, *r);
+    }
+    args_add(&a, "--remount-ro");
+    args_add(&a, "/");
+    args_add(&a, "--chdir");
+    args_add(&a, SANDBOX_WORKDIR);
+    args_add(&a, "/bin/sh");
+    args_add(&a, "-c");
+    args_add(&a, cmd);
+
+    env = sandbox_env(sb);
+
+    memset(&o, 0, sizeof(o));
+    o.argv = a.v;
+    o.env_clear = 1;
+    o.env_add = (const char *const *)env;
+    o.in = PROC_NULL;
+    o.out = out_fd >= 0 ? PROC_INHERIT : PROC_NULL;
+    o.err = err_fd >= 0 ? PROC_INHERIT : PROC_NULL;
+    o.die_with_parent = 1;
+    o.before_exec = before_bwrap;
+    o.before_exec_arg = sb;
+    sb->info_wfd = info[1];
+    sb->out_fd = out_fd;
+    sb->err_fd = err_fd;
+    rc = proc_spawn(p, &o, e);
+    close(info[1]);
+    if (rc == ERR_NOTFOUND) {
+        err_clear(e);
+        rc = err_set(e, ERR_NOTFOUND,
+                     "sandbox: bwrap is not installed (apt-get install "
+                     "bubblewrap)");
+    }
+    if (rc == 0) {
+        init = read_child_pid(info[0]);
+        if (init > 0)
+            remember_spawn(sb, init);
+    }
+    close(info[0]);
+    free(env);
+    args_release(&a);
+    return rc;
+}
+
+/* ---- killing ---- */
+
+/* Sends sig to every process in one of sb's PID namespaces; returns how many it found. */
+static int signal_all(struct sandbox *sb, int sig)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *de;
+    int found = 0;
+
+    if (d == NULL)
+        return 0;
+    while ((de = readdir(d)) != NULL) {
+        char path[300];
+        struct stat st;
+        char *end;
+        long pid = strtol(de->d_name, &end, 10);
+
+        if (pid <= 0 || *end != '\0')
+            continue;
+        snprintf(path, sizeof(path), "/proc/%ld/ns/pid", pid);
+        if (stat(path, &st) < 0)
+            continue;
+        for (size_t i = 0; i < SANDBOX_SPAWNS_MAX; i++) {
+            if (sb->spawns[i].init && sb->spawns[i].dev == st.st_dev &&
+                sb->spawns[i].ino == st.st_ino) {
+                kill((pid_t)pid, sig);
+                found++;
+                break;
+            }
+        }
+    }
+    closedir(d);
+    return found;
+}
+
+static int bwrap_kill(struct sandbox *sb, int grace_ms)
+{
+    uint64_t end;
+
+    if (signal_all(sb, SIGTERM) > 0) {
+        end = sandbox_mono_ms() + (uint64_t)(grace_ms > 0 ? grace_ms : 0);
+        while (sandbox_mono_ms() < end && signal_all(sb, 0) > 0) {
+            time_sleep_ms(20);
+        }
+    }
+    for (size_t i = 0; i < SANDBOX_SPAWNS_MAX; i++)
+        if (sb->spawns[i].init)
+            kill(sb->spawns[i].init, SIGKILL); /* its namespace goes with it */
+    end = sandbox_mono_ms() + 5000;
+    while (signal_all(sb, 0) > 0) {
+        if (sandbox_mono_ms() >= end)
+            return ERR_TIMEOUT;
+        time_sleep_ms(10);
+    }
+    memset(sb->spawns, 0, sizeof(sb->spawns));
+    return 0;
+}
+
+static int bwrap_available(struct err *e)
+{
+    if (access("/usr/bin/bwrap", X_OK) != 0 && access("/usr/local/bin/bwrap", X_OK) != 0)
+        return err_set(e, ERR_NOTFOUND,
+                       "sandbox: bwrap is not installed (apt-get install "
+                       "bubblewrap)");
+    return 0;
+}
+
+const struct sandbox_ops sandbox_native_ops = {
+    .name = "native",
+    .available = bwrap_available,
+    .spawn = bwrap_spawn,
+    .kill = bwrap_kill,
+};

@@ -1,0 +1,402 @@
+/*
+ * oci: the container backend of sandbox.h (podman; docker's argument vector is the same where
+ * an engine runs).
+ *
+ * A spawn is `ENGINE run --rm` of the image with the native backend's rules: every capability
+ * dropped, no new privileges, the sandbox user, a read-only root with a private /tmp, the work
+ * directory at /work, the scratch HOME, the faultline binary read-only on PATH, limits on
+ * processes, open files, file size and memory, and the repetition's network namespace
+ * (`--network ns:/proc/PID/fd/N`, the descriptor sandbox.c holds), so that the controller's
+ * listener is the one way out. Environment values never appear in the argument vector: each
+ * variable is passed by name (`--env NAME`), the engine reading its value from its own
+ * environment.
+ *
+ * The default image, localhost/faultline-sandbox:1, is made on first use from local files (no
+ * registry can be reached here): a root of empty mount points and the /bin, /lib links of a
+ * merged /usr, imported with `ENGINE import`; the host's /usr and /etc are bound into it
+ * read-only at run time, exactly as the native backend does. An image given with
+ * --sandbox-image is used as it is (its own /usr).
+ *
+ * podman is run with runc and a CONTAINERS_CONF of its own (crun cannot set the limits on some
+ * kernels), unless the user's environment names one.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sandbox/backend.h"
+#include "util/buf.h"
+#include "util/fs.h"
+
+#include "util/banned.h"
+
+#define OCI_CMD_TIMEOUT_MS 60000
+
+static const char *engine(void)
+{
+    const char *e = getenv("FAULTLINE_OCI_ENGINE");
+
+    if (e && *e)
+        return e;
+    if (access("/usr/bin/podman", X_OK) == 0 || access("/usr/local/bin/podman", X_OK) == 0)
+        return "podman";
+    if (access("/usr/bin/docker", X_OK) == 0 || access("/usr/local/bin/docker", X_OK) == 0)
+        return "docker";
+    return "podman";
+}
+
+/* "CONTAINERS_CONF=FILE" for podman, into b: the user's, or one written under /tmp; NULL when
+ * it cannot be written (podman then runs with its own defaults). */
+static const char *containers_conf(struct buf *b)
+{
+    const char *user = getenv("CONTAINERS_CONF");
+    static const char conf[] = "[containers]\n"
+                               "default_ulimits = [\"nofile=20000:20000\", \"nproc=32768:32768\"]\n"
+                               "[engine]\n"
+                               "runtime = \"runc\"\n";
+    struct buf dir = BUF_INIT;
+    struct err e = {0};
+    const char *r = NULL;
+
+    buf_reset(b);
+    if (user && *user) {
+        buf_addf(b, "CONTAINERS_CONF=%s", user);
+        return b->data;
+    }
+    buf_addf(&dir, "/tmp/faultline-oci-%ld", (long)getuid());
+    if (mkdir(dir.data, 0700) == 0 || errno == EEXIST) {
+        buf_adds(&dir, "/containers.conf");
+        if (fs_write_file(dir.data, conf, sizeof(conf) - 1, &e) == 0) {
+            buf_addf(b, "CONTAINERS_CONF=%s", dir.data);
+            r = b->data;
+        }
+    }
+    buf_release(&dir);
+    return r;
+}
+
+/* Runs argv (the engine, or tar) to its end (output to /dev/null, or out when given); its exit
+ * code. */
+static int run_tool(const char *const *argv, struct buf *out, struct err *e)
+{
+    struct buf cc = BUF_INIT;
+    const char *env[2] = {containers_conf(&cc), NULL};
+    struct proc_opts o;
+    struct proc p;
+    int rc;
+
+    memset(&o, 0, sizeof(o));
+    o.argv = argv;
+    o.env_add = env[0] ? env : NULL;
+    o.in = PROC_NULL;
+    o.out = out ? PROC_PIPE : PROC_NULL;
+    o.err = out ? PROC_STDOUT : PROC_NULL;
+    o.die_with_parent = 1;
+    rc = proc_spawn(&p, &o, e);
+    buf_release(&cc);
+    if (rc == ERR_NOTFOUND) {
+        err_clear(e);
+        return err_set(e, ERR_NOTFOUND,
+                       "sandbox: %s is not installed (apt-get install podman runc)", argv[0]);
+    }
+    if (rc)
+        return rc;
+    if (out) {
+        struct err re = {0};
+        fs_read_fd(p.out_fd, argv[0], 1 << 16, out, &re);
+    }
+    if (proc_wait(&p, OCI_CMD_TIMEOUT_MS) != 0) {
+        proc_terminate(&p, 500);
+        proc_release(&p);
+        return err_set(e, ERR_TIMEOUT, "sandbox: %s %s did not end within %d s", argv[0], argv[1],
+                       OCI_CMD_TIMEOUT_MS / 1000);
+    }
+    rc = proc_exit_code(&p);
+    proc_release(&p);
+    return rc;
+}
+
+/* Makes the default image from local files: empty mount points and the merged-/usr links. */
+static int build_default_image(const char *eng, struct err *e)
+{
+    static const char *const dirs[] = {"usr",        "etc", "work",          "home",
+                                       "home/agent", "tmp", "proc",          "dev",
+                                       "sys",        "opt", "opt/faultline", "opt/faultline/bin"};
+    static const char *const links[][2] = {
+        {"usr/bin", "bin"}, {"usr/sbin", "sbin"}, {"usr/lib", "lib"}, {"usr/lib64", "lib64"}};
+    char tmp[] = "/tmp/faultline-image-XXXXXX";
+    struct buf path = BUF_INIT, tar = BUF_INIT, msg = BUF_INIT;
+    struct err re = {0};
+    int rc = 0, code;
+
+    if (mkdtemp(tmp) == NULL)
+        return err_set(e, ERR_IO, "sandbox: mkdtemp: %s", strerror(errno));
+    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]) && rc == 0; i++) {
+        buf_reset(&path);
+        buf_addf(&path, "%s/root/%s", tmp, dirs[i]);
+        rc = fs_mkdirs(path.data, e);
+    }
+    for (size_t i = 0; i < sizeof(links) / sizeof(links[0]) && rc == 0; i++) {
+        buf_reset(&path);
+        buf_addf(&path, "%s/root/%s", tmp, links[i][1]);
+        if (symlink(links[i][0], path.data) < 0)
+            rc = err_set(e, ERR_IO, "sandbox: symlink %s: %s", path.data, strerror(errno));
+    }
+    if (rc == 0) {
+        const char *targv[] = {"tar", "-C", NULL, "-cf", NULL, ".", NULL};
+        buf_reset(&path);
+        buf_addf(&path, "%s/root", tmp);
+        buf_addf(&tar, "%s/root.tar", tmp);
+        targv[2] = path.data;
+        targv[4] = tar.data;
+        code = run_tool(targv, &msg, e);
+        if (code != 0)
+            rc = code < 0
+                     ? code
+                     : err_set(e, ERR_IO, "sandbox: tar of the image root failed: %s", msg.data);
+    }
+    if (rc == 0) {
+        const char *iargv[] = {eng, "import", "--quiet", tar.data, OCI_DEFAULT_IMAGE, NULL};
+        buf_reset(&msg);
+        code = run_tool(iargv, &msg, e);
+        if (code != 0)
+            rc = code < 0 ? code
+                          : err_set(e, ERR_IO, "sandbox: %s import of %s failed: %.200s", eng,
+                                    OCI_DEFAULT_IMAGE, msg.data);
+    }
+    fs_remove_tree(tmp, &re);
+    buf_release(&path);
+    buf_release(&tar);
+    buf_release(&msg);
+    return rc;
+}
+
+static int image_exists(const char *eng, const char *image, struct err *e)
+{
+    const char *argv[] = {eng, "image", "inspect", image, NULL};
+    struct buf out = BUF_INIT;
+    int code = run_tool(argv, &out, e);
+
+    buf_release(&out);
+    return code;
+}
+
+static int oci_available(struct err *e)
+{
+    const char *eng = engine();
+    int code = image_exists(eng, OCI_DEFAULT_IMAGE, e);
+
+    if (code < 0)
+        return code;
+    if (code != 0)
+        return build_default_image(eng, e);
+    return 0;
+}
+
+void oci_argv(struct args *a, const char *eng, const struct sandbox *sb, const char *name,
+              const char *netns_path, const char *cmd)
+{
+    char num[64];
+    int default_image = sb->image == NULL || strcmp(sb->image, OCI_DEFAULT_IMAGE) == 0;
+    char **env = sandbox_env(sb);
+
+    args_add(a, eng);
+    args_add(a, "run");
+    args_add(a, "--rm");
+    args_add(a, "--name");
+    args_add(a, name);
+    args_add(a, "--network");
+    if (strcmp(eng, "docker") == 0) {
+        args_add(a, "none"); /* docker cannot join a namespace by path: no controller then */
+    } else {
+        snprintf(num, sizeof(num), "ns:%s", netns_path);
+        args_add(a, args_own(a, num));
+    }
+    args_add(a, "--cap-drop");
+    args_add(a, "ALL");
+    args_add(a, "--security-opt");
+    args_add(a, "no-new-privileges");
+    args_add(a, "--user");
+    snprintf(num, sizeof(num), "%d:%d", SANDBOX_UID, SANDBOX_GID);
+    args_add(a, args_own(a, num));
+    args_add(a, "--pids-limit");
+    snprintf(num, sizeof(num), "%ld", sb->limits.nproc);
+    args_add(a, args_own(a, num));
+    args_add(a, "--ulimit"); /* each limit named: one given replaces the configured ones */
+    snprintf(num, sizeof(num), "nproc=%ld:%ld", sb->limits.nproc, sb->limits.nproc);
+    args_add(a, args_own(a, num));
+    args_add(a, "--ulimit");
+    snprintf(num, sizeof(num), "nofile=%ld:%ld", sb->limits.nofile, sb->limits.nofile);
+    args_add(a, args_own(a, num));
+    args_add(a, "--ulimit");
+    snprintf(num, sizeof(num), "fsize=%ld:%ld", sb->limits.fsize_mb * 1024 * 1024,
+             sb->limits.fsize_mb * 1024 * 1024);
+    args_add(a, args_own(a, num));
+    if (sb->limits.cpu_s > 0) {
+        args_add(a, "--ulimit");
+        snprintf(num, sizeof(num), "cpu=%ld:%ld", sb->limits.cpu_s, sb->limits.cpu_s);
+        args_add(a, args_own(a, num));
+    }
+    if (sb->limits.memory_mb > 0) {
+        args_add(a, "--memory");
+        snprintf(num, sizeof(num), "%ldm", sb->limits.memory_mb);
+        args_add(a, args_own(a, num));
+    }
+    args_add(a, "--read-only");
+    args_add(a, "--tmpfs");
+    args_add(a, "/tmp");
+    if (default_image) {
+        args_add(a, "--volume");
+        args_add(a, "/usr:/usr:ro");
+        args_add(a, "--volume");
+        args_add(a, "/etc:/etc:ro");
+    }
+    {
+        struct buf v = BUF_INIT;
+        buf_addf(&v, "%s:%s", sb->workdir, SANDBOX_WORKDIR);
+        args_add(a, "--volume");
+        args_add(a, args_own(a, v.data));
+        buf_reset(&v);
+        buf_addf(&v, "%s:%s", sb->homedir, SANDBOX_HOME);
+        args_add(a, "--volume");
+        args_add(a, args_own(a, v.data));
+        if (sb->self_exe) {
+            buf_reset(&v);
+            buf_addf(&v, "%s:%s/faultline:ro", sb->self_exe, SANDBOX_BINDIR);
+            args_add(a, "--volume");
+            args_add(a, args_own(a, v.data));
+        }
+        for (char **r = sb->ro_paths; r && *r; r++) {
+            buf_reset(&v);
+            buf_addf(&v, "%s:%s:ro", *r, *r);
+            args_add(a, "--volume");
+            args_add(a, args_own(a, v.data));
+        }
+        buf_release(&v);
+    }
+    args_add(a, "--workdir");
+    args_add(a, SANDBOX_WORKDIR);
+    for (char **v = env; *v; v++) {
+        const char *eq = strchr(*v, '=');
+        struct buf n = BUF_INIT;
+        if (eq == NULL)
+            continue;
+        buf_add(&n, *v, (size_t)(eq - *v));
+        args_add(a, "--env");
+        args_add(a, args_own(a, n.data));
+        buf_release(&n);
+    }
+    free(env);
+    args_add(a, sb->image ? sb->image : OCI_DEFAULT_IMAGE);
+    args_add(a, "/bin/sh");
+    args_add(a, "-c");
+    args_add(a, cmd);
+}
+
+static int oci_before_exec(void *arg)
+{
+    struct sandbox *sb = arg;
+
+    if (sb->out_fd >= 0 && dup2(sb->out_fd, 1) < 0)
+        return errno;
+    if (sb->err_fd >= 0 && dup2(sb->err_fd, 2) < 0)
+        return errno;
+    return 0;
+}
+
+static int oci_spawn(struct sandbox *sb, const char *cmd, int out_fd, int err_fd, struct proc *p,
+                     struct err *e)
+{
+    const char *eng = engine();
+    struct args a = {0};
+    struct buf name = BUF_INIT, ns = BUF_INIT, cc = BUF_INIT;
+    char **env = sandbox_env(sb);
+    size_t n = 0;
+    const char **envp;
+    struct proc_opts o;
+    unsigned slot = sb->nspawned % SANDBOX_SPAWNS_MAX;
+    int rc;
+
+    buf_addf(&name, "faultline-%ld-%p-%u", (long)getpid(), (void *)sb, sb->nspawned++);
+    buf_addf(&ns, "/proc/%ld/fd/%d", (long)getpid(), sb->netns_fd);
+    oci_argv(&a, eng, sb, name.data, ns.data, cmd);
+    /* the engine's environment: ours, the sandbox's values (passed on by name), its config */
+    while (env[n])
+        n++;
+    envp = xcalloc(n + 2, sizeof(*envp));
+    memcpy(envp, env, n * sizeof(*envp));
+    envp[n] = containers_conf(&cc);
+    memset(&o, 0, sizeof(o));
+    o.argv = a.v;
+    o.env_add = envp;
+    o.in = PROC_NULL;
+    o.out = out_fd >= 0 ? PROC_INHERIT : PROC_NULL;
+    o.err = err_fd >= 0 ? PROC_INHERIT : PROC_NULL;
+    o.die_with_parent = 1;
+    o.before_exec = oci_before_exec;
+    o.before_exec_arg = sb;
+    sb->out_fd = out_fd;
+    sb->err_fd = err_fd;
+    rc = proc_spawn(p, &o, e);
+    if (rc == ERR_NOTFOUND) {
+        err_clear(e);
+        rc = err_set(e, ERR_NOTFOUND,
+                     "sandbox: %s is not installed (apt-get install podman "
+                     "runc)",
+                     eng);
+    }
+    if (rc == 0) {
+        free(sb->containers[slot]);
+        sb->containers[slot] = buf_detach(&name, NULL);
+    }
+    free(envp);
+    free(env);
+    args_release(&a);
+    buf_release(&name);
+    buf_release(&ns);
+    buf_release(&cc);
+    return rc;
+}
+
+static int oci_kill(struct sandbox *sb, int grace_ms)
+{
+    const char *eng = engine();
+    char secs[16];
+    int rc = 0;
+
+    snprintf(secs, sizeof(secs), "%d", (grace_ms + 999) / 1000);
+    for (size_t i = 0; i < SANDBOX_SPAWNS_MAX; i++) {
+        struct err e = {0};
+        const char *stop[] = {eng, "stop", "--ignore", "--time", secs, NULL, NULL};
+        const char *rm[] = {eng, "rm", "--force", "--ignore", NULL, NULL};
+
+        if (sb->containers[i] == NULL)
+            continue;
+        stop[5] = sb->containers[i];
+        rm[4] = sb->containers[i];
+        if (strcmp(eng, "docker") == 0) { /* no --ignore there */
+            stop[2] = "--time";
+            stop[3] = secs;
+            stop[4] = sb->containers[i];
+            stop[5] = NULL;
+            rm[3] = sb->containers[i];
+            rm[4] = NULL;
+        }
+        run_tool(stop, NULL, &e);
+        if (run_tool(rm, NULL, &e) < 0)
+            rc = ERR_TIMEOUT;
+        free(sb->containers[i]);
+        sb->containers[i] = NULL;
+    }
+    return rc;
+}
+
+const struct sandbox_ops sandbox_oci_ops = {
+    .name = "oci",
+    .available = oci_available,
+    .spawn = oci_spawn,
+    .kill = oci_kill,
+};

@@ -1,0 +1,163 @@
+/* Unit tests for src/sandbox: the oci backend's argument vector, for podman and for docker
+ * (no docker engine runs here, so its vector is checked here and the podman one also for real
+ * in tests/e2e/t0961), and the environment every backend gives the sandbox. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "sandbox/backend.h"
+#include "util/banned.h"
+
+static const char *const spec_env[] = {"ANTHROPIC_API_KEY=sk-secret-value",
+                                       "FAULTLINE_CANARY=E-FAULTLINE-01234567", NULL};
+static const char *const spec_ro[] = {"/opt/agent/node_modules", NULL};
+
+static void fill(struct sandbox *sb)
+{
+    memset(sb, 0, sizeof(*sb));
+    sb->workdir = (char *)"/tmp/wt/work";
+    sb->homedir = (char *)"/tmp/wt/home";
+    sb->self_exe = (char *)"/usr/local/bin/faultline";
+    sb->env = (char **)spec_env;
+    sb->ro_paths = (char **)spec_ro;
+    sb->limits.nproc = 512;
+    sb->limits.nofile = 4096;
+    sb->limits.fsize_mb = 1024;
+    sb->limits.memory_mb = 2048;
+}
+
+/* The index of s in a's vector after from, or -1. */
+static long find(const struct args *a, size_t from, const char *s)
+{
+    for (size_t i = from; i < a->n; i++)
+        if (strcmp(a->v[i], s) == 0)
+            return (long)i;
+    return -1;
+}
+
+/* flag followed by value somewhere in the vector */
+static int has_pair(const struct args *a, const char *flag, const char *value)
+{
+    for (size_t i = 0; i + 1 < a->n; i++)
+        if (strcmp(a->v[i], flag) == 0 && strcmp(a->v[i + 1], value) == 0)
+            return 1;
+    return 0;
+}
+
+static void check_common(const struct args *a)
+{
+    assert_true(has_pair(a, "--cap-drop", "ALL"));
+    assert_true(has_pair(a, "--security-opt", "no-new-privileges"));
+    assert_true(has_pair(a, "--user", "65534:65534"));
+    assert_true(has_pair(a, "--pids-limit", "512"));
+    assert_true(has_pair(a, "--ulimit", "nproc=512:512"));
+    assert_true(has_pair(a, "--ulimit", "nofile=4096:4096"));
+    assert_true(has_pair(a, "--memory", "2048m"));
+    assert_true(find(a, 0, "--read-only") > 0);
+    assert_true(has_pair(a, "--tmpfs", "/tmp"));
+    assert_true(has_pair(a, "--volume", "/tmp/wt/work:/work"));
+    assert_true(has_pair(a, "--volume", "/tmp/wt/home:/home/agent"));
+    assert_true(has_pair(a, "--volume", "/usr/local/bin/faultline:/opt/faultline/bin/faultline:ro"));
+    assert_true(has_pair(a, "--volume", "/opt/agent/node_modules:/opt/agent/node_modules:ro"));
+    assert_true(has_pair(a, "--volume", "/usr:/usr:ro"));
+    assert_true(has_pair(a, "--workdir", "/work"));
+    /* variables by name only: no value ever in the vector */
+    assert_true(has_pair(a, "--env", "ANTHROPIC_API_KEY"));
+    assert_true(has_pair(a, "--env", "FAULTLINE_CANARY"));
+    assert_true(has_pair(a, "--env", "HOME"));
+    assert_true(has_pair(a, "--env", "FAULTLINE_SANDBOX"));
+    for (size_t i = 0; i < a->n; i++)
+        assert_null(strstr(a->v[i], "sk-secret-value"));
+    /* the image, then the command, last */
+    assert_string_equal(a->v[a->n - 4], OCI_DEFAULT_IMAGE);
+    assert_string_equal(a->v[a->n - 3], "/bin/sh");
+    assert_string_equal(a->v[a->n - 2], "-c");
+    assert_string_equal(a->v[a->n - 1], "claude -p hi");
+    assert_null(a->v[a->n]);
+}
+
+static void test_podman_argv(void **state)
+{
+    struct sandbox sb;
+    struct args a = {0};
+
+    (void)state;
+    fill(&sb);
+    oci_argv(&a, "podman", &sb, "faultline-1", "/proc/7/fd/9", "claude -p hi");
+    assert_string_equal(a.v[0], "podman");
+    assert_string_equal(a.v[1], "run");
+    assert_true(find(&a, 0, "--rm") > 0);
+    assert_true(has_pair(&a, "--name", "faultline-1"));
+    assert_true(has_pair(&a, "--network", "ns:/proc/7/fd/9"));
+    check_common(&a);
+    args_release(&a);
+}
+
+static void test_docker_argv(void **state)
+{
+    struct sandbox sb;
+    struct args a = {0};
+
+    (void)state;
+    fill(&sb);
+    oci_argv(&a, "docker", &sb, "faultline-2", "/proc/7/fd/9", "claude -p hi");
+    assert_string_equal(a.v[0], "docker");
+    assert_string_equal(a.v[1], "run");
+    /* docker cannot join a namespace by path: no network at all, never the host's */
+    assert_true(has_pair(&a, "--network", "none"));
+    assert_int_equal(find(&a, 0, "ns:/proc/7/fd/9"), -1);
+    check_common(&a);
+    args_release(&a);
+}
+
+static void test_user_image_gets_no_host_usr(void **state)
+{
+    struct sandbox sb;
+    struct args a = {0};
+
+    (void)state;
+    fill(&sb);
+    sb.image = (char *)"localhost/my-agent:2";
+    oci_argv(&a, "podman", &sb, "faultline-3", "/proc/7/fd/9", "true");
+    assert_false(has_pair(&a, "--volume", "/usr:/usr:ro"));
+    assert_string_equal(a.v[a.n - 4], "localhost/my-agent:2");
+    args_release(&a);
+}
+
+static void test_env_sets_home_path_and_flag(void **state)
+{
+    struct sandbox sb;
+    char **env;
+    int home = 0, path = 0, flag = 0, key = 0;
+
+    (void)state;
+    fill(&sb);
+    env = sandbox_env(&sb);
+    for (char **v = env; *v; v++) {
+        home += strcmp(*v, "HOME=/home/agent") == 0;
+        path += strncmp(*v, "PATH=/opt/faultline/bin:", 24) == 0;
+        flag += strcmp(*v, "FAULTLINE_SANDBOX=1") == 0;
+        key += strcmp(*v, "ANTHROPIC_API_KEY=sk-secret-value") == 0;
+    }
+    assert_int_equal(home, 1);
+    assert_int_equal(path, 1);
+    assert_int_equal(flag, 1);
+    assert_int_equal(key, 1);
+    free(env);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_podman_argv),
+        cmocka_unit_test(test_docker_argv),
+        cmocka_unit_test(test_user_image_gets_no_host_usr),
+        cmocka_unit_test(test_env_sets_home_path_and_flag),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
