@@ -1,6 +1,7 @@
 /*
  * cmd_run: `faultline run EXPERIMENT [--out REPORT.json] [--keep] [--seed S]
- * [--model-upstream URL] [--quiet] [--json] [--sandbox native|oci] [--ro-path DIR]...`: the
+ * [--model-upstream URL] [--quiet] [--json] [--sandbox native|oci] [--ro-path DIR]...
+ * [--jobs N]`: the
  * main job (src/run/runner.h, docs/run.md). Checks the preconditions, runs every repetition
  * in the sandbox, writes the run folder and the report, and exits with the verdict's code.
  *
@@ -74,7 +75,7 @@ int cmd_run(int argc, char **argv)
     struct err e = {0};
     struct run *r = NULL;
     enum run_refusal why;
-    int keep = 0, quiet = 0, json = 0, seed_given = 0, nargs, rc;
+    int keep = 0, quiet = 0, json = 0, seed_given = 0, jobs = 1, nargs, rc;
     uint64_t seed = 0;
     const char *out = NULL, *upstream = NULL, *backend = "native";
     const struct opt opts[] = {
@@ -88,6 +89,8 @@ int cmd_run(int argc, char **argv)
         OPT_BOOL("quiet", 'q', &quiet, "no progress lines and no agent output"),
         OPT_BOOL("json", 0, &json, "print the report on stdout (no agent output there)"),
         OPT_STRING("sandbox", "native|oci", &backend, NULL, "the sandbox backend"),
+        OPT_INT("jobs", "N", &jobs, 1, RUN_JOBS_MAX,
+                "run up to N repetitions at once (baselines first); the same report"),
         OPT_CALL("ro-path", "DIR", add_ro, &ro_paths,
                  "also bind DIR read-only in the sandbox (an agent outside /usr); repeatable"),
         OPT_END(),
@@ -95,7 +98,7 @@ int cmd_run(int argc, char **argv)
     const struct opt_cmd cmd = {
         .name = "run",
         .usage = "EXPERIMENT [--out REPORT.json] [--keep] [--seed S] [--model-upstream URL] "
-                 "[--quiet] [--json] [--sandbox native|oci] [--ro-path DIR]...",
+                 "[--quiet] [--json] [--sandbox native|oci] [--ro-path DIR]... [--jobs N]",
         .about = "Runs the experiment: its baselines, then its faulted repetitions, each in a\n"
                  "fresh worktree of HEAD inside the sandbox, with the controller injecting the\n"
                  "plan's faults; then scores the run folder and writes the report. Refuses to\n"
@@ -136,6 +139,7 @@ int cmd_run(int argc, char **argv)
     ro.progress = quiet || json ? NULL : stderr;
     ro.agent_out = quiet || json ? NULL : stdout;
     ro.stop = &run_stop;
+    ro.jobs = jobs;
 
     r = run_new(&ro, &why, &diags, &e);
     fputs(diags.data, stderr);

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -71,6 +72,8 @@ struct run {
     char mock_script[RUN_PATH_MAX]; /* "" when not a mock run */
     char upstream_anthropic[1024], upstream_openai[1024];
     const char *backend_name;
+    char backend_buf[64];
+    int prefix;     /* with --jobs > 1: "[rep N] " before each line of the agent's output */
     json_t *reps;   /* the runner's facts per repetition, for the report */
     json_t *report; /* once written */
     int exit_code;
@@ -286,7 +289,7 @@ static int find_model(struct run *r, struct err *e)
                            "no %s in the environment for model '%s': set it, or run offline "
                            "with 'model: {mock: SCRIPT}' (docs/mock-model.md) or "
                            "--model-upstream URL",
-                           v == NULL ? "ANTHROPIC_API_KEY or OPENAI_API_KEY"
+                           v == NULL                  ? "ANTHROPIC_API_KEY or OPENAI_API_KEY"
                            : strcmp(v, "openai") == 0 ? "OPENAI_API_KEY"
                                                       : "ANTHROPIC_API_KEY",
                            v ? v : "(default)");
@@ -426,6 +429,7 @@ struct rep {
     int64_t verify_ms, t_agent_end, t_verify_end;
     int64_t t_start;
     uint64_t out_bytes, out_dropped; /* the agent's stdout kept and dropped */
+    int at_line_start;
 };
 
 static int rep_fail(struct rep *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -808,8 +812,17 @@ static int pump(struct rep *p, int rfd, int outfd)
             }
             p->out_bytes += (uint64_t)n;
             fs_write_all(outfd, chunk, (size_t)n);
-            if (p->r->o.agent_out) {
+            if (p->r->o.agent_out && p->r->prefix == 0) {
                 fwrite(chunk, 1, (size_t)n, p->r->o.agent_out);
+                fflush(p->r->o.agent_out);
+            } else if (p->r->o.agent_out) {
+                /* parallel repetitions: each line says whose it is */
+                for (ssize_t i = 0; i < n; i++) {
+                    if (p->at_line_start)
+                        fprintf(p->r->o.agent_out, "[rep %d] ", p->r->prefix - 1);
+                    fputc(chunk[i], p->r->o.agent_out);
+                    p->at_line_start = chunk[i] == '\n';
+                }
                 fflush(p->r->o.agent_out);
             }
             continue;
@@ -1079,7 +1092,7 @@ static void rep_files(struct rep *p)
                         p->r->o.keep && p->worktree_added ? json_string(p->work) : json_null());
     snprintf(path, sizeof(path), "%s/rep.json", p->dir);
     write_json(path, rj, &e);
-    json_array_append_new(p->r->reps, rj);
+    json_decref(rj);
 }
 
 static void rep_teardown(struct rep *p)
@@ -1136,6 +1149,7 @@ static const char *rep_run(struct run *r, int index, int *verify_exit, char *err
     p.index = index;
     p.nsfd = -1;
     p.agent_exit = p.verify_exit = -1;
+    p.at_line_start = 1;
     p.t_start = time_now_ms();
     snprintf(p.dir, sizeof(p.dir), "%s/rep-%03d", r->dir, index);
     snprintf(path, sizeof(path), "%s/events.jsonl", p.dir);
@@ -1196,7 +1210,7 @@ static void skip_rep(struct run *r, int index, const char *why)
                   "faulted", index >= r->x->repeat);
     snprintf(path, sizeof(path), "%s/rep.json", dir);
     write_json(path, j, &e);
-    json_array_append_new(r->reps, j);
+    json_decref(j);
 out:
     plan_free(pl);
 }
@@ -1217,10 +1231,157 @@ static int write_run_json(struct run *r, struct err *e)
     return rc;
 }
 
+/* The outcome of one repetition, as the loop needs it. */
+enum rep_result { REP_OK = 0, REP_ABORTED = 1, REP_ERROR = 2, REP_VERIFY_FAILED = 3 };
+
+static enum rep_result rep_result_of(const char *st, int vexit)
+{
+    if (strcmp(st, "aborted") == 0)
+        return REP_ABORTED;
+    if (strcmp(st, "error") == 0)
+        return REP_ERROR;
+    return vexit == 0 ? REP_OK : REP_VERIFY_FAILED;
+}
+
+/* With --jobs N > 1, each repetition runs in a child process (a fork of the runner: the same
+ * rep_run, its own sandbox, controller and worktree); its outcome is its exit status, its
+ * facts are its rep.json. */
+struct slot {
+    pid_t pid;
+    int index;
+};
+
+static pid_t rep_fork(struct run *r, int index)
+{
+    pid_t pid;
+    fflush(NULL);
+    pid = fork();
+    if (pid == 0) {
+        char why[600];
+        int vexit;
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() == 1)
+            _exit(REP_ERROR);
+        r->prefix = index + 1;
+        const char *st = rep_run(r, index, &vexit, why, sizeof(why));
+        fflush(NULL);
+        _exit(rep_result_of(st, vexit));
+    }
+    return pid;
+}
+
+/* Runs repetitions [from, to) at most r->o.jobs at a time; sets *ended on an abort or error and
+ * *baseline_failed when a baseline failed verify. When one ends the run, the others running
+ * are interrupted (SIGTERM: they record the interruption) and no new one starts. */
+static void run_phase(struct run *r, int from, int to, int *ended, int *baseline_failed)
+{
+    struct slot slots[RUN_JOBS_MAX];
+    int next = from, running = 0, jobs = r->o.jobs < 1 ? 1 : r->o.jobs, forwarded = 0;
+
+    if (jobs > RUN_JOBS_MAX)
+        jobs = RUN_JOBS_MAX;
+    while (next < to || running > 0) {
+        while (!*ended && !stopped(r) && running < jobs && next < to) {
+            if (jobs == 1) {
+                char why[600];
+                int vexit;
+                const char *st = rep_run(r, next, &vexit, why, sizeof(why));
+                enum rep_result res = rep_result_of(st, vexit);
+                if (res == REP_ABORTED || res == REP_ERROR)
+                    *ended = 1;
+                else if (res == REP_VERIFY_FAILED && next < r->x->repeat)
+                    *baseline_failed = 1;
+                next++;
+                continue;
+            }
+            pid_t pid = rep_fork(r, next);
+            if (pid < 0) {
+                skip_rep(r, next++, "cannot fork the repetition's runner");
+                *ended = 1;
+                break;
+            }
+            slots[running].pid = pid;
+            slots[running].index = next++;
+            running++;
+        }
+        if ((*ended || stopped(r)) && next < to) {
+            for (; next < to; next++)
+                skip_rep(r, next, stopped(r) ? "the run was interrupted" : "the run had ended");
+        }
+        if (running == 0)
+            continue;
+        if ((*ended || stopped(r)) && !forwarded) {
+            for (int i = 0; i < running; i++)
+                kill(slots[i].pid, SIGTERM);
+            forwarded = 1;
+        }
+        int ws;
+        pid_t done = waitpid(-1, &ws, 0);
+        if (done < 0) {
+            if (errno != EINTR)
+                break;
+            continue;
+        }
+        for (int i = 0; i < running; i++) {
+            if (slots[i].pid != done)
+                continue;
+            int code = WIFEXITED(ws) ? WEXITSTATUS(ws) : REP_ERROR;
+            if (code == REP_ABORTED || code == REP_ERROR)
+                *ended = 1;
+            else if (code == REP_VERIFY_FAILED && slots[i].index < r->x->repeat)
+                *baseline_failed = 1;
+            slots[i] = slots[--running];
+            break;
+        }
+    }
+}
+
+/* The repetitions' rep.json files, in plan order: the report's repetitions, and the run's
+ * status and error (the first repetition, in plan order, that was aborted or failed). */
+static void collect_reps(struct run *r)
+{
+    char path[RUN_PATH_MAX];
+    json_t *arr = json_array();
+    int decided = 0;
+
+    for (int i = 0; i < 2 * r->x->repeat; i++) {
+        json_error_t je;
+        json_t *j;
+        const char *st, *sb;
+        snprintf(path, sizeof(path), "%s/rep-%03d/rep.json", r->dir, i);
+        j = json_load_file(path, 0, &je);
+        if (!json_is_object(j)) {
+            json_decref(j);
+            j = json_pack("{s:s, s:s, s:i, s:b}", "status", "error", "error", "no rep.json", "rep",
+                          i, "faulted", i >= r->x->repeat);
+        }
+        st = json_string_value(json_object_get(j, "status"));
+        sb = json_string_value(json_object_get(j, "sandbox"));
+        if (sb && r->backend_name == NULL)
+            snprintf(r->backend_buf, sizeof(r->backend_buf), "%s", sb),
+                r->backend_name = r->backend_buf;
+        if (!decided && st && (strcmp(st, "aborted") == 0 || strcmp(st, "error") == 0)) {
+            const json_t *ab = json_object_get(j, "abort");
+            const char *msg = json_string_value(json_object_get(j, "error"));
+            if (msg == NULL)
+                msg = json_string_value(json_object_get(ab, "detail"));
+            snprintf(r->status, sizeof(r->status), "%s", st);
+            snprintf(r->error, sizeof(r->error), "rep %d: %.600s", i, msg ? msg : st);
+            decided = 1;
+        }
+        json_array_append_new(arr, j);
+    }
+    if (!decided && stopped(r)) {
+        snprintf(r->status, sizeof(r->status), "aborted");
+        snprintf(r->error, sizeof(r->error), "interrupted");
+    }
+    json_decref(r->reps);
+    r->reps = arr;
+}
+
 int run_execute(struct run *r, struct err *e)
 {
-    int n = 2 * r->x->repeat, i, vexit, baseline_failed = 0, ended = 0;
-    char why[600];
+    int baseline_failed = 0, ended = 0;
     json_t *score;
     int code;
 
@@ -1229,35 +1390,20 @@ int run_execute(struct run *r, struct err *e)
         return ERR_IO;
     r->error[0] = '\0';
     snprintf(r->status, sizeof(r->status), "complete");
-    for (i = 0; i < n; i++) {
-        if (ended || (baseline_failed && i >= r->x->repeat)) {
+    /* The baselines finish before the faulted repetitions start. */
+    run_phase(r, 0, r->x->repeat, &ended, &baseline_failed);
+    if (baseline_failed && !ended)
+        progress(r, "a baseline failed verify: the faulted repetitions are skipped");
+    if (ended || baseline_failed || stopped(r)) {
+        for (int i = r->x->repeat; i < 2 * r->x->repeat; i++)
             skip_rep(r, i,
-                     baseline_failed && !ended ? "a baseline repetition failed verify"
-                                               : "the run had ended");
-            continue;
-        }
-        if (stopped(r)) {
-            snprintf(r->status, sizeof(r->status), "aborted");
-            snprintf(r->error, sizeof(r->error), "interrupted");
-            ended = 1;
-            skip_rep(r, i, "the run was interrupted");
-            continue;
-        }
-        const char *st = rep_run(r, i, &vexit, why, sizeof(why));
-        if (strcmp(st, "aborted") == 0) {
-            snprintf(r->status, sizeof(r->status), "aborted");
-            snprintf(r->error, sizeof(r->error), "%s", why);
-            ended = 1;
-        } else if (strcmp(st, "error") == 0) {
-            snprintf(r->status, sizeof(r->status), "error");
-            snprintf(r->error, sizeof(r->error), "%s", why);
-            ended = 1;
-        } else if (i < r->x->repeat && vexit != 0) {
-            baseline_failed = 1;
-            progress(r, "rep %d: the baseline failed verify: the faulted repetitions are skipped",
-                     i);
-        }
+                     stopped(r)                  ? "the run was interrupted"
+                     : baseline_failed && !ended ? "a baseline repetition failed verify"
+                                                 : "the run had ended");
+    } else {
+        run_phase(r, r->x->repeat, 2 * r->x->repeat, &ended, &baseline_failed);
     }
+    collect_reps(r);
     if (write_run_json(r, e) < 0)
         return ERR_IO;
     score = score_run(r->dir, &code, e);

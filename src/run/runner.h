@@ -22,6 +22,11 @@
  *      abort, run_end) appended to events.jsonl, verify.json and rep.json written, the
  *      sandbox closed, the worktree removed (unless keep).
  *
+ * With jobs > 1 up to that many repetitions run at once, each in a fork of the runner (the
+ * same steps; its outcome is its exit status, its facts its rep.json), the baselines before
+ * the faulted ones; the report is built from the rep.json files in plan order either way, so
+ * it is the same as a one-at-a-time run's.
+ *
  * A baseline that fails verify skips the faulted repetitions (rep.json "skipped"); an abort
  * or a runner error ends the run. The stop flag (a signal handler's) ends the repetition
  * running, as an abort with reason "interrupted", and the run. Finally run.json gets the
@@ -46,6 +51,8 @@
 #define RUN_HEALTH_TIMEOUT_MS 10000
 /* SIGTERM to SIGKILL, for the sandbox and the runner's children. */
 #define RUN_GRACE_MS 2000
+/* The most repetitions run at once (--jobs). */
+#define RUN_JOBS_MAX 16
 /* verify's time limit when the experiment has no wall clock limit. */
 #define RUN_VERIFY_TIMEOUT_MS 600000
 
@@ -59,6 +66,9 @@ struct run_opts {
     const char *backend;         /* NULL: native */
     const char *const *ro_paths; /* NULL-terminated, or NULL */
     const char *self_exe;        /* the faultline binary (NULL: /proc/self/exe) */
+    int jobs;                    /* repetitions at once, 1..RUN_JOBS_MAX (0: 1); each in a child
+                                  * process with its own sandbox, controller and worktree; the
+                                  * baselines finish before the faulted ones start */
     FILE *progress;              /* progress lines (NULL: none) */
     FILE *agent_out;             /* where the agent's stdout is echoed (NULL: none) */
     volatile sig_atomic_t *stop; /* set by a signal handler: interrupt the run */
