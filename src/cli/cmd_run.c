@@ -137,6 +137,11 @@ int cmd_run(int argc, char **argv)
     ro.backend = backend;
     ro.ro_paths = ro_paths.n ? ro_paths.v : NULL;
     ro.progress = quiet || json ? NULL : stderr;
+    /* A live status line on a terminal (one repetition at a time; TERM=dumb: plain lines). No
+     * colour is used, so NO_COLOR changes nothing. */
+    const char *term = getenv("TERM");
+    ro.status_line =
+        ro.progress && jobs == 1 && isatty(STDERR_FILENO) && !(term && strcmp(term, "dumb") == 0);
     ro.agent_out = quiet || json ? NULL : stdout;
     ro.stop = &run_stop;
     ro.jobs = jobs;

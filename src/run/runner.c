@@ -73,7 +73,9 @@ struct run {
     char upstream_anthropic[1024], upstream_openai[1024];
     const char *backend_name;
     char backend_buf[64];
-    int prefix;     /* with --jobs > 1: "[rep N] " before each line of the agent's output */
+    int prefix;            /* with --jobs > 1: "[rep N] " before each line of the agent's output */
+    char status_text[200]; /* the live status line's text, "" when none */
+    int status_shown;
     json_t *reps;   /* the runner's facts per repetition, for the report */
     json_t *report; /* once written */
     int exit_code;
@@ -83,19 +85,41 @@ struct run {
 
 /* ---- small helpers ---- */
 
-static void progress(const struct run *r, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void progress(const struct run *r, const char *fmt, ...)
+/* The live status line (opts.status_line: a terminal): drawn on the progress stream without a
+ * newline, erased ("\r", erase to end of line) before anything else is printed there or on
+ * the agent's stream, and drawn again after. */
+static void status_clear(struct run *r)
+{
+    if (r->status_shown) {
+        fputs("\r\033[K", r->o.progress);
+        fflush(r->o.progress);
+        r->status_shown = 0;
+    }
+}
+
+static void status_draw(struct run *r)
+{
+    if (!r->o.status_line || r->o.progress == NULL || r->status_text[0] == '\0')
+        return;
+    fprintf(r->o.progress, "\r\033[K%s", r->status_text);
+    fflush(r->o.progress);
+    r->status_shown = 1;
+}
+
+static void progress(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void progress(struct run *r, const char *fmt, ...)
 {
     va_list ap;
     if (r->o.progress == NULL)
         return;
+    status_clear(r);
     va_start(ap, fmt);
     fputs("faultline run: ", r->o.progress);
     vfprintf(r->o.progress, fmt, ap);
     fputc('\n', r->o.progress);
-    fflush(r->o.progress);
     va_end(ap);
+    status_draw(r);
+    fflush(r->o.progress);
 }
 
 static int stopped(const struct run *r)
@@ -813,8 +837,11 @@ static int pump(struct rep *p, int rfd, int outfd)
             p->out_bytes += (uint64_t)n;
             fs_write_all(outfd, chunk, (size_t)n);
             if (p->r->o.agent_out && p->r->prefix == 0) {
+                status_clear(p->r);
                 fwrite(chunk, 1, (size_t)n, p->r->o.agent_out);
                 fflush(p->r->o.agent_out);
+                if (chunk[n - 1] == '\n')
+                    status_draw(p->r);
             } else if (p->r->o.agent_out) {
                 /* parallel repetitions: each line says whose it is */
                 for (ssize_t i = 0; i < n; i++) {
@@ -834,6 +861,18 @@ static int pump(struct rep *p, int rfd, int outfd)
         return 0; /* EAGAIN */
     }
     return 0;
+}
+
+/* The status line of a repetition: which, what kind, the phase, the cost so far, elapsed. */
+static void rep_status(struct rep *p, const char *phase)
+{
+    struct run *r = p->r;
+    if (!r->o.status_line)
+        return;
+    snprintf(r->status_text, sizeof(r->status_text), "[rep %d of %d, %s] %s  $%.4f  %.1f s",
+             p->index + 1, 2 * r->x->repeat, plan_faulted(p->plan) ? "faulted" : "baseline", phase,
+             p->mon.cost_usd, (double)(time_now_ms() - p->t_start) / 1000.0);
+    status_draw(r);
 }
 
 static void agent_phase(struct rep *p)
@@ -886,6 +925,7 @@ static void agent_phase(struct rep *p)
             continue;
         if (monitor_poll(&p->mon, &e) < 0)
             e.code = 0;
+        rep_status(p, "agent");
         if (stopped(r)) {
             p->aborted = 1;
             p->abort.reason = "interrupted";
@@ -946,7 +986,9 @@ static void verify_phase(struct rep *p)
         goto out;
     }
     p->verify_ran = 1;
+    rep_status(p, "verify");
     while (proc_wait(&vp, RUN_TICK_MS) == ERR_TIMEOUT) {
+        rep_status(p, "verify");
         if (stopped(r) || time_mono_ns() >= end) {
             if (stopped(r)) {
                 p->aborted = 1;
@@ -1163,6 +1205,7 @@ static const char *rep_run(struct run *r, int index, int *verify_exit, char *err
     }
     progress(r, "rep %d of %d (%s): %s", index + 1, 2 * r->x->repeat,
              plan_faulted(p.plan) ? "faulted" : "baseline", plan_run_id(p.plan));
+    rep_status(&p, "setup");
     if (prepare(&p, &e) < 0) {
         if (stopped(r)) {
             p.aborted = 1;
@@ -1177,6 +1220,7 @@ static const char *rep_run(struct run *r, int index, int *verify_exit, char *err
             verify_phase(&p);
     }
     rep_teardown(&p);
+    r->status_text[0] = '\0';
     progress(r, "rep %d: %s%s%s (agent %s%d, verify %s%d, $%.4f)", index, p.status,
              p.error[0] ? ": " : "", p.error, p.agent_signal ? "signal " : "exit ",
              p.agent_signal ? p.agent_signal : p.agent_exit, p.verify_signal ? "signal " : "exit ",
@@ -1403,6 +1447,8 @@ int run_execute(struct run *r, struct err *e)
     } else {
         run_phase(r, r->x->repeat, 2 * r->x->repeat, &ended, &baseline_failed);
     }
+    r->status_text[0] = '\0';
+    status_clear(r);
     collect_reps(r);
     if (write_run_json(r, e) < 0)
         return ERR_IO;

@@ -70,6 +70,7 @@ struct run_opts {
                                   * process with its own sandbox, controller and worktree; the
                                   * baselines finish before the faulted ones start */
     FILE *progress;              /* progress lines (NULL: none) */
+    int status_line;             /* progress is a terminal: a live status line there too */
     FILE *agent_out;             /* where the agent's stdout is echoed (NULL: none) */
     volatile sig_atomic_t *stop; /* set by a signal handler: interrupt the run */
 };
