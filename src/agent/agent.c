@@ -464,12 +464,14 @@ static void describe_api_error(const struct llm_reply *rep, int rc, const struct
     buf_addf(out, ": %s", rep->error_message.len ? rep->error_message.data : "(no message)");
 }
 
+/* Sleeps ms, waking every 100 ms to look at o->stop. Returns 0, or ERR_SYS when a signal
+ * asked the agent to stop. */
 static int interruptible_sleep(const struct agent_opts *o, int64_t ms)
 {
     int64_t end = time_mono_ns() + ms * 1000000;
     while (time_mono_ns() < end) {
         if (o->stop && *o->stop)
-            return -1;
+            return ERR_SYS;
         int64_t left = (end - time_mono_ns()) / 1000000;
         time_sleep_ms(left > 100 ? 100 : left > 0 ? left : 0);
     }

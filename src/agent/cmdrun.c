@@ -26,7 +26,7 @@ void cmdrun_result_init(struct cmdrun_result *r)
     memset(r, 0, sizeof(*r));
     buf_init(&r->out, 0);
     buf_init(&r->err, 0);
-    r->exit_code = -1;
+    r->exit_code = PROC_NO_EXIT_CODE;
 }
 
 void cmdrun_result_release(struct cmdrun_result *r)
@@ -149,7 +149,7 @@ int cmdrun(const struct cmdrun_opts *o, struct cmdrun_result *r, struct err *e)
     }
     if (!p.exited)
         proc_terminate(&p, 1000);
-    r->exit_code = p.exited ? proc_exit_code(&p) : -1;
+    r->exit_code = p.exited ? proc_exit_code(&p) : PROC_NO_EXIT_CODE;
     proc_describe(&p, r->status, sizeof(r->status));
     proc_release(&p);
     return 0;

@@ -34,7 +34,7 @@ struct cmdrun_opts {
 struct cmdrun_result {
     struct buf out, err;
     uint64_t out_total, err_total; /* bytes seen, kept or not */
-    int exit_code;                 /* the shell's view: code, or 128 + signal; -1 when unknown */
+    int exit_code; /* the shell's view: code, or 128 + signal; PROC_NO_EXIT_CODE if unknown */
     int timed_out;
     int interrupted;
     char status[96]; /* "exited with status 3", "killed by signal 9 (Killed)" */

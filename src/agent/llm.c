@@ -430,8 +430,8 @@ void llm_reply_init(struct llm_reply *r)
     memset(r, 0, sizeof(*r));
     buf_init(&r->text, LLM_TEXT_MAX);
     buf_init(&r->error_message, LLM_ERROR_MAX);
-    r->retry_after_ms = -1;
-    r->should_retry = -1;
+    r->retry_after_ms = LLM_NO_RETRY_AFTER;
+    r->should_retry = LLM_SHOULD_RETRY_ABSENT;
 }
 
 static void free_calls(struct llm_reply *r)
@@ -1139,15 +1139,17 @@ static void read_retry_headers(const struct httpc_parser *p, struct llm_reply *r
     char v[128];
     double ms;
 
-    r->retry_after_ms = -1;
+    r->retry_after_ms = LLM_NO_RETRY_AFTER;
     if (httpc_parser_header(p, "retry-after-ms", v, sizeof(v)) &&
         num_parse_double(v, 0, 1e9, &ms) == 0)
         r->retry_after_ms = (int64_t)ms;
     else if (httpc_parser_header(p, "retry-after", v, sizeof(v)))
         r->retry_after_ms = llm_parse_retry_after(v, (int64_t)time(NULL));
-    r->should_retry = -1;
+    r->should_retry = LLM_SHOULD_RETRY_ABSENT;
     if (httpc_parser_header(p, "x-should-retry", v, sizeof(v)))
-        r->should_retry = strcasecmp(v, "true") == 0 ? 1 : strcasecmp(v, "false") == 0 ? 0 : -1;
+        r->should_retry = strcasecmp(v, "true") == 0    ? 1
+                          : strcasecmp(v, "false") == 0 ? 0
+                                                        : LLM_SHOULD_RETRY_ABSENT;
 }
 
 int llm_exchange(const struct llm_endpoint *ep, const json_t *req, llm_text_fn on_text, void *arg,
@@ -1289,13 +1291,13 @@ int64_t llm_parse_retry_after(const char *v, int64_t now_s)
     struct tm tm;
 
     if (v == NULL)
-        return -1;
+        return LLM_NO_RETRY_AFTER;
     if (num_parse_double(v, 0, 1e7, &s) == 0)
         return (int64_t)(s * 1000.0);
     memset(&tm, 0, sizeof(tm));
     const char *end = strptime(v, "%a, %d %b %Y %H:%M:%S GMT", &tm);
     if (end == NULL || *end != '\0')
-        return -1;
+        return LLM_NO_RETRY_AFTER;
     int64_t at = (int64_t)timegm(&tm);
     return at <= now_s ? 0 : (at - now_s) * 1000;
 }

@@ -116,9 +116,14 @@ struct llm_reply {
     int error;                /* an API error: error status, error event, cut stream */
     char error_type[64];      /* provider's error.type (or code), "" when none */
     struct buf error_message; /* the provider's message, whole (up to LLM_ERROR_MAX) */
-    int64_t retry_after_ms;   /* from retry-after-ms / retry-after, -1 when absent */
-    int should_retry;         /* x-should-retry: 1 true, 0 false, -1 absent */
+    int64_t retry_after_ms;   /* from retry-after-ms / retry-after, LLM_NO_RETRY_AFTER if none */
+    int should_retry;         /* x-should-retry: 1 true, 0 false, LLM_SHOULD_RETRY_ABSENT */
 };
+
+/* retry_after_ms when the server gave no (readable) retry-after, and should_retry when it sent
+ * no x-should-retry: values below every real one, not error codes. */
+#define LLM_NO_RETRY_AFTER ((int64_t)-1)
+#define LLM_SHOULD_RETRY_ABSENT (-1)
 
 void llm_reply_init(struct llm_reply *r);
 void llm_reply_release(struct llm_reply *r);
@@ -190,7 +195,7 @@ int llm_retryable(const struct llm_reply *r, int transport_rc);
  * one, else 500 ms * 2^(attempt-1) up to 8 s; never above max_ms. */
 int64_t llm_retry_delay_ms(const struct llm_reply *r, int attempt, int64_t max_ms);
 /* Parses a retry-after value (seconds, possibly fractional, or an HTTP-date relative to
- * now_s) into milliseconds; -1 when unparseable. */
+ * now_s) into milliseconds; LLM_NO_RETRY_AFTER when v is NULL or unparseable. */
 int64_t llm_parse_retry_after(const char *v, int64_t now_s);
 
 #endif

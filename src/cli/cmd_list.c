@@ -3,16 +3,10 @@
  * injectors, safety and options, probes, invariants, abort conditions) and where the example
  * experiments are. --markdown prints docs/faults.md exactly (an e2e test diffs the two);
  * --markdown-events PAGE prints PAGE with the event-kind regions regenerated (docs/events.md).
- *
- * The examples are looked for relative to the executable: <exe dir>/examples (a binary at the
- * repository root), <exe dir>/../share/faultline/examples (make install), then
- * <exe dir>/../../examples (build/<mode>/faultline).
+ * Where the examples are is docgen's (docgen_examples_text / _json).
  */
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "experiment/catalog.h"
@@ -21,36 +15,6 @@
 #include "util/buf.h"
 #include "util/fs.h"
 #include "util/banned.h"
-
-/* The examples directory's real path into out; 0, or -1 when none was found. */
-static int find_examples(struct buf *out)
-{
-    static const char *const rel[] = {"/examples", "/../share/faultline/examples",
-                                      "/../../examples"};
-    struct buf dir = BUF_INIT, cand = BUF_INIT;
-    int rc = -1;
-
-    if (fs_exe_dir(&dir) < 0)
-        goto out;
-    for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-        struct stat st;
-        char real[PATH_MAX];
-        buf_reset(&cand);
-        buf_addf(&cand, "%s%s", dir.data, rel[i]);
-        if (stat(cand.data, &st) == 0 && S_ISDIR(st.st_mode) && realpath(cand.data, real)) {
-            buf_adds(out, real);
-            rc = 0;
-            break;
-        }
-    }
-out:
-    buf_release(&dir);
-    buf_release(&cand);
-    return rc;
-}
-
-static const char *const example_files[] = {"registry-down.yaml", "credential-revoked.yaml",
-                                            "poisoned-readme.yaml"};
 
 /* Hidden: docs/events.md (the page PAGE) with its generated regions refilled, on stdout. */
 static int list_markdown_events(const char *page)
@@ -73,7 +37,7 @@ int cmd_list(int argc, char **argv)
 {
     int json = 0, markdown = 0, nargs, rc;
     const char *events_page = NULL;
-    struct buf out = BUF_INIT, ex = BUF_INIT;
+    struct buf out = BUF_INIT;
     const struct opt opts[] = {
         OPT_BOOL("json", 0, &json, "print the catalog as JSON"),
         OPT_BOOL("markdown", 0, &markdown, "print docs/faults.md"),
@@ -106,32 +70,18 @@ int cmd_list(int argc, char **argv)
         buf_release(&out);
         return cli_stdout_status(cmd.name);
     }
-    int found = find_examples(&ex) == 0;
     if (json) {
         json_t *j = catalog_to_json();
-        json_t *e = json_array();
-        json_object_set_new(j, "examples_dir", found ? json_string(ex.data) : json_null());
-        for (size_t i = 0; found && i < sizeof(example_files) / sizeof(example_files[0]); i++)
-            json_array_append_new(e, json_string(example_files[i]));
-        json_object_set_new(j, "examples", e);
-        char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-        printf("%s\n", s);
-        free(s);
+        docgen_examples_json(j);
+        char *t = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        printf("%s\n", t);
+        free(t);
         json_decref(j);
     } else {
         docgen_list_text(&out);
-        if (found) {
-            buf_addf(&out, "\nEXAMPLES in %s\n", ex.data);
-            for (size_t i = 0; i < sizeof(example_files) / sizeof(example_files[0]); i++)
-                buf_addf(&out, "  %s\n", example_files[i]);
-        } else {
-            buf_adds(&out, "\nEXAMPLES: not found next to this faultline binary (looked in "
-                           "<exe dir>/examples, <exe dir>/../share/faultline/examples and "
-                           "<exe dir>/../../examples)\n");
-        }
+        docgen_examples_text(&out);
         fputs(out.data, stdout);
     }
     buf_release(&out);
-    buf_release(&ex);
     return cli_stdout_status(cmd.name);
 }

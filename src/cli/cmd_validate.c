@@ -11,72 +11,43 @@
  * over 2), 64 a usage error.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "experiment/experiment.h"
 #include "util/buf.h"
-#include "util/fs.h"
 #include "util/utf8.h"
-#include "util/yaml.h"
 #include "util/banned.h"
 
-static int print_as_json(const char *path)
+/* --as-json for one file: its problems on stderr, its YAML as JSON on stdout. */
+static int print_as_json(const char *path, const char *name)
 {
-    static const struct ydoc_limits yaml_limits = {.kind = "an experiment file"};
-    struct buf b = BUF_INIT;
+    struct experiment_diags d = {0};
     struct err e = {0};
-    struct ydoc doc;
-    struct ydoc_problem fatal;
+    struct buf out = BUF_INIT;
+    json_t *j = experiment_load_as_json(path, &d, &e);
+    char *s = NULL;
     int rc;
 
-    if (strcmp(path, "-") == 0) {
-        path = EXPERIMENT_STDIN_NAME;
-        rc = fs_read_fd(0, path, EXPERIMENT_FILE_MAX, &b, &e);
-    } else {
-        rc = fs_read_file(path, EXPERIMENT_FILE_MAX, &b, &e);
-    }
-    if (rc == ERR_LIMIT) {
-        fprintf(stderr, "%s:1:1: error: the file is over the limit of %zu bytes\n", path,
-                EXPERIMENT_FILE_MAX);
-        buf_release(&b);
-        return EXIT_INVALID;
-    }
-    if (rc < 0) {
+    experiment_diags_format(&d, name, &out);
+    fputs(out.data, stderr);
+    if (j == NULL && e.code == ERR_IO) {
         fprintf(stderr, "faultline validate: %s\n", e.msg);
-        buf_release(&b);
-        return EXIT_FAIL;
-    }
-    rc = ydoc_parse(b.data, b.len, &yaml_limits, &doc, &fatal);
-    buf_release(&b);
-    for (size_t i = 0; i < doc.nproblems; i++)
-        fprintf(stderr, "%s:%d:%d: error: %s\n", path, doc.problems[i].line, doc.problems[i].col,
-                doc.problems[i].msg);
-    if (rc < 0) {
-        fprintf(stderr, "%s:%d:%d: error: %s\n", path, fatal.line, fatal.col, fatal.msg);
-        ydoc_release(&doc);
-        return EXIT_INVALID;
-    }
-    const struct ynode *bad = NULL;
-    json_t *j = doc.root ? ynode_to_json(doc.root, &bad) : json_null();
-    if (j == NULL) {
-        fprintf(stderr, "%s:%d:%d: error: not representable as JSON (infinite or NaN number)\n",
-                path, bad->line, bad->col);
-        ydoc_release(&doc);
-        return EXIT_INVALID;
-    }
-    char *s = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
-    if (s == NULL) {
+        rc = EXIT_FAIL;
+    } else if (j == NULL) {
+        rc = EXIT_INVALID;
+    } else if ((s = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY)) == NULL) {
         fprintf(stderr, "faultline validate: out of memory printing '%s'\n", path);
-        json_decref(j);
-        ydoc_release(&doc);
-        return EXIT_FAIL;
+        rc = EXIT_FAIL;
+    } else {
+        printf("%s\n", s);
+        rc = d.nerrors ? EXIT_INVALID : EXIT_OK;
     }
-    printf("%s\n", s);
     free(s);
     json_decref(j);
-    rc = doc.nproblems ? EXIT_INVALID : EXIT_OK;
-    ydoc_release(&doc);
+    buf_release(&out);
+    experiment_diags_release(&d);
     return rc;
 }
 
@@ -114,7 +85,7 @@ int cmd_validate(int argc, char **argv)
         const char *path = argv[i];
         const char *name = strcmp(path, "-") == 0 ? EXPERIMENT_STDIN_NAME : path;
         if (as_json) {
-            int rc = print_as_json(path);
+            int rc = print_as_json(path, name);
             any_invalid |= rc == EXIT_INVALID;
             any_unreadable |= rc == EXIT_FAIL;
             continue;

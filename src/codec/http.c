@@ -178,10 +178,11 @@ static int parse_framing(struct http_head *h, int is_request, struct err *e)
     return 0;
 }
 
+/* Reads "HTTP/1.0" or "HTTP/1.1". Returns 0, or ERR_PARSE (the caller says where). */
 static int parse_version(const char *v, int *minor)
 {
     if (strncmp(v, "HTTP/1.", 7) != 0 || (v[7] != '0' && v[7] != '1') || v[8] != '\0')
-        return -1;
+        return ERR_PARSE;
     *minor = v[7] - '0';
     return 0;
 }
@@ -405,15 +406,18 @@ void http_chunked_init(struct http_chunked *c)
     c->state = HTTP_CHUNK_SIZE;
 }
 
+/* chunk_line's "no whole line yet": more input is needed. Not an error code. */
+#define CHUNK_LINE_MORE (-100L)
+
 /* Finds a CRLF-terminated line at the start of in. Returns its length without the CRLF,
- * -1 when more input is needed, ERR_LIMIT when longer than max. */
+ * CHUNK_LINE_MORE when more input is needed, ERR_LIMIT when longer than max. */
 static long chunk_line(struct evbuffer *in, size_t max)
 {
     size_t eol_len = 0;
     struct evbuffer_ptr p = evbuffer_search_eol(in, NULL, &eol_len, EVBUFFER_EOL_CRLF_STRICT);
 
     if (p.pos < 0) /* a line of max bytes may wait for its "\n" after its "\r" */
-        return evbuffer_get_length(in) > max + 1 ? ERR_LIMIT : -1;
+        return evbuffer_get_length(in) > max + 1 ? ERR_LIMIT : CHUNK_LINE_MORE;
     if ((size_t)p.pos > max)
         return ERR_LIMIT;
     return (long)p.pos;
@@ -435,7 +439,7 @@ int http_chunked_decode(struct http_chunked *c, struct evbuffer *in, struct evbu
 
             if (n == ERR_LIMIT)
                 return err_set(e, ERR_LIMIT, "chunk size line too long");
-            if (n < 0)
+            if (n == CHUNK_LINE_MORE)
                 return 0;
             evbuffer_copyout(in, line, (size_t)n);
             line[n] = '\0';
@@ -496,7 +500,7 @@ int http_chunked_decode(struct http_chunked *c, struct evbuffer *in, struct evbu
             long n = chunk_line(in, HTTP_HEAD_MAX_DEFAULT);
             if (n == ERR_LIMIT)
                 return err_set(e, ERR_LIMIT, "chunked trailer too long");
-            if (n < 0)
+            if (n == CHUNK_LINE_MORE)
                 return 0;
             evbuffer_drain(in, (size_t)n + 2);
             c->trailer_bytes += (size_t)n + 2;

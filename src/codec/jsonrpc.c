@@ -1127,9 +1127,11 @@ void jsonrpc_idmap_each(struct jsonrpc_idmap *m, void (*fn)(void *value, void *c
 
 /* ---- building ---- */
 
+/* json_dump_callback's callback: 0, or nonzero to stop the dump (buf_add's ERR_LIMIT or
+ * ERR_NOMEM; jansson only tests for nonzero). */
 static int dump_to_buf(const char *p, size_t n, void *data)
 {
-    return buf_add(data, p, n) < 0 ? -1 : 0;
+    return buf_add(data, p, n);
 }
 
 int jsonrpc_write(struct buf *out, const json_t *v)

@@ -247,18 +247,21 @@ static int pos_err(struct err *e, int code, const char *name, const struct ydoc_
     return ydoc_json_err(e, code, name, m, container, key, 0, what);
 }
 
+/* Reads o[key] (absent: *set untouched) as a rate. Returns 0, or ERR_INVALID: not a number
+ * from 0 to 1e9 (the caller says where). */
 static int read_rate(const json_t *o, const char *key, double *out, int *set)
 {
     const json_t *v = json_object_get(o, key);
     if (v == NULL)
         return 0;
     if (!json_is_number(v) || json_number_value(v) < 0 || json_number_value(v) > 1e9)
-        return -1;
+        return ERR_INVALID;
     *out = json_number_value(v);
     *set = 1;
     return 0;
 }
 
+/* Reads the five rates of o into r. Returns 0, or ERR_INVALID with *bad the first bad key. */
 static int read_rates(const json_t *o, struct pricing_rates *r, const char **bad)
 {
     static const char *const keys[] = {"input", "cache_write", "cache_write_1h", "cache_read",
@@ -268,7 +271,7 @@ static int read_rates(const json_t *o, struct pricing_rates *r, const char **bad
     for (int i = 0; i < 5; i++) {
         if (read_rate(o, keys[i], &v[i], &set[i]) < 0) {
             *bad = keys[i];
-            return -1;
+            return ERR_INVALID;
         }
     }
     r->input = v[0];

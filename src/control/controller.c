@@ -18,6 +18,7 @@
 #include <event2/event.h>
 
 #include "control/ctl.h"
+#include "events/ev.h"
 #include "experiment/catalog.h"
 #include "util/fs.h"
 #include "util/log.h"
@@ -79,12 +80,14 @@ static void on_reject(void *arg, const struct http_head *h, int status, const ch
                       const char *msg, struct buf *headers, struct buf *body)
 {
     struct ctl *c = arg;
-    json_t *j =
-        json_pack("{s:s,s:s,s:i}", "code", "request_rejected", "message", msg, "status", status);
+    json_t *j = ev_new(EVKIND_WARNING);
 
-    if (j && h && h->target)
-        json_object_set_new(j, "path", json_stringn(h->target, strcspn(h->target, "?")));
-    ctl_emit(c, "warning", j);
+    ev_set_str(j, "code", "request_rejected");
+    ev_set_str(j, "message", msg);
+    ev_set_int(j, "status", status);
+    if (h && h->target)
+        ev_set_strn(j, "path", h->target, strcspn(h->target, "?"));
+    ctl_emit(c, j);
     json_decref(j);
     ctl_reject_body(c, h, status, msg, body);
 }
@@ -131,13 +134,16 @@ static void emit_plan_loaded(struct ctl *c)
     for (unsigned b = 1; b && b <= bits; b <<= 1)
         if ((bits & b) && plan_injector_name(b))
             json_array_append_new(inj, json_string(plan_injector_name(b)));
-    j = json_pack("{s:s,s:s,s:b,s:I,s:o,s:s,s:s}", "component", "controller-model", "plan",
-                  c->cfg.plan_path, "faulted", plan_faulted(c->plan), "faults",
-                  (json_int_t)plan_nfaults(c->plan), "injectors", inj, "canary",
-                  plan_canary(c->plan), "listen", c->addr);
-    if (j && hash)
-        json_object_set_new(j, "experiment", json_string(hash));
-    ctl_emit(c, "plan_loaded", j);
+    j = ev_new(EVKIND_PLAN_LOADED);
+    ev_set_str(j, "component", "controller-model");
+    ev_set_str(j, "plan", c->cfg.plan_path);
+    ev_set_bool(j, "faulted", plan_faulted(c->plan));
+    ev_set_int(j, "faults", (long long)plan_nfaults(c->plan));
+    ev_set(j, "injectors", inj);
+    ev_set_str(j, "canary", plan_canary(c->plan));
+    ev_set_str(j, "listen", c->addr);
+    ev_set_str(j, "experiment", hash);
+    ctl_emit(c, j);
     json_decref(j);
     json_decref(pj);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "control/ctl.h"
+#include "events/ev.h"
 #include "util/log.h"
 #include "util/banned.h"
 
@@ -35,33 +36,37 @@ void ctl_flush_events(struct ctl *c)
         log_error("controller", "cannot append events to '%s'", c->cfg.events_path);
 }
 
-void ctl_emit(struct ctl *c, const char *kind, json_t *fields)
+/* The checks every event of the controller's own passes (ev.h); 0 when it may be written. */
+static int own_event(json_t *ev)
 {
-    if (fields == NULL) {
-        log_error("controller", "cannot build a '%s' event", kind);
-        return;
+    if (ev == NULL) {
+        log_error("controller", "an event could not be built");
+        return ERR_NOMEM;
     }
-    /* events_append orders t, seq, run, src, kind first; adding kind here spares the copy
-     * events_emit would make. */
-    json_object_set_new(fields, "kind", json_string(kind));
-    if (c->evq && json_array_size(c->evq) > 0)
-        json_array_append(c->evq, fields);
-    else
-        append_now(c, fields);
+    ev_assert_listed(ev);
+    events_stamp(ev); /* built by ev_new: already stamped when it happened */
+    return 0;
 }
 
-void ctl_emit_soon(struct ctl *c, const char *kind, json_t *fields)
+void ctl_emit(struct ctl *c, json_t *ev)
 {
-    if (fields == NULL) {
-        log_error("controller", "cannot build a '%s' event", kind);
+    if (own_event(ev) < 0)
         return;
-    }
-    json_object_set_new(fields, "kind", json_string(kind));
+    if (c->evq && json_array_size(c->evq) > 0)
+        json_array_append(c->evq, ev);
+    else
+        append_now(c, ev);
+}
+
+void ctl_emit_soon(struct ctl *c, json_t *ev)
+{
+    if (own_event(ev) < 0)
+        return;
     if (c->evq == NULL || c->evq_ev == NULL) {
-        append_now(c, fields);
+        append_now(c, ev);
         return;
     }
-    json_array_append(c->evq, fields);
+    json_array_append(c->evq, ev);
     if (json_array_size(c->evq) >= CTL_EVQ_MAX)
         ctl_flush_events(c); /* a busy loop never idles: bound what waits */
     else if (json_array_size(c->evq) == 1)
@@ -78,8 +83,10 @@ void ctl_warn(struct ctl *c, const char *code, const char *fmt, ...)
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     log_warn("controller", "%s: %s", code, msg);
-    j = json_pack("{s:s,s:s}", "code", code, "message", msg);
-    ctl_emit(c, "warning", j);
+    j = ev_new(EVKIND_WARNING);
+    ev_set_str(j, "code", code);
+    ev_set_str(j, "message", msg);
+    ctl_emit(c, j);
     json_decref(j);
 }
 
@@ -205,9 +212,12 @@ void ctl_check_ceiling(struct ctl *c)
     snprintf(c->abort_reason, sizeof(c->abort_reason), "cost_usd_above");
     snprintf(detail, sizeof(detail), "summed model cost $%.4f passed the ceiling $%g", c->cost_usd,
              c->ceiling_usd);
-    ev = json_pack("{s:s,s:f,s:f,s:s}", "reason", "cost_usd_above", "value", c->cost_usd, "limit",
-                   c->ceiling_usd, "detail", detail);
-    ctl_emit(c, "abort", ev);
+    ev = ev_new(EVKIND_ABORT);
+    ev_set_str(ev, "reason", "cost_usd_above");
+    ev_set_num(ev, "value", c->cost_usd);
+    ev_set_num(ev, "limit", c->ceiling_usd);
+    ev_set_str(ev, "detail", detail);
+    ctl_emit(c, ev);
     json_decref(ev);
     log_warn("proxy", "%s; further model calls are refused", detail);
 }

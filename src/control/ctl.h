@@ -113,15 +113,16 @@ double ctl_cost_add(struct ctl *c, double usd);
 /* Once the cost passes the plan's ceiling: sets aborted and records the abort event (once). */
 void ctl_check_ceiling(struct ctl *c);
 
-/* Appends one event {"kind": kind, ...fields} and logs a failure; never fails the caller.
- * fields is borrowed but gets a "kind" member (callers pass objects built for the event).
- * While events queued by ctl_emit_soon wait, the event joins the queue behind them, so the
- * file keeps the order of the calls. */
-void ctl_emit(struct ctl *c, const char *kind, json_t *fields);
+/* Appends one event, built with ev_new (src/events/ev.h: its kind and the time it happened
+ * are set; every field is one the events table lists, asserted here too), and logs a failure;
+ * never fails the caller. ev is borrowed (the queue may keep a reference: do not change it
+ * afterwards); NULL is logged and ignored. While events queued by ctl_emit_soon wait, the
+ * event joins the queue behind them, so the file keeps the order of the calls. */
+void ctl_emit(struct ctl *c, json_t *ev);
 /* Queues the event, to be written once the loop has nothing more urgent to do (requests
  * and responses first), before the server next writes to a client, or at once when
  * CTL_EVQ_MAX wait. An event about a response is queued before the handler ends it. */
-void ctl_emit_soon(struct ctl *c, const char *kind, json_t *fields);
+void ctl_emit_soon(struct ctl *c, json_t *ev);
 /* Writes the queued events now (shutdown). */
 void ctl_flush_events(struct ctl *c);
 /* A warning event {code, message}. */

@@ -194,6 +194,18 @@ static int api_event_check(json_t *ev, size_t i, int64_t now, char *msg, size_t 
             return -1;
         }
     }
+    t = json_object_get(ev, "t_us");
+    if (t && !json_is_null(t)) {
+        if (!json_is_integer(t) || json_integer_value(t) < 0) {
+            snprintf(msg, n,
+                     "event %zu: t_us must be an integer >= 0 (microseconds since the epoch)", i);
+            return -1;
+        }
+        if (json_integer_value(t) / 1000 > now + API_T_FUTURE_MS) {
+            snprintf(msg, n, "event %zu: t_us is more than an hour in the future", i);
+            return -1;
+        }
+    }
     return 0;
 }
 
@@ -239,6 +251,10 @@ static void api_events(struct ctl *ctl, struct hreq *r)
             json_object_set_new(copy, "src", json_string("agent"));
         if (json_is_null(json_object_get(copy, "t")))
             json_object_del(copy, "t"); /* stamped by the writer */
+        if (json_is_null(json_object_get(copy, "t_us")))
+            json_object_del(copy, "t_us");
+        else if (json_is_integer(json_object_get(copy, "t_us")))
+            json_object_del(copy, "t"); /* one time: t is t_us's, not a second claim */
         /* Marks what was posted rather than observed by the controller (the scorer trusts
          * the latter); set last, so a posted "via" cannot hide it. */
         json_object_set_new(copy, "via", json_string("control_api"));

@@ -38,6 +38,7 @@
 #include <event2/buffer.h>
 
 #include "control/ctl.h"
+#include "events/ev.h"
 #include "control/jscan.h"
 #include "experiment/catalog.h"
 #include "control/faults.h"
@@ -322,14 +323,17 @@ static size_t utf8_cut(const char *s, size_t len, size_t max)
 static void emit_fault(struct pcall *pc, json_t *detail)
 {
     struct ctl *ctl = pc->ctl;
-    json_t *f = json_pack("{s:s,s:I,s:I,s:s,s:s,s:s,s:s}", "fault",
-                          plan_fault_kind(ctl->plan, pc->fault_index), "fault_index",
-                          (json_int_t)pc->fault_index, "call_index", (json_int_t)pc->call_index,
-                          "target", pc->model, "canary", plan_canary(ctl->plan), "component",
-                          "controller-model", "id", pc->id);
-    if (f && detail)
-        json_object_set(f, "detail", detail);
-    ctl_emit(ctl, "fault_injected", f);
+    json_t *f = ev_new(EVKIND_FAULT_INJECTED);
+
+    ev_set_str(f, "fault", plan_fault_kind(ctl->plan, pc->fault_index));
+    ev_set_int(f, "fault_index", (long long)pc->fault_index);
+    ev_set_int(f, "call_index", (long long)pc->call_index);
+    ev_set_str(f, "target", pc->model);
+    ev_set_str(f, "canary", plan_canary(ctl->plan));
+    ev_set_str(f, "component", "controller-model");
+    ev_set_str(f, "id", pc->id);
+    ev_set_ref(f, "detail", detail);
+    ctl_emit(ctl, f);
     json_decref(f);
 }
 
@@ -927,35 +931,92 @@ static void pc_finish(struct pcall *pc, const char *error)
             warn_unknown_model(pc->px, model);
     }
     total = ctl_cost_add(ctl, cost);
-    ev = json_pack("{s:s,s:s,s:i,s:b,s:o,s:f,s:f,s:I,s:b,s:i}", "id", pc->id, "model", model,
-                   "status", pc->status, "stream", pc->stream, "usage", usage_json(&pc->res.usage),
-                   "cost_usd", cost, "cost_total_usd", total, "duration_ms",
-                   (json_int_t)((time_mono_ns() - pc->t0) / 1000000), "faulted", pc->faulted,
-                   "retries", pc->attempt);
-    if (ev) {
-        if (pc->res.stop_reason[0])
-            json_object_set_new(ev, "stop_reason", json_string(pc->res.stop_reason));
-        if (pc->res.text.len)
-            json_object_set_new(
-                ev, "text",
-                json_stringn(pc->res.text.data,
-                             utf8_cut(pc->res.text.data, pc->res.text.len, TEXT_EVENT_MAX)));
-        if (pc->res.tool_calls)
-            json_object_set_new(ev, "tool_calls", json_integer((json_int_t)pc->res.tool_calls));
-        if (error)
-            json_object_set_new(ev, "error", json_string(error));
-        else if (pc->res.error)
-            json_object_set_new(ev, "error", json_string(pc->res.error_message));
-        if (pc->is_sse && pc->sse && sse_parser_pending(pc->sse) > 0 && !error)
-            json_object_set_new(ev, "incomplete_stream", json_true());
-    }
-    ctl_emit_soon(ctl, "model_response", ev); /* the cost above is already counted */
+    ev = ev_new(EVKIND_MODEL_RESPONSE);
+    ev_set_str(ev, "id", pc->id);
+    ev_set_str(ev, "model", model);
+    ev_set_int(ev, "status", pc->status);
+    ev_set_bool(ev, "stream", pc->stream);
+    ev_set(ev, "usage", usage_json(&pc->res.usage));
+    ev_set_num(ev, "cost_usd", cost);
+    ev_set_num(ev, "cost_total_usd", total);
+    ev_set_int(ev, "duration_ms", (time_mono_ns() - pc->t0) / 1000000);
+    ev_set_bool(ev, "faulted", pc->faulted);
+    ev_set_int(ev, "retries", pc->attempt);
+    if (pc->res.stop_reason[0])
+        ev_set_str(ev, "stop_reason", pc->res.stop_reason);
+    if (pc->res.text.len)
+        ev_set_strn(ev, "text", pc->res.text.data,
+                    utf8_cut(pc->res.text.data, pc->res.text.len, TEXT_EVENT_MAX));
+    if (pc->res.tool_calls)
+        ev_set_int(ev, "tool_calls", (long long)pc->res.tool_calls);
+    if (error)
+        ev_set_str(ev, "error", error);
+    else if (pc->res.error)
+        ev_set_str(ev, "error", pc->res.error_message);
+    if (pc->is_sse && pc->sse && sse_parser_pending(pc->sse) > 0 && !error)
+        ev_set_bool(ev, "incomplete_stream", 1);
+    ctl_emit_soon(ctl, ev); /* the cost above is already counted */
     json_decref(ev);
     ctl_check_ceiling(ctl);
     pc_free(pc);
 }
 
 /* ---- entry points ---- */
+
+/*
+ * The fired faults (the plan's counters: the controller decides for every component) whose
+ * marker is in the request body the agent sent: what its model received next (issue 11). The
+ * marker is the payload for inject.*, else the canary for a fault that shows one (catalog
+ * column canary). A payload is looked for by its longest run of characters JSON never escapes,
+ * at most MARKER_MAX bytes; one memmem per fault with a marker, and none before a fault fired.
+ * Returns an array of fault indexes (new reference), NULL when no fault has fired.
+ */
+#define MARKER_MAX 64
+
+static json_t *fault_markers(const struct plan *p, const char *body, size_t n)
+{
+    const char *canary = plan_canary(p);
+    json_t *seen = NULL;
+    int has_canary = -1;
+
+    if (body == NULL) { /* no body at all */
+        body = "";
+        n = 0;
+    }
+
+    for (size_t i = 0; i < plan_nfaults(p); i++) {
+        const struct catalog_fault *def = catalog_fault_find(plan_fault_kind(p, i));
+        uint64_t matched, injected;
+        const char *m = NULL;
+        size_t mlen = 0;
+
+        plan_fault_counters(p, i, &matched, &injected);
+        if (injected == 0 || def == NULL)
+            continue;
+        if (seen == NULL)
+            seen = json_array();
+        if (strcmp(def->family, "inject") == 0) {
+            const char *pl =
+                json_string_value(json_object_get(plan_fault_options(p, i), "payload"));
+            for (size_t k = 0, run = 0; pl && pl[k]; k++) {
+                unsigned char c = (unsigned char)pl[k];
+                run = c >= 0x20 && c < 0x7f && c != '"' && c != '\\' && c != '/' ? run + 1 : 0;
+                if (run > mlen && run <= MARKER_MAX) {
+                    mlen = run;
+                    m = pl + k + 1 - run;
+                }
+            }
+            if (m && memmem(body, n, m, mlen))
+                json_array_append_new(seen, json_integer((json_int_t)i));
+        } else if (def->canary != CATALOG_CANARY_NONE && canary && canary[0]) {
+            if (has_canary < 0)
+                has_canary = memmem(body, n, canary, strlen(canary)) != NULL;
+            if (has_canary)
+                json_array_append_new(seen, json_integer((json_int_t)i));
+        }
+    }
+    return seen;
+}
 
 static void proxy_handle(void *state, struct hreq *r)
 {
@@ -1019,17 +1080,26 @@ static void proxy_handle(void *state, struct hreq *r)
         } else {
             valid = 0;
         }
-        ev =
-            json_pack("{s:s,s:s,s:s,s:b,s:s,s:I,s:I}", "id", pc->id, "api", api_event_name(pc->api),
-                      "model", pc->model, "stream", pc->stream, "path", target, "messages",
-                      (json_int_t)info.n_messages, "tools", (json_int_t)info.n_tools);
-        if (ev && !valid)
-            json_object_set_new(ev, "malformed", json_true());
-        if (ev && unread)
-            json_object_set_new(ev, "unread", json_true());
+        ev = ev_new(EVKIND_MODEL_REQUEST);
+        ev_set_str(ev, "id", pc->id);
+        ev_set_str(ev, "api", api_event_name(pc->api));
+        ev_set_str(ev, "model", pc->model);
+        ev_set_bool(ev, "stream", pc->stream);
+        ev_set_str(ev, "path", target);
+        ev_set_int(ev, "messages", (long long)info.n_messages);
+        ev_set_int(ev, "tools", (long long)info.n_tools);
+        if (!valid)
+            ev_set_bool(ev, "malformed", 1);
+        if (unread)
+            ev_set_bool(ev, "unread", 1);
+        {
+            json_t *markers = fault_markers(ctl->plan, body, blen);
+            if (markers)
+                ev_set(ev, "fault_markers", markers);
+        }
         /* Written just after the request goes upstream, not before: the event is the record,
          * the call is what the agent waits for. Events keep their order (ctl.h). */
-        ctl_emit_soon(ctl, "model_request", ev);
+        ctl_emit_soon(ctl, ev);
         json_decref(ev);
         if (!valid) {
             /* Forwarded as sent: the upstream's answer is the truth about it. */

@@ -717,15 +717,37 @@ fail:
     return NULL;
 }
 
-/* Puts q on a pooled connection or a new one. */
+/* Whether the pooled connection c can take a request: nothing to read on its socket, neither
+ * the origin's end nor a byte. The origin may end a keep-alive connection right after its
+ * response, and that end may still be unread when the next request comes (it comes in the
+ * same loop iteration, or before the loop reads again): sent there, the request could reach an
+ * origin that only shut its write side, and then reach it again when sent on a fresh
+ * connection (uconn_fail). An idle TLS connection has nothing to read either: a close_notify or
+ * any record there ends it too. */
+static int uconn_alive(const struct uconn *c)
+{
+    char b;
+    ssize_t n = recv(bufferevent_getfd(c->bev), &b, 1, MSG_PEEK | MSG_DONTWAIT);
+
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+/* Puts q on a pooled connection (one still alive; the ended ones it meets are closed) or a
+ * new one. */
 static void ureq_dispatch(struct ureq *q)
 {
     struct upstream *u = q->u;
-    struct uconn *c;
+    struct uconn *c, *next;
 
-    for (c = u->conns; c; c = c->next)
-        if (c->idle && !c->dead)
+    for (c = u->conns; c; c = next) {
+        next = c->next;
+        if (!c->idle || c->dead)
+            continue;
+        if (uconn_alive(c))
             break;
+        log_debug("upstream", "pooled connection to %s was ended by the origin; closed", u->url);
+        uconn_close(c);
+    }
     if (c && !q->resent) {
         c->idle = 0;
         u->nidle--;

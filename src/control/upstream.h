@@ -7,7 +7,9 @@
  * and its response reported through callbacks: on_head once, on_body for each piece of the
  * decoded body (chunked encoding removed), then on_done, or on_error at any point. A request
  * that fails on a reused keep-alive connection before any byte of response arrived (the
- * origin closed it meanwhile) is sent again once on a fresh connection, invisibly.
+ * origin closed it meanwhile) is sent again once on a fresh connection, invisibly. A pooled
+ * connection whose socket has anything to read (the origin's end, read or not yet) is closed
+ * instead of taking a request.
  *
  * Connection states (uconn_* in upstream.c):
  *   CONNECTING --connected (TLS handshake done)--> HEAD   (request written)
@@ -16,8 +18,8 @@
  *   HEAD       --final head, no body-->             done   (on_head, on_done)
  *   BODY       --body complete-->                   done   (on_done)
  *   done       --keep-alive, nothing extra read-->  IDLE   (pooled)   else closed
- *   IDLE       --taken by a new request-->          HEAD
- *   IDLE       --EOF, stray bytes, pool timeout-->  closed
+ *   IDLE       --taken by a new request-->          HEAD   (when alive: nothing to read)
+ *   IDLE       --EOF, stray bytes, pool timeout-->  closed (also when a request finds it so)
  *   any        --error, timeout-->                  closed (on_error)
  *
  * Callbacks are never called from inside upstream_send, ureq_pause or ureq_cancel; after

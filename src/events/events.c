@@ -299,7 +299,7 @@ static void cut_line(json_t *out, struct buf *b)
 {
     size_t original = b->len;
     json_t *cp = json_deep_copy(out), *small;
-    const char *stamp[] = {"t", "seq", "run", "src", "kind"};
+    const char *stamp[] = {"t", "t_us", "seq", "run", "src", "kind"};
 
     for (int round = 0; round < CUT_ROUNDS; round++) {
         json_t *s = biggest_string(cp, 1, 0);
@@ -399,6 +399,51 @@ int events_release(struct events_writer *w)
     return rc;
 }
 
+/* An integer time field of ev (t or t_us) that is >= 0, else -1. */
+static int64_t time_field(const json_t *ev, const char *key)
+{
+    json_t *v = json_object_get(ev, key);
+    return json_is_integer(v) && json_integer_value(v) >= 0 ? (int64_t)json_integer_value(v) : -1;
+}
+
+void events_stamp(json_t *ev)
+{
+    int64_t us;
+
+    if (!json_is_object(ev) || time_field(ev, "t_us") >= 0 || time_field(ev, "t") >= 0)
+        return;
+    us = time_now_us();
+    json_object_set_new(ev, "t", json_integer(us / 1000));
+    json_object_set_new(ev, "t_us", json_integer(us));
+}
+
+int64_t events_time_us(const json_t *ev)
+{
+    int64_t us = time_field(ev, "t_us"), ms;
+
+    if (us >= 0)
+        return us;
+    ms = time_field(ev, "t");
+    return ms >= 0 && ms <= INT64_MAX / 1000 ? ms * 1000 : -1;
+}
+
+/* Sets t and t_us of out (the line being built) from ev: both kept when set; t from t_us when
+ * only t_us is; an old writer's t alone stays alone (no precision is made up); neither: now. */
+static void stamp_time(json_t *ev, json_t *out)
+{
+    int64_t t = time_field(ev, "t"), us = time_field(ev, "t_us");
+
+    if (t < 0 && us < 0) {
+        us = time_now_us();
+        t = us / 1000;
+    } else if (t < 0) {
+        t = us / 1000;
+    }
+    json_object_set_new(out, "t", json_integer((json_int_t)t));
+    if (us >= 0)
+        json_object_set_new(out, "t_us", json_integer((json_int_t)us));
+}
+
 int events_append(struct events_writer *w, json_t *ev)
 {
     json_t *kind, *v, *out;
@@ -414,9 +459,7 @@ int events_append(struct events_writer *w, json_t *ev)
         return ERR_INVALID;
 
     out = json_object();
-    v = json_object_get(ev, "t");
-    json_object_set_new(out, "t",
-                        json_is_integer(v) ? json_incref(v) : json_integer(time_now_ms()));
+    stamp_time(ev, out);
     v = json_object_get(ev, "seq");
     if (json_is_integer(v) && json_integer_value(v) >= 0) {
         json_object_set(out, "seq", v);
@@ -438,8 +481,8 @@ int events_append(struct events_writer *w, json_t *ev)
     json_object_set(out, "kind", kind);
     json_object_foreach(ev, key, v)
     {
-        if (strcmp(key, "t") && strcmp(key, "seq") && strcmp(key, "run") && strcmp(key, "src") &&
-            strcmp(key, "kind"))
+        if (strcmp(key, "t") && strcmp(key, "t_us") && strcmp(key, "seq") && strcmp(key, "run") &&
+            strcmp(key, "src") && strcmp(key, "kind"))
             json_object_set(out, key, v);
     }
 
@@ -494,6 +537,8 @@ struct events_reader {
     int follow;
     int skipping; /* discarding the rest of an overlong line */
     size_t malformed;
+    uint64_t base; /* file offset of buf[0] (of where the reader started) */
+    uint64_t last; /* offset of the line events_next_line returned last */
 };
 
 struct events_reader *events_reader_open(const char *path, struct err *e)
@@ -527,6 +572,11 @@ void events_reader_set_follow(struct events_reader *r, int follow)
     r->follow = follow;
 }
 
+uint64_t events_reader_tell(const struct events_reader *r)
+{
+    return r->last;
+}
+
 size_t events_reader_malformed(const struct events_reader *r)
 {
     return r->malformed;
@@ -557,6 +607,7 @@ int events_next_line(struct events_reader *r, const char **line, size_t *len)
             }
             if (l > 0 && p[l - 1] == '\r')
                 l--;
+            r->last = r->base + (uint64_t)(p - r->buf);
             *line = p;
             *len = l;
             return 1;
@@ -566,11 +617,13 @@ int events_next_line(struct events_reader *r, const char **line, size_t *len)
             if (!r->skipping)
                 r->malformed++;
             r->skipping = 1;
+            r->base += r->end;
             r->start = r->end = 0;
         }
         if (r->start > 0) {
             memmove(r->buf, r->buf + r->start, r->end - r->start);
             r->end -= r->start;
+            r->base += r->start;
             r->start = 0;
         }
         do
@@ -587,11 +640,14 @@ int events_next_line(struct events_reader *r, const char **line, size_t *len)
             return 0;
         if (r->skipping) {
             r->skipping = 0;
+            r->base += r->end;
             r->start = r->end = 0;
             return 0;
         }
+        r->last = r->base + r->start;
         *line = r->buf + r->start;
         *len = r->end - r->start;
+        r->base += r->end;
         r->start = r->end = 0;
         return 1;
     }

@@ -2,7 +2,8 @@
  * events: the event log of one repetition (JSONL, one object a line).
  *
  * Writer: every line goes out in one write(2) on an O_APPEND descriptor, so several processes
- * may append to one file without interleaving. The writer stamps t (ms since epoch), seq
+ * may append to one file without interleaving. The writer stamps t (ms since epoch) and t_us
+ * (us) unless the event already carries the time it happened (events_stamp), seq
  * (this writer's counter, or the caller's if the event already has one), run and src, redacts
  * secrets (values of fields and headers named like keys, tokens, authorization, cookies) and
  * cuts a line over EVENTS_LINE_MAX with a marker. Reader: streaming, bounded memory; skips and
@@ -38,6 +39,15 @@ int events_append(struct events_writer *w, json_t *ev);
  * or ERR_IO. */
 void events_hold(struct events_writer *w);
 int events_release(struct events_writer *w);
+/* Stamps ev (an object) with the time it happened, now: t (ms) and t_us (us since the epoch),
+ * unless it already has an integer t or t_us >= 0. For the component that saw the thing
+ * happen, when it builds the event: a writer that runs later (a batch, a controller the event
+ * is posted to) keeps the stamp (docs/events.md). */
+void events_stamp(json_t *ev);
+/* The time an event happened, in us since the epoch: its t_us, else its t * 1000 (files of
+ * writers older than t_us); -1 when it has neither (or a negative one). The order of a
+ * repetition is by this time, ties by seq (docs/events.md, "Reading"). */
+int64_t events_time_us(const json_t *ev);
 /* Convenience: builds {"kind": kind, ...fields} (fields borrowed, may be NULL) and appends. */
 int events_emit(struct events_writer *w, const char *kind, json_t *fields);
 /* The seq the next event will get. */
@@ -73,6 +83,10 @@ int events_next_line(struct events_reader *r, const char **line, size_t *len);
 /* Next well-formed event (a JSON object): 1 with *ev a new reference (caller decrefs), 0 at
  * end, ERR_IO on a read error. Malformed lines are skipped and counted. */
 int events_next(struct events_reader *r, json_t **ev);
+/* The offset, from where the reader started (the start of the file for events_reader_open),
+ * of the line events_next_line or events_next returned last: pread(2) of its length there
+ * reads the same bytes again (a reader that reorders lines, e.g. the scorer's time order). */
+uint64_t events_reader_tell(const struct events_reader *r);
 /* Malformed lines skipped so far. */
 size_t events_reader_malformed(const struct events_reader *r);
 /* Counts a line the caller rejected (e.g. parsed but not an object) as malformed. */

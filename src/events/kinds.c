@@ -8,6 +8,7 @@
  * component writes yet has src == 0 and its writers-to-be in src_later; the page says "not
  * written yet" for it, and for a field marked planned.
  */
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,8 +27,24 @@
 #define NUL EVKIND_T_NULL
 #define ANY EVKIND_T_ANY
 
-/* In EVKIND_SRC_* bit order. */
+/* The `src` values, in the order of their first EVKIND_SRC_* bit (the common field's values). */
 static const char *const srcs[] = {"controller", "mcp", "gate", "world", "runner", "agent", NULL};
+
+/* Every EVKIND_SRC_* bit in order: its component name and the `src` value it writes. */
+static const struct {
+    unsigned bit;
+    const char *component;
+    const char *src;
+} comps[] = {
+    {EVKIND_SRC_CONTROLLER_MODEL, "controller-model", "controller"},
+    {EVKIND_SRC_CONTROLLER_EGRESS, "controller-egress", "controller"},
+    {EVKIND_SRC_MCP, "mcp", "mcp"},
+    {EVKIND_SRC_GATE, "gate", "gate"},
+    {EVKIND_SRC_WORLD, "world", "world"},
+    {EVKIND_SRC_RUNNER, "runner", "runner"},
+    {EVKIND_SRC_AGENT, "agent", "agent"},
+};
+#define NCOMPS (sizeof(comps) / sizeof(comps[0]))
 
 static const char *const v_via[] = {"control_api", NULL};
 static const char *const v_component[] = {
@@ -43,7 +60,14 @@ static const char *const v_outcome[] = {"completed", "aborted", "error", NULL};
 static const char *const v_direction[] = {"client_to_server", "server_to_client", "none", NULL};
 
 static const struct evkind_field common[] = {
-    {"t", I, 0, 1, "milliseconds since the Unix epoch, when the event was written (or observed)",
+    {"t", I, 0, 1,
+     "milliseconds since the Unix epoch, when the thing happened (`t_us` / 1000 when `t_us` is "
+     "set)",
+     NULL, 0},
+    {"t_us", I, 0, 0,
+     "microseconds since the Unix epoch, when the thing happened, taken by the component that saw "
+     "it (not when the line was written or posted); readers order events by it, ties by `seq`; "
+     "absent in files of older writers (then `t` * 1000 stands for it)",
      NULL, 0},
     {"seq", I, 0, 1,
      "position in this file's order, assigned by the writer; increases through the file", NULL, 0},
@@ -84,7 +108,18 @@ static const struct evkind_field f_model_request[] = {
      "true when the body is not valid JSON (it is forwarded as is, with a `warning` "
      "`malformed_request`)",
      NULL, 0},
+    {"unread", B, 0, 0,
+     "true when the body was too large to read on the controller's loop (over 4 MiB, and the "
+     "fast scan could not take it): `model`, `stream`, `messages` and `tools` are then unknown "
+     "(empty, false, 0); it is forwarded as is",
+     NULL, 0},
     {"body", O, 0, 0, "the request body (redacted, cut when large)", NULL, 1},
+    {"fault_markers", A, I, 0,
+     "once a fault has fired: the plan indexes of the fired faults whose marker is in the body "
+     "the agent sent (the canary for a fault that shows one, the `payload` for `inject.*`): "
+     "what its model received; `faultline score` warns about a tool fault no later request "
+     "carried",
+     NULL, 0},
 };
 
 static const struct evkind_field f_model_response[] = {
@@ -123,7 +158,7 @@ static const struct evkind_field f_tool_call[] = {
      0},
     {"args", O, 0, 0,
      "the arguments (redacted, cut when large; `{unparsed: true, bytes}` when the MCP shim could "
-     "not parse the request)",
+     "not parse the request; absent when they were not an object)",
      NULL, 0},
     {"harness", S, 0, 0, "for `gate`: the harness", v_harness, 0},
 };
@@ -359,7 +394,17 @@ static const struct evkind kinds[] = {
      "\"run_end\",\"outcome\":\"aborted\"}"},
 };
 
+/* Rows in enum evkind_id order: evkind_get indexes them (test_events_ev ties each id to its
+ * name), so a row added here is an id added in kinds.h, at the same place. */
+_Static_assert(NELEM(kinds) == EVKIND_COUNT, "one row per enum evkind_id, in its order");
+
 /* ---- lookups ---- */
+
+const struct evkind *evkind_get(enum evkind_id id)
+{
+    assert(id < EVKIND_COUNT && kinds[id].name != NULL);
+    return &kinds[id];
+}
 
 const struct evkind_field *evkind_common(size_t *n)
 {
@@ -394,12 +439,46 @@ int evkind_planned(const struct evkind *k)
     return k->src == 0;
 }
 
-const char *evkind_src_name(unsigned bit)
+const char *evkind_src_name(unsigned bits)
 {
-    for (size_t i = 0; srcs[i]; i++)
-        if (bit == 1u << i)
-            return srcs[i];
-    return NULL;
+    const char *name = NULL;
+
+    if (bits & ~(unsigned)EVKIND_SRC_ALL)
+        return NULL;
+    for (size_t i = 0; i < NCOMPS; i++) {
+        if (!(bits & comps[i].bit))
+            continue;
+        if (name && strcmp(name, comps[i].src) != 0)
+            return NULL;
+        name = comps[i].src;
+    }
+    return name;
+}
+
+unsigned evkind_src_bits(const char *src)
+{
+    unsigned bits = 0;
+
+    for (size_t i = 0; src && i < NCOMPS; i++)
+        if (strcmp(comps[i].src, src) == 0)
+            bits |= comps[i].bit;
+    return bits;
+}
+
+const char *evkind_component_name(unsigned bit)
+{
+    for (size_t i = 0; i < NCOMPS; i++)
+        if (comps[i].bit == bit)
+            return comps[i].component;
+    return "?";
+}
+
+unsigned evkind_component_bit(const char *name)
+{
+    for (size_t i = 0; name && i < NCOMPS; i++)
+        if (strcmp(comps[i].component, name) == 0)
+            return comps[i].bit;
+    return 0;
 }
 
 /* ---- validation ---- */
@@ -470,10 +549,10 @@ static const char *json_type_name(const json_t *v)
     }
 }
 
-static int check_field(const char *kind, const struct evkind_field *f, const json_t *ev,
+/* v: the field's value in the event, NULL when absent. */
+static int check_value(const char *kind, const struct evkind_field *f, const json_t *v,
                        struct err *e)
 {
-    const json_t *v = json_object_get(ev, f->name);
     char want[64];
 
     if (v == NULL || (json_is_null(v) && !(f->types & NUL))) {
@@ -509,6 +588,46 @@ static int check_field(const char *kind, const struct evkind_field *f, const jso
     return 0;
 }
 
+static int check_field(const char *kind, const struct evkind_field *f, const json_t *ev,
+                       struct err *e)
+{
+    return check_value(kind, f, json_object_get(ev, f->name), e);
+}
+
+int evkind_check_field(const struct evkind *k, const char *name, const json_t *v, struct err *e)
+{
+    const struct evkind_field *f = evkind_field(k, name);
+
+    for (size_t i = 0; f == NULL && name && i < NELEM(common); i++)
+        if (strcmp(common[i].name, name) == 0 && strcmp(name, "kind") != 0)
+            f = &common[i];
+    if (f == NULL)
+        return err_set(e, ERR_NOTFOUND, "%s event: field '%s' is not in the events table",
+                       k ? k->name : "?", name ? name : "(null)");
+    return check_value(k->name, f, v, e);
+}
+
+int evkind_check_listed(const json_t *ev, struct err *e)
+{
+    const json_t *kv = json_object_get(ev, "kind");
+    const struct evkind *k = evkind_find(json_string_value(kv));
+    const char *key;
+    json_t *v;
+    int rc;
+
+    if (k == NULL)
+        return err_set(e, ERR_NOTFOUND, "unknown event kind '%.40s'",
+                       json_is_string(kv) ? json_string_value(kv) : "(none)");
+    json_object_foreach((json_t *)ev, key, v)
+    {
+        if (strcmp(key, "kind") == 0)
+            continue;
+        if ((rc = evkind_check_field(k, key, v, e)) < 0)
+            return rc;
+    }
+    return 0;
+}
+
 int evkind_check(const json_t *ev, struct err *e)
 {
     const json_t *kv = json_object_get(ev, "kind");
@@ -535,13 +654,14 @@ int evkind_check(const json_t *ev, struct err *e)
 
 /* ---- Markdown ---- */
 
+/* The `src` values of the components in bits, in table order. */
 static void src_list(struct buf *b, unsigned bits)
 {
     int first = 1;
-    for (unsigned bit = 1; bit & EVKIND_SRC_ALL; bit <<= 1) {
-        if (!(bits & bit))
+    for (size_t i = 0; srcs[i]; i++) {
+        if (!(bits & evkind_src_bits(srcs[i])))
             continue;
-        buf_addf(b, "%s`%s`", first ? "" : ", ", evkind_src_name(bit));
+        buf_addf(b, "%s`%s`", first ? "" : ", ", srcs[i]);
         first = 0;
     }
 }

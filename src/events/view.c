@@ -583,6 +583,17 @@ int events_view_int(const struct events_view *v, const char *key, long long *out
     return rc;
 }
 
+int64_t events_view_time_us(const struct events_view *v)
+{
+    long long x;
+
+    if (events_view_int(v, "t_us", &x) == 0 && x >= 0)
+        return x;
+    if (events_view_int(v, "t", &x) == 0 && x >= 0 && x <= INT64_MAX / 1000)
+        return (int64_t)x * 1000;
+    return -1;
+}
+
 int events_view_number(const struct events_view *v, const char *key, double *out)
 {
     struct buf b = BUF_INIT;

@@ -9,6 +9,7 @@
  * these arrays; tests/unit/test_catalog.c checks their internal consistency.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -349,6 +350,7 @@ static const struct catalog_fault faults[] = {
      .effect = "the model call fails with a 5xx, or its stream is cut after some events"},
     {.fid = CATALOG_F_LLM_CONTEXT_TRIM,
      .id = "llm.context_trim",
+     .canary = CATALOG_CANARY_NONE,
      .family = "llm",
      .injectors = MODEL,
      .safety = CATALOG_MUTATING,
@@ -359,6 +361,7 @@ static const struct catalog_fault faults[] = {
      .check = check_context_trim},
     {.fid = CATALOG_F_LLM_MODEL_DEGRADE,
      .id = "llm.model_degrade",
+     .canary = CATALOG_CANARY_NONE,
      .family = "llm",
      .injectors = MODEL,
      .safety = CATALOG_MUTATING,
@@ -367,6 +370,7 @@ static const struct catalog_fault faults[] = {
      .effect = "the request is served by another model (to_model)"},
     {.fid = CATALOG_F_LLM_LATENCY,
      .id = "llm.latency",
+     .canary = CATALOG_CANARY_NONE,
      .family = "llm",
      .injectors = MODEL,
      .safety = CATALOG_FAIL_SAFE,
@@ -408,6 +412,7 @@ static const struct catalog_fault faults[] = {
          "the tool call fails with message: a gate refuses the built-in tool call, the shim returns an isError result without calling the server"},
     {.fid = CATALOG_F_TOOL_LATENCY,
      .id = "tool.latency",
+     .canary = CATALOG_CANARY_NONE,
      .family = "tool",
      .injectors = MCP,
      .safety = CATALOG_FAIL_SAFE,
@@ -416,6 +421,9 @@ static const struct catalog_fault faults[] = {
      .effect = "the tool call is forwarded to the server delay_ms later"},
     {.fid = CATALOG_F_TOOL_TIMEOUT,
      .id = "tool.timeout",
+     .canary = CATALOG_CANARY_DEPENDS,
+     .canary_when =
+         "with reply error (the default), the timeout error carries it; with reply none the call never answers",
      .family = "tool",
      .injectors = MCP,
      .safety = CATALOG_FAIL_SAFE,
@@ -436,6 +444,7 @@ static const struct catalog_fault faults[] = {
          "any MCP server; effect.timeout_after_effect is the same inside the simulated world, with a ledger"},
     {.fid = CATALOG_F_TOOL_OMISSION,
      .id = "tool.omission",
+     .canary = CATALOG_CANARY_NONE,
      .family = "tool",
      .injectors = MCP,
      .safety = CATALOG_MUTATING,
@@ -446,6 +455,7 @@ static const struct catalog_fault faults[] = {
      .check = check_omission},
     {.fid = CATALOG_F_TOOL_SILENT_WRONG_DATA,
      .id = "tool.silent_wrong_data",
+     .canary = CATALOG_CANARY_NONE,
      .family = "tool",
      .injectors = MCP,
      .safety = CATALOG_MUTATING,
@@ -490,6 +500,9 @@ static const struct catalog_fault faults[] = {
      .note = "the tool-side counterpart of llm.rate_limit"},
     {.fid = CATALOG_F_TOOL_MALFORMED_RESPONSE,
      .id = "tool.malformed_response",
+     .canary = CATALOG_CANARY_SHOWN,
+     .canary_when =
+         "in the reply of modes invalid_json and wrong_type; mode missing_content shows none, and an invalid_json reply may never reach the model",
      .family = "tool",
      .injectors = MCP,
      .safety = CATALOG_FAIL_SAFE,
@@ -517,6 +530,7 @@ static const struct catalog_fault faults[] = {
          "the call fails but says so in the wrong place: inside a successful result, or as a protocol error"},
     {.fid = CATALOG_F_TOOL_STALE_DATA,
      .id = "tool.stale_data",
+     .canary = CATALOG_CANARY_NONE,
      .family = "tool",
      .injectors = MCP,
      .safety = CATALOG_MUTATING,
@@ -526,6 +540,7 @@ static const struct catalog_fault faults[] = {
          "the tool returns a fixed or earlier, out-of-date result instead of calling the server"},
     {.fid = CATALOG_F_TOOL_DUPLICATE_DELIVERY,
      .id = "tool.duplicate_delivery",
+     .canary = CATALOG_CANARY_NONE,
      .family = "tool",
      .injectors = MCP,
      .safety = CATALOG_MUTATING,
@@ -537,6 +552,7 @@ static const struct catalog_fault faults[] = {
          "any MCP server; effect.duplicate_delivery is the same inside the simulated world, with a ledger"},
     {.fid = CATALOG_F_TOOL_CONCURRENT_DUPLICATE,
      .id = "tool.concurrent_duplicate",
+     .canary = CATALOG_CANARY_NONE,
      .family = "tool",
      .injectors = MCP,
      .safety = CATALOG_MUTATING,
@@ -547,6 +563,9 @@ static const struct catalog_fault faults[] = {
     /* MCP sessions */
     {.fid = CATALOG_F_MCP_TOOLSET_CHANGE,
      .id = "mcp.toolset_change",
+     .canary = CATALOG_CANARY_DEPENDS,
+     .canary_when =
+         "only when the agent calls a removed tool (Unknown tool); a redefined tool shows none",
      .family = "mcp",
      .injectors = MCP,
      .safety = CATALOG_MUTATING,
@@ -557,6 +576,8 @@ static const struct catalog_fault faults[] = {
      .check = check_redefine},
     {.fid = CATALOG_F_MCP_SCHEMA_DRIFT,
      .id = "mcp.schema_drift",
+     .canary = CATALOG_CANARY_DEPENDS,
+     .canary_when = "only when a call uses an old parameter name (the invalid-params error)",
      .family = "mcp",
      .injectors = MCP,
      .safety = CATALOG_MUTATING,
@@ -568,6 +589,9 @@ static const struct catalog_fault faults[] = {
      .check = check_schema_drift},
     {.fid = CATALOG_F_MCP_SCHEMA_VIOLATING_OUTPUT,
      .id = "mcp.schema_violating_output",
+     .canary = CATALOG_CANARY_DEPENDS,
+     .canary_when =
+         "only in mode extra_field (the undeclared field holds it) and mode wrong_type on a result with no structuredContent object",
      .family = "mcp",
      .injectors = MCP,
      .safety = CATALOG_MUTATING,
@@ -576,6 +600,7 @@ static const struct catalog_fault faults[] = {
      .effect = "the result's structuredContent violates the outputSchema the tool announced"},
     {.fid = CATALOG_F_MCP_ANNOTATION_LIE,
      .id = "mcp.annotation_lie",
+     .canary = CATALOG_CANARY_NONE,
      .fires = CATALOG_FIRES_ON_LIST,
      .family = "mcp",
      .injectors = MCP,
@@ -607,6 +632,7 @@ static const struct catalog_fault faults[] = {
     /* injected content */
     {.fid = CATALOG_F_INJECT_TOOL_RESULT,
      .id = "inject.tool_result",
+     .canary = CATALOG_CANARY_NONE,
      .family = "inject",
      .injectors = MCP,
      .safety = CATALOG_MUTATING,
@@ -635,6 +661,7 @@ static const struct catalog_fault faults[] = {
          "the world applies the effect, then answers with the same timeout error as before-effect"},
     {.fid = CATALOG_F_EFFECT_DUPLICATE_DELIVERY,
      .id = "effect.duplicate_delivery",
+     .canary = CATALOG_CANARY_NONE,
      .family = "effect",
      .injectors = WORLD,
      .safety = CATALOG_MUTATING,
@@ -678,17 +705,6 @@ const struct catalog_fault *catalog_fault_find(const char *id)
     return NULL;
 }
 
-static const struct {
-    unsigned bit;
-    const char *name;
-} injector_names[] = {
-    {CATALOG_INJ_CONTROLLER_MODEL, "controller-model"},
-    {CATALOG_INJ_CONTROLLER_EGRESS, "controller-egress"},
-    {CATALOG_INJ_MCP, "mcp"},
-    {CATALOG_INJ_GATE, "gate"},
-    {CATALOG_INJ_WORLD, "world"},
-};
-
 int catalog_match_pattern(const char *pattern, const char *name)
 {
     size_t lp, ln;
@@ -703,20 +719,14 @@ int catalog_match_pattern(const char *pattern, const char *name)
 
 const char *catalog_injector_name(unsigned bit)
 {
-    for (size_t i = 0; i < NELEM(injector_names); i++)
-        if (injector_names[i].bit == bit)
-            return injector_names[i].name;
-    return NULL;
+    if (bit == 0 || (bit & (bit - 1)) != 0 || !(bit & CATALOG_INJ_ALL))
+        return NULL;
+    return evkind_component_name(bit);
 }
 
 unsigned catalog_injector_from_name(const char *name)
 {
-    if (name == NULL)
-        return 0;
-    for (size_t i = 0; i < NELEM(injector_names); i++)
-        if (strcmp(injector_names[i].name, name) == 0)
-            return injector_names[i].bit;
-    return 0;
+    return evkind_component_bit(name) & CATALOG_INJ_ALL;
 }
 
 unsigned catalog_match_keys(unsigned inj)
@@ -784,6 +794,11 @@ const char *catalog_opt_type_name(enum catalog_opt_type t)
     return "?";
 }
 
+const char *catalog_canary_name(enum catalog_canary c)
+{
+    return c == CATALOG_CANARY_NONE ? "no" : c == CATALOG_CANARY_DEPENDS ? "depends" : "yes";
+}
+
 const char *catalog_safety_name(enum catalog_safety s)
 {
     return s == CATALOG_MUTATING ? "mutating" : "fail-safe";
@@ -841,31 +856,87 @@ static void values_text(const struct catalog_option *o, char *out, size_t len)
         off += (size_t)snprintf(out + off, len - off, "%s%s", off ? ", " : "", *p);
 }
 
-int catalog_option_check(const struct catalog_option *o, const json_t *v, char *msg, size_t len)
+/* Refuses with why: calls fn, writes msg the first time only (the first reason is the one
+ * catalog_option_check gives), returns code. */
+struct refusals {
+    void (*fn)(enum catalog_refusal why, size_t item, void *arg);
+    void *arg;
+    char *msg;
+    size_t len;
+    int code; /* the first refusal's, 0 when none yet */
+};
+
+static int refuse(struct refusals *r, int code, enum catalog_refusal why, size_t item,
+                  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static int refuse(struct refusals *r, int code, enum catalog_refusal why, size_t item,
+                  const char *fmt, ...)
 {
-    char list[160];
-    double d;
+    if (r->code == 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(r->msg, r->len, fmt, ap);
+        va_end(ap);
+        r->code = code;
+    }
+    if (r->fn)
+        r->fn(why, item, r->arg);
+    return r->code;
+}
+
+/* The items of a STRING_LIST v (an array of at most CATALOG_LIST_MAX): every bad one refused,
+ * or only the first when nobody listens. */
+static int check_items(struct refusals *r, const json_t *v)
+{
     size_t i, j;
     json_t *it;
 
-    if (o == NULL || v == NULL) {
-        snprintf(msg, len, "not an option of this fault");
-        return ERR_INVALID;
+    json_array_foreach((json_t *)v, i, it)
+    {
+        enum catalog_refusal why = 0;
+        if (!json_is_string(it))
+            why = CATALOG_REFUSED_ITEM_TYPE;
+        else if (json_string_length(it) == 0)
+            why = CATALOG_REFUSED_ITEM_EMPTY;
+        else if (json_string_length(it) > CATALOG_LIST_ITEM_MAX)
+            why = CATALOG_REFUSED_ITEM_LONG;
+        if (why) {
+            refuse(r, ERR_INVALID, why, i, "item %zu: expected a string of 1 to %d bytes", i,
+                   CATALOG_LIST_ITEM_MAX);
+        } else {
+            for (j = 0; j < i; j++)
+                if (json_equal(json_array_get(v, j), it)) {
+                    refuse(r, ERR_INVALID, CATALOG_REFUSED_ITEM_TWICE, i, "item %zu: listed twice",
+                           i);
+                    break;
+                }
+        }
+        if (r->code && r->fn == NULL)
+            break;
     }
+    return r->code;
+}
+
+int catalog_option_check_each(const struct catalog_option *o, const json_t *v,
+                              void (*fn)(enum catalog_refusal why, size_t item, void *arg),
+                              void *arg, char *msg, size_t len)
+{
+    struct refusals r = {fn, arg, msg, len, 0};
+    char list[160];
+    double d;
+
+    if (o == NULL || v == NULL)
+        return refuse(&r, ERR_INVALID, CATALOG_REFUSED_TYPE, 0, "not an option of this fault");
     switch (o->type) {
     case CATALOG_OPT_INT:
     case CATALOG_OPT_NUMBER:
-        if (o->type == CATALOG_OPT_INT ? !json_is_integer(v) : !json_is_number(v)) {
-            snprintf(msg, len, "expected %s",
-                     o->type == CATALOG_OPT_INT ? "an integer" : "a number");
-            return ERR_INVALID;
-        }
+        if (o->type == CATALOG_OPT_INT ? !json_is_integer(v) : !json_is_number(v))
+            return refuse(&r, ERR_INVALID, CATALOG_REFUSED_TYPE, 0, "expected %s",
+                          o->type == CATALOG_OPT_INT ? "an integer" : "a number");
         d = json_number_value(v);
-        if (o->min <= o->max && (d < o->min || d > o->max)) {
-            snprintf(msg, len, "expected %s from %.15g to %.15g",
-                     o->type == CATALOG_OPT_INT ? "an integer" : "a number", o->min, o->max);
-            return ERR_INVALID;
-        }
+        if (o->min <= o->max && (d < o->min || d > o->max))
+            return refuse(&r, ERR_INVALID, CATALOG_REFUSED_RANGE, 0,
+                          "expected %s from %.15g to %.15g",
+                          o->type == CATALOG_OPT_INT ? "an integer" : "a number", o->min, o->max);
         if (o->type == CATALOG_OPT_INT && o->values) {
             char t[32];
             snprintf(t, sizeof(t), "%lld", (long long)json_integer_value(v));
@@ -873,67 +944,51 @@ int catalog_option_check(const struct catalog_option *o, const json_t *v, char *
                 if (strcmp(*p, t) == 0)
                     return 0;
             values_text(o, list, sizeof(list));
-            snprintf(msg, len, "expected one of %s", list);
-            return ERR_INVALID;
+            return refuse(&r, ERR_INVALID, CATALOG_REFUSED_VALUES, 0, "expected one of %s", list);
         }
         return 0;
     case CATALOG_OPT_STRING:
-        if (!json_is_string(v)) {
-            snprintf(msg, len, "expected a string");
-            return ERR_INVALID;
-        }
-        if (json_string_length(v) > CATALOG_STRING_MAX) {
-            snprintf(msg, len, "expected at most %d bytes", CATALOG_STRING_MAX);
-            return ERR_LIMIT;
-        }
-        if (o->required && json_string_length(v) == 0) {
-            snprintf(msg, len, "expected a non-empty string");
-            return ERR_INVALID;
-        }
+        if (!json_is_string(v))
+            return refuse(&r, ERR_INVALID, CATALOG_REFUSED_TYPE, 0, "expected a string");
+        if (json_string_length(v) > CATALOG_STRING_MAX)
+            return refuse(&r, ERR_LIMIT, CATALOG_REFUSED_LONG, 0, "expected at most %d bytes",
+                          CATALOG_STRING_MAX);
+        if (o->required && json_string_length(v) == 0)
+            return refuse(&r, ERR_INVALID, CATALOG_REFUSED_EMPTY, 0, "expected a non-empty string");
         return 0;
     case CATALOG_OPT_ENUM:
         for (const char *const *p = o->values; json_is_string(v) && p && *p; p++)
             if (strcmp(*p, json_string_value(v)) == 0)
                 return 0;
         values_text(o, list, sizeof(list));
-        snprintf(msg, len, "expected one of %s", list);
-        return ERR_INVALID;
+        return refuse(&r, ERR_INVALID,
+                      json_is_string(v) ? CATALOG_REFUSED_VALUES : CATALOG_REFUSED_TYPE, 0,
+                      "expected one of %s", list);
     case CATALOG_OPT_BOOL:
-        if (!json_is_boolean(v)) {
-            snprintf(msg, len, "expected true or false");
-            return ERR_INVALID;
-        }
+        if (!json_is_boolean(v))
+            return refuse(&r, ERR_INVALID, CATALOG_REFUSED_TYPE, 0, "expected true or false");
         return 0;
     case CATALOG_OPT_STRING_LIST:
-        if (!json_is_array(v) || json_array_size(v) > CATALOG_LIST_MAX) {
-            snprintf(msg, len, "expected a list of at most %d strings", CATALOG_LIST_MAX);
-            return json_is_array(v) ? ERR_LIMIT : ERR_INVALID;
-        }
-        json_array_foreach((json_t *)v, i, it)
-        {
-            if (!json_is_string(it) || json_string_length(it) == 0 ||
-                json_string_length(it) > 4096) {
-                snprintf(msg, len, "item %zu: expected a string of 1 to 4096 bytes", i);
-                return ERR_INVALID;
-            }
-            for (j = 0; j < i; j++)
-                if (json_equal(json_array_get(v, j), it)) {
-                    snprintf(msg, len, "item %zu: listed twice", i);
-                    return ERR_INVALID;
-                }
-        }
-        return 0;
+        if (!json_is_array(v))
+            return refuse(&r, ERR_INVALID, CATALOG_REFUSED_TYPE, 0,
+                          "expected a list of at most %d strings", CATALOG_LIST_MAX);
+        if (json_array_size(v) > CATALOG_LIST_MAX)
+            return refuse(&r, ERR_LIMIT, CATALOG_REFUSED_COUNT, 0,
+                          "expected a list of at most %d strings", CATALOG_LIST_MAX);
+        return check_items(&r, v);
     case CATALOG_OPT_JSON:
         return 0;
     case CATALOG_OPT_OBJECT:
-        if (!json_is_object(v)) {
-            snprintf(msg, len, "expected an object");
-            return ERR_INVALID;
-        }
+        if (!json_is_object(v))
+            return refuse(&r, ERR_INVALID, CATALOG_REFUSED_TYPE, 0, "expected an object");
         return 0;
     }
-    snprintf(msg, len, "unknown option type");
-    return ERR_INVALID;
+    return refuse(&r, ERR_INVALID, CATALOG_REFUSED_TYPE, 0, "unknown option type");
+}
+
+int catalog_option_check(const struct catalog_option *o, const json_t *v, char *msg, size_t len)
+{
+    return catalog_option_check_each(o, v, NULL, NULL, msg, len);
 }
 
 /* The option's value in options when valid (catalog_option_check), else its default (new
@@ -1242,6 +1297,8 @@ json_t *catalog_to_json(void)
             json_array_append_new(req, json_string("match.tool"));
         json_object_set_new(j, "requires", req);
         json_object_set_new(j, "when", json_boolean(catalog_fault_sees_args(f)));
+        json_object_set_new(j, "canary", json_string(catalog_canary_name(f->canary)));
+        set_opt_string(j, "canary_when", f->canary_when);
         set_opt_string(j, "note", f->note);
         set_opt_string(j, "constraint", f->constraint);
         json_t *opts = json_array();

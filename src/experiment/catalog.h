@@ -16,13 +16,17 @@
 
 #include <jansson.h>
 
-/* Which component injects a fault (a bit set: some faults have several injectors). */
+#include "events/kinds.h"
+
+/* Which component injects a fault (a bit set: some faults have several injectors): the
+ * injecting components of the one component enum (enum evkind_src, events/kinds.h), which
+ * also names them. */
 enum catalog_injector {
-    CATALOG_INJ_CONTROLLER_MODEL = 1 << 0,  /* faultline proxy, model API side */
-    CATALOG_INJ_CONTROLLER_EGRESS = 1 << 1, /* faultline proxy, egress side */
-    CATALOG_INJ_MCP = 1 << 2,               /* faultline mcp, the stdio shim */
-    CATALOG_INJ_GATE = 1 << 3,              /* faultline gate, hook gates */
-    CATALOG_INJ_WORLD = 1 << 4              /* faultline world, simulated backends */
+    CATALOG_INJ_CONTROLLER_MODEL = EVKIND_SRC_CONTROLLER_MODEL,
+    CATALOG_INJ_CONTROLLER_EGRESS = EVKIND_SRC_CONTROLLER_EGRESS,
+    CATALOG_INJ_MCP = EVKIND_SRC_MCP,
+    CATALOG_INJ_GATE = EVKIND_SRC_GATE,
+    CATALOG_INJ_WORLD = EVKIND_SRC_WORLD
 };
 #define CATALOG_INJ_ALL 0x1fu
 
@@ -102,6 +106,15 @@ enum catalog_fires {
     CATALOG_FIRES_ON_LIST    /* never on a call: it alters tools/list replies (the shim counts) */
 };
 
+/* Whether a fault shows the agent faultline's canary (docs/scoring.md: failure_surfaced is not
+ * evaluated in a repetition whose fired faults all show none). */
+enum catalog_canary {
+    CATALOG_CANARY_SHOWN = 0, /* what the agent gets carries it (an error message, a marker) */
+    CATALOG_CANARY_NONE,      /* the fault changes what the agent sees with no error: none */
+    CATALOG_CANARY_DEPENDS    /* only on some calls (canary_when says which); the MCP shim's
+                               * tool_result then carries it */
+};
+
 struct catalog_fault {
     enum catalog_fault_id fid;
     const char *id;     /* "family.name" */
@@ -120,6 +133,8 @@ struct catalog_fault {
      * returns 0, or ERR_INVALID with a message (lowercase, no period) in msg. */
     int (*check)(const json_t *options, char *msg, size_t msglen);
     enum catalog_fires fires;
+    enum catalog_canary canary;
+    const char *canary_when; /* NULL, or when the canary is shown (DEPENDS) or not (docs) */
 };
 
 /* Match keys (bits) that a call seen by an injector carries. */
@@ -156,6 +171,8 @@ const struct catalog_option *catalog_option_find(const struct catalog_fault *f, 
 const char *catalog_opt_type_name(enum catalog_opt_type t);
 /* "fail-safe" or "mutating". */
 const char *catalog_safety_name(enum catalog_safety s);
+/* "yes", "no" or "depends". */
+const char *catalog_canary_name(enum catalog_canary c);
 /* The default of o as JSON (new reference), NULL when o is NULL or has none. */
 json_t *catalog_option_default(const struct catalog_option *o);
 /* Sets in options (a JSON object, modified) every option of f that has a default and is
@@ -168,6 +185,28 @@ void catalog_fill_defaults(const struct catalog_fault *f, json_t *options);
  * name: the caller says where). The one value check of plan options: injectors read through it
  * (catalog_option_int ...) and plan_load refuses what it refuses. */
 int catalog_option_check(const struct catalog_option *o, const json_t *v, char *msg, size_t len);
+/* Why catalog_option_check refused a value, for callers that word it themselves (the
+ * experiment validator names the YAML it read, at its FILE:LINE:COL). */
+enum catalog_refusal {
+    CATALOG_REFUSED_TYPE = 1,   /* not of the option's JSON type (or absent) */
+    CATALOG_REFUSED_RANGE,      /* a number outside [min, max] */
+    CATALOG_REFUSED_VALUES,     /* not one of the option's values (ENUM, INT choices) */
+    CATALOG_REFUSED_EMPTY,      /* the empty string for a required STRING */
+    CATALOG_REFUSED_LONG,       /* a STRING over CATALOG_STRING_MAX bytes */
+    CATALOG_REFUSED_COUNT,      /* a STRING_LIST of more than CATALOG_LIST_MAX items */
+    CATALOG_REFUSED_ITEM_TYPE,  /* a STRING_LIST item that is not a string */
+    CATALOG_REFUSED_ITEM_EMPTY, /* an empty STRING_LIST item */
+    CATALOG_REFUSED_ITEM_LONG,  /* a STRING_LIST item over 4096 bytes */
+    CATALOG_REFUSED_ITEM_TWICE  /* a STRING_LIST item equal to an earlier one */
+};
+#define CATALOG_LIST_ITEM_MAX 4096 /* bytes of one STRING_LIST item */
+/* catalog_option_check, also calling fn(why, item, arg) for each reason it refuses v: every bad
+ * item of a STRING_LIST (item is its index; an item not a string, empty or too long is not
+ * also compared with the others), else the one reason (item 0). Returns what
+ * catalog_option_check returns, msg its message (for the first reason). fn may be NULL. */
+int catalog_option_check_each(const struct catalog_option *o, const json_t *v,
+                              void (*fn)(enum catalog_refusal why, size_t item, void *arg),
+                              void *arg, char *msg, size_t len);
 /* Reading one option of fault f from a plan's options (borrowed; NULL reads as empty): the value
  * when it is of the option's type, within its range and one of its values (catalog_option_check),
  * else the option's catalog default. What injectors read instead of restating defaults.

@@ -5,12 +5,17 @@
  * catalog_aborts() and catalog_seed_kinds(), escaping '|' in table cells. The fixed prose
  * around the tables lives here too, since it describes the tables.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "experiment/catalog.h"
 #include "experiment/docgen.h"
+#include "util/err.h"
+#include "util/fs.h"
 #include "util/text.h"
 #include "util/banned.h"
 
@@ -92,6 +97,11 @@ static const char intro[] =
     "  a fault never turns a block, a hold or a redaction into an allow.\n"
     "- Every injected error message carries the repetition's canary (`E-FAULTLINE-` and eight\n"
     "  hex digits), so whether the agent reported the failure is a string search.\n"
+    "- **Canary**: whether the fault shows the agent the canary at all. *no*: it changes what\n"
+    "  the agent sees without an error (stale or wrong data, an injected payload, a trimmed\n"
+    "  context), so there is nothing to report; *depends*: only on some calls (the row says\n"
+    "  which). `faultline score` does not evaluate `failure_surfaced` in a repetition whose\n"
+    "  fired faults all show none (docs/scoring.md).\n"
     "- Every fault also takes `match`, `after_calls`, `times` and `probability`, and the\n"
     "  tool-call faults (those injected by mcp, gate or world) take `when`; see\n"
     "  [experiment-format.md](experiment-format.md). An option with no default that the\n"
@@ -104,7 +114,8 @@ void docgen_faults_markdown(struct buf *b)
     const struct catalog_fault *f = catalog_faults(&n);
 
     buf_adds(b, intro);
-    buf_adds(b, "## Faults\n\n| id | injected by | safety | effect |\n| --- | --- | --- | --- |\n");
+    buf_adds(b, "## Faults\n\n| id | injected by | safety | canary | effect |\n"
+                "| --- | --- | --- | --- | --- |\n");
     for (size_t i = 0; i < n; i++) {
         buf_addf(b, "| [`%s`](#", f[i].id);
         for (const char *p = f[i].id; *p; p++)
@@ -112,7 +123,8 @@ void docgen_faults_markdown(struct buf *b)
                 buf_addc(b, *p);
         buf_adds(b, ") | ");
         injectors(b, f[i].injectors);
-        buf_addf(b, " | %s | ", catalog_safety_name(f[i].safety));
+        buf_addf(b, " | %s | %s | ", catalog_safety_name(f[i].safety),
+                 catalog_canary_name(f[i].canary));
         text_md_cell(b, f[i].effect);
         buf_adds(b, " |\n");
     }
@@ -131,6 +143,10 @@ void docgen_faults_markdown(struct buf *b)
             buf_adds(b, "- requires `match.host`\n");
         if (x->requires_tool)
             buf_adds(b, "- requires `match.tool` (a tool of the experiment's world)\n");
+        buf_addf(b, "- canary shown: %s", catalog_canary_name(x->canary));
+        if (x->canary_when)
+            buf_addf(b, " (%s)", x->canary_when);
+        buf_adds(b, "\n");
         buf_addf(b, "- origin: %s\n", x->origin);
         if (x->note)
             buf_addf(b, "- note: %s\n", x->note);
@@ -327,4 +343,65 @@ void docgen_list_text(struct buf *b)
         snprintf(id, sizeof(id), "%s%s", a[i].id, a[i].takes_value ? " (value)" : "");
         buf_addf(b, "  %-30s %s%s\n", id, a[i].met_when, a[i].required ? " [mandatory]" : "");
     }
+}
+
+/* ---- the example experiments ---- */
+
+static const char *const example_files[] = {"registry-down.yaml", "credential-revoked.yaml",
+                                            "poisoned-readme.yaml"};
+#define NEXAMPLES (sizeof(example_files) / sizeof(example_files[0]))
+
+int docgen_examples_dir(struct buf *out)
+{
+    static const char *const rel[] = {"/examples", "/../share/faultline/examples",
+                                      "/../../examples"};
+    struct buf dir = BUF_INIT, cand = BUF_INIT;
+    int rc = ERR_NOTFOUND;
+
+    if (fs_exe_dir(&dir) < 0)
+        goto out;
+    for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+        struct stat st;
+        char real[PATH_MAX];
+        buf_reset(&cand);
+        buf_addf(&cand, "%s%s", dir.data, rel[i]);
+        if (stat(cand.data, &st) == 0 && S_ISDIR(st.st_mode) && realpath(cand.data, real)) {
+            buf_adds(out, real);
+            rc = 0;
+            break;
+        }
+    }
+out:
+    buf_release(&dir);
+    buf_release(&cand);
+    return rc;
+}
+
+void docgen_examples_text(struct buf *out)
+{
+    struct buf ex = BUF_INIT;
+
+    if (docgen_examples_dir(&ex) == 0) {
+        buf_addf(out, "\nEXAMPLES in %s\n", ex.data);
+        for (size_t i = 0; i < NEXAMPLES; i++)
+            buf_addf(out, "  %s\n", example_files[i]);
+    } else {
+        buf_adds(out, "\nEXAMPLES: not found next to this faultline binary (looked in "
+                      "<exe dir>/examples, <exe dir>/../share/faultline/examples and "
+                      "<exe dir>/../../examples)\n");
+    }
+    buf_release(&ex);
+}
+
+void docgen_examples_json(json_t *obj)
+{
+    struct buf ex = BUF_INIT;
+    int found = docgen_examples_dir(&ex) == 0;
+    json_t *a = json_array();
+
+    json_object_set_new(obj, "examples_dir", found ? json_string(ex.data) : json_null());
+    for (size_t i = 0; found && i < NEXAMPLES; i++)
+        json_array_append_new(a, json_string(example_files[i]));
+    json_object_set_new(obj, "examples", a);
+    buf_release(&ex);
 }

@@ -254,17 +254,41 @@ static int want(struct vctx *v, const struct ynode *n, enum ynode_type t, const 
     return ERR_INVALID;
 }
 
+/* Reports n (of value val) as outside [min, max] (or (min, max] when excl). */
+static void range_err(struct vctx *v, const struct ynode *n, double val, double min, double max,
+                      int excl, const char *path, const char *what)
+{
+    err_at(v, n, "%s: must be %s%s %s%s %s, found %s", path, what, excl ? " above" : " from",
+           NUM(min), excl ? " and at most" : " to", NUM(max), n->str ? Q(n->str) : NUM(val));
+}
+
 static int check_range(struct vctx *v, const struct ynode *n, double val, double min, double max,
                        int excl, const char *path, const char *what)
 {
     if (min > max)
         return 0;
     if ((excl && val <= min) || (!excl && val < min) || val > max) {
-        err_at(v, n, "%s: must be %s%s %s%s %s, found %s", path, what, excl ? " above" : " from",
-               NUM(min), excl ? " and at most" : " to", NUM(max), n->str ? Q(n->str) : NUM(val));
+        range_err(v, n, val, min, max, excl, path, what);
         return ERR_INVALID;
     }
     return 0;
+}
+
+/* Reports the string n as not one of values (NULL-terminated), with a suggestion. */
+static void enum_err(struct vctx *v, const struct ynode *n, const char *const *values,
+                     const char *path)
+{
+    struct names nm = {0};
+    char list[160];
+    for (const char *const *p = values; *p; p++)
+        names_add(&nm, *p);
+    const char *s = text_suggest(n->str, nm.v, nm.n);
+    if (s)
+        err_at(v, n, "%s: '%s' is not one of %s (did you mean '%s'?)", path, Q(n->str),
+               names_join(&nm, list, sizeof(list)), s);
+    else
+        err_at(v, n, "%s: '%s' is not one of %s", path, Q(n->str),
+               names_join(&nm, list, sizeof(list)));
 }
 
 static int check_string(struct vctx *v, const struct ynode *n, const struct format_key *k,
@@ -311,26 +335,14 @@ static int check_value(struct vctx *v, const struct ynode *n, const struct forma
         return check_range(v, n, n->d, k->min, k->max, k->min_exclusive, path, "a number");
     case FORMAT_BOOL:
         return want(v, n, YNODE_BOOL, path);
-    case FORMAT_ENUM: {
-        size_t cnt = 0;
+    case FORMAT_ENUM:
         if (want(v, n, YNODE_STR, path) < 0)
             return ERR_INVALID;
-        for (const char *const *p = k->values; *p; p++, cnt++)
+        for (const char *const *p = k->values; *p; p++)
             if (strcmp(*p, n->str) == 0)
                 return 0;
-        struct names nm = {0};
-        char list[160];
-        for (const char *const *p = k->values; *p; p++)
-            names_add(&nm, *p);
-        const char *s = text_suggest(n->str, nm.v, nm.n);
-        if (s)
-            err_at(v, n, "%s: '%s' is not one of %s (did you mean '%s'?)", path, Q(n->str),
-                   names_join(&nm, list, sizeof(list)), s);
-        else
-            err_at(v, n, "%s: '%s' is not one of %s", path, Q(n->str),
-                   names_join(&nm, list, sizeof(list)));
+        enum_err(v, n, k->values, path);
         return ERR_INVALID;
-    }
     case FORMAT_STRING_LIST: {
         int rc = 0;
         if (want(v, n, YNODE_SEQ, path) < 0)
@@ -430,78 +442,151 @@ static json_t *to_json(const struct ynode *n)
 
 /* ---- faults ------------------------------------------------------------------------------ */
 
-static json_t *check_option(struct vctx *v, const struct ynode *n, const struct catalog_option *o,
-                            const char *path)
+/* ---- fault options: the catalog decides (catalog_option_check_each), the validator words it ----
+ */
+
+/* The YAML type an option's value must have: checked first, so that a message says what was
+ * found and that quoting tells "5" from 5. YNODE_NULL: any (JSON options). */
+static enum ynode_type option_node_type(const struct catalog_option *o)
 {
     switch (o->type) {
     case CATALOG_OPT_INT:
-        if (want(v, n, YNODE_INT, path) < 0)
-            return NULL;
-        if (o->values) {
+        return YNODE_INT;
+    case CATALOG_OPT_NUMBER:
+        return YNODE_REAL; /* want() takes an integer for it too */
+    case CATALOG_OPT_STRING:
+    case CATALOG_OPT_ENUM:
+        return YNODE_STR;
+    case CATALOG_OPT_BOOL:
+        return YNODE_BOOL;
+    case CATALOG_OPT_STRING_LIST:
+        return YNODE_SEQ;
+    case CATALOG_OPT_OBJECT:
+        return YNODE_MAP;
+    case CATALOG_OPT_JSON:
+        break;
+    }
+    return YNODE_NULL;
+}
+
+struct option_ctx {
+    struct vctx *v;
+    const struct ynode *n; /* the value as read */
+    const struct catalog_option *o;
+    const char *path;
+    int reported;
+};
+
+/* catalog_option_check_each's callback: one refusal, in the validator's words, at the mark of
+ * the YAML node (or list item) it is about. */
+static void option_refused(enum catalog_refusal why, size_t item, void *arg)
+{
+    struct option_ctx *c = arg;
+    struct vctx *v = c->v;
+    const struct ynode *n = c->n, *it = NULL;
+    const struct catalog_option *o = c->o;
+    char p[96];
+
+    c->reported = 1;
+    if (why >= CATALOG_REFUSED_ITEM_TYPE) {
+        if (n->type != YNODE_SEQ || item >= n->n)
+            goto other;
+        it = n->items[item];
+        snprintf(p, sizeof(p), "%s[%zu]", c->path, item);
+    }
+    switch (why) {
+    case CATALOG_REFUSED_RANGE:
+        range_err(v, n, n->d, o->min, o->max, 0, c->path,
+                  o->type == CATALOG_OPT_INT ? "an integer" : "a number");
+        return;
+    case CATALOG_REFUSED_VALUES:
+        if (o->type == CATALOG_OPT_ENUM) {
+            enum_err(v, n, o->values, c->path);
+        } else {
             struct names nm = {0};
             char list[160];
-            for (const char *const *p = o->values; *p; p++) {
-                names_add(&nm, *p);
-                if (strcmp(*p, n->str) == 0)
-                    return json_integer(n->i);
-            }
-            err_at(v, n, "%s: must be one of %s, found %s", path,
-                   names_join(&nm, list, sizeof(list)), Q(n->str));
-            return NULL;
+            for (const char *const *q = o->values; q && *q; q++)
+                names_add(&nm, *q);
+            err_at(v, n, "%s: must be one of %s, found %s", c->path,
+                   names_join(&nm, list, sizeof(list)), n->str ? Q(n->str) : NUM(n->d));
         }
-        if (check_range(v, n, n->d, o->min, o->max, 0, path, "an integer") < 0)
-            return NULL;
-        return json_integer(n->i);
-    case CATALOG_OPT_NUMBER:
-        if (want(v, n, YNODE_REAL, path) < 0)
-            return NULL;
-        if (!isfinite(n->d)) {
-            err_at(v, n, "%s: must be a finite number", path);
-            return NULL;
-        }
-        if (check_range(v, n, n->d, o->min, o->max, 0, path, "a number") < 0)
-            return NULL;
-        return json_real(n->d);
-    case CATALOG_OPT_STRING:
-        if (want(v, n, YNODE_STR, path) < 0)
-            return NULL;
-        if (n->len > CATALOG_STRING_MAX) {
-            err_at(v, n, "%s: longer than %d bytes", path, CATALOG_STRING_MAX);
-            return NULL;
-        }
-        if (o->required && n->len == 0) {
-            err_at(v, n, "%s: must not be empty", path);
-            return NULL;
-        }
-        return json_stringn(n->str, n->len);
-    case CATALOG_OPT_BOOL:
-        if (want(v, n, YNODE_BOOL, path) < 0)
-            return NULL;
-        return json_boolean(n->b);
-    case CATALOG_OPT_ENUM: {
-        struct format_key k = {.type = FORMAT_ENUM, .values = o->values};
-        if (check_value(v, n, &k, path) < 0)
-            return NULL;
-        return json_string(n->str);
+        return;
+    case CATALOG_REFUSED_EMPTY:
+        err_at(v, n, "%s: must not be empty", c->path);
+        return;
+    case CATALOG_REFUSED_LONG:
+        err_at(v, n, "%s: longer than %d bytes", c->path, CATALOG_STRING_MAX);
+        return;
+    case CATALOG_REFUSED_COUNT:
+        err_at(v, n, "%s: must have %s to %s items, found %zu", c->path, NUM(0),
+               NUM(CATALOG_LIST_MAX), n->n);
+        return;
+    case CATALOG_REFUSED_ITEM_TYPE:
+        if (want(v, it, YNODE_STR, p) < 0)
+            return;
+        break;
+    case CATALOG_REFUSED_ITEM_EMPTY:
+        err_at(v, it, "%s: must not be empty", p);
+        return;
+    case CATALOG_REFUSED_ITEM_LONG:
+        err_at(v, it, "%s: must be %s to %s bytes long, found %zu", p, NUM(1),
+               NUM(CATALOG_LIST_ITEM_MAX), it->len);
+        return;
+    case CATALOG_REFUSED_ITEM_TWICE:
+        err_at(v, it, "%s: '%s' is listed twice", p, it->str ? Q(it->str) : "");
+        return;
+    case CATALOG_REFUSED_TYPE:
+        break;
     }
-    case CATALOG_OPT_STRING_LIST: {
-        struct format_key k = {.type = FORMAT_STRING_LIST, .min = 0, .max = CATALOG_LIST_MAX};
-        if (check_value(v, n, &k, path) < 0)
-            return NULL;
-        return to_json(n);
+other:
+    err_at(v, n, "%s: not a valid value of option '%s'", c->path, o->name);
+}
+
+/* The value of a list option as JSON for the catalog: an item JSON cannot hold (an infinite
+ * number) becomes null, which the catalog refuses as "not a string" like any non-string. */
+static json_t *list_json(const struct ynode *n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < n->n; i++) {
+        json_t *j = to_json(n->items[i]);
+        json_array_append_new(a, j ? j : json_null());
     }
-    case CATALOG_OPT_OBJECT:
-        if (want(v, n, YNODE_MAP, path) < 0)
-            return NULL;
-        /* fall through */
-    case CATALOG_OPT_JSON: {
-        struct format_key k = {.type = FORMAT_ANY};
-        if (check_value(v, n, &k, path) < 0)
-            return NULL;
-        return to_json(n);
+    return a;
+}
+
+/* Checks the value n of option o (the YAML type here, everything else by the catalog's one
+ * check, so that a value validate accepts is one the plan loader and the injectors accept) and
+ * returns it as JSON (new reference), or reports why not and returns NULL. */
+static json_t *check_option(struct vctx *v, const struct ynode *n, const struct catalog_option *o,
+                            const char *path)
+{
+    enum ynode_type t = option_node_type(o);
+    struct option_ctx c = {v, n, o, path, 0};
+    const struct ynode *bad = NULL;
+    char msg[200];
+    json_t *j;
+
+    if (t != YNODE_NULL && want(v, n, t, path) < 0)
+        return NULL;
+    if (o->type == CATALOG_OPT_NUMBER && !isfinite(n->d)) {
+        err_at(v, n, "%s: must be a finite number", path);
+        return NULL;
     }
+    /* a number option is a JSON real in the plan, also when written as an integer */
+    j = o->type == CATALOG_OPT_NUMBER        ? json_real(n->d)
+        : o->type == CATALOG_OPT_STRING_LIST ? list_json(n)
+                                             : ynode_to_json(n, &bad);
+    if (j == NULL) {
+        err_at(v, bad ? bad : n, "%s: not representable as JSON (infinite or NaN number)", path);
+        return NULL;
     }
-    return NULL;
+    if (catalog_option_check_each(o, j, option_refused, &c, msg, sizeof(msg)) != 0) {
+        if (!c.reported)
+            err_at(v, n, "%s: %s", path, msg);
+        json_decref(j);
+        return NULL;
+    }
+    return j;
 }
 
 static const char *injectors_text(unsigned bits, char *out, size_t len)
@@ -1530,6 +1615,52 @@ struct experiment *experiment_parse(const char *name, const char *text, size_t l
     free(s);
     json_decref(j);
     return v.x;
+}
+
+json_t *experiment_load_as_json(const char *path, struct experiment_diags *diags, struct err *e)
+{
+    static const struct ydoc_limits yaml_limits = {.kind = "an experiment file"};
+    struct buf b = BUF_INIT;
+    struct err re = {0};
+    struct ydoc doc;
+    struct ydoc_problem fatal;
+    const struct ynode *bad = NULL;
+    json_t *j = NULL;
+    int stdin_ = strcmp(path, "-") == 0;
+    int rc = stdin_ ? fs_read_fd(0, EXPERIMENT_STDIN_NAME, EXPERIMENT_FILE_MAX, &b, &re)
+                    : fs_read_file(path, EXPERIMENT_FILE_MAX, &b, &re);
+
+    if (stdin_)
+        path = EXPERIMENT_STDIN_NAME;
+    if (rc == ERR_LIMIT) {
+        diag_at(diags, 0, 1, 1, "the file is over the limit of %zu bytes", EXPERIMENT_FILE_MAX);
+        err_set(e, ERR_INVALID, "'%s' is invalid", path);
+        buf_release(&b);
+        return NULL;
+    }
+    if (rc < 0) {
+        err_set(e, ERR_IO, "%s", re.msg);
+        buf_release(&b);
+        return NULL;
+    }
+    rc = ydoc_parse(b.data, b.len, &yaml_limits, &doc, &fatal);
+    buf_release(&b);
+    for (size_t i = 0; i < doc.nproblems; i++)
+        diag_at(diags, 0, doc.problems[i].line, doc.problems[i].col, "%s", doc.problems[i].msg);
+    if (rc < 0) {
+        diag_at(diags, 0, fatal.line, fatal.col, "%s", fatal.msg);
+        err_set(e, ERR_INVALID, "'%s' is invalid", path);
+        goto out;
+    }
+    j = doc.root ? ynode_to_json(doc.root, &bad) : json_null();
+    if (j == NULL) {
+        diag_at(diags, 0, bad->line, bad->col,
+                "not representable as JSON (infinite or NaN number)");
+        err_set(e, ERR_INVALID, "'%s' is invalid", path);
+    }
+out:
+    ydoc_release(&doc);
+    return j;
 }
 
 struct experiment *experiment_load(const char *path, struct experiment_diags *diags, struct err *e)

@@ -103,6 +103,14 @@ struct experiment *experiment_load(const char *path, struct experiment_diags *di
 /* Same, from a buffer; name is used in messages. */
 struct experiment *experiment_parse(const char *name, const char *text, size_t len,
                                     struct experiment_diags *diags, struct err *e);
+/* `validate --as-json`: reads path ("-": standard input, named EXPERIMENT_STDIN_NAME; at most
+ * EXPERIMENT_FILE_MAX bytes) and returns its YAML document as JSON as written (new reference;
+ * an empty document is JSON null), without validating it: a debugging aid that shows what the
+ * parser read. YAML problems are appended to diags in the order found; a document with some
+ * is still returned (diags->nerrors says so). NULL when there is nothing to show: e gets ERR_IO
+ * when the file cannot be read, ERR_INVALID (with a diagnostic) when it is over the limit,
+ * cannot be parsed, or holds a number JSON cannot (infinite, NaN). */
+json_t *experiment_load_as_json(const char *path, struct experiment_diags *diags, struct err *e);
 void experiment_free(struct experiment *x);
 void experiment_diags_release(struct experiment_diags *d);
 

@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "events/ev.h"
 #include "events/events.h"
 #include "experiment/catalog.h"
 #include "mcp/alter.h"
@@ -279,8 +280,10 @@ static void warn(struct mcp_session *s, const char *code, int from_client, const
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     sanitize_utf8(msg);
-    ev = json_pack("{s:s, s:s, s:s, s:s}", "kind", "warning", "code", code, "message", msg,
-                   "direction", from_client < 0 ? "none" : dir_name(from_client));
+    ev = ev_new(EVKIND_WARNING);
+    ev_set_str(ev, "code", code);
+    ev_set_str(ev, "message", msg);
+    ev_set_str(ev, "direction", from_client < 0 ? "none" : dir_name(from_client));
     /* Messages quote input (a bad line's start): credentials in it are redacted before the
      * message reaches the log, as the events writer does for the event. */
     events_redact(ev);
@@ -447,13 +450,15 @@ static void emit_tool_call(struct mcp_session *s, struct call *c)
     if (s->b.emit == NULL)
         return; /* nobody records events: do not build them */
     id_text(c->id, idt, sizeof(idt));
-    ev = json_pack("{s:s, s:s, s:s, s:s}", "kind", "tool_call", "tool", c->tool ? c->tool : "",
-                   "server", mcp_session_server_name(s), "id", idt);
-    if (c->args)
-        json_object_set(ev, "args", c->args);
+    ev = ev_new(EVKIND_TOOL_CALL);
+    ev_set_str(ev, "tool", c->tool ? c->tool : "");
+    ev_set_str(ev, "server", mcp_session_server_name(s));
+    ev_set_str(ev, "id", idt);
+    if (json_is_object(c->args)) /* arguments that are not an object are not recorded */
+        ev_set_ref(ev, "args", c->args);
     else if (c->opaque)
-        json_object_set_new(
-            ev, "args", json_pack("{s:b, s:I}", "unparsed", 1, "bytes", (json_int_t)c->rawbytes));
+        ev_set(ev, "args",
+               json_pack("{s:b, s:I}", "unparsed", 1, "bytes", (json_int_t)c->rawbytes));
     emit(s, ev);
 }
 
@@ -470,38 +475,56 @@ static void emit_tool_result(struct mcp_session *s, struct call *c, const json_t
         return;
     }
     id_text(c->id, idt, sizeof(idt));
-    ev = json_pack("{s:s, s:s, s:s, s:s, s:b, s:I}", "kind", "tool_result", "tool",
-                   c->tool ? c->tool : "", "server", mcp_session_server_name(s), "id", idt, "ok",
-                   ok, "duration_ms", (json_int_t)(now_ms(s) - c->t0));
+    ev = ev_new(EVKIND_TOOL_RESULT);
+    ev_set_str(ev, "tool", c->tool ? c->tool : "");
+    ev_set_str(ev, "server", mcp_session_server_name(s));
+    ev_set_str(ev, "id", idt);
+    ev_set_bool(ev, "ok", ok);
+    ev_set_int(ev, "duration_ms", now_ms(s) - c->t0);
     if (error)
-        json_object_set_new(ev, "error", json_string(error));
+        ev_set_str(ev, "error", error);
     if (!ok && error == NULL) {
         struct buf t = BUF_INIT;
         mcp_alter_result_text(result, &t, 1024);
-        json_object_set_new(ev, "error", json_stringn(t.data, t.len));
+        ev_set_strn(ev, "error", t.data, t.len);
         buf_release(&t);
     }
     if (result) {
         size_t n = json_dumpb(result, NULL, 0, JSON_COMPACT); /* the size, nothing allocated */
         if (n <= s->o.max_result_event) {
-            json_object_set(ev, "result", (json_t *)result);
+            ev_set_ref(ev, "result", (json_t *)result);
         } else {
             struct buf t = BUF_INIT;
             mcp_alter_result_text(result, &t, 1024);
-            json_object_set_new(ev, "result",
-                                json_pack("{s:b, s:I, s:s%}", "truncated", 1, "bytes",
-                                          (json_int_t)n, "text", t.data, t.len));
+            ev_set(ev, "result",
+                   json_pack("{s:b, s:I, s:s%}", "truncated", 1, "bytes", (json_int_t)n, "text",
+                             t.data, t.len));
             buf_release(&t);
         }
     }
     if (faulted)
-        json_object_set_new(ev, "faulted", json_true());
+        ev_set_bool(ev, "faulted", 1);
     if (s->client_gone && !c->dup)
-        json_object_set_new(ev, "delivered", json_false()); /* nothing reaches the client now */
-    if (extra)
-        json_object_update(ev, extra);
+        ev_set_bool(ev, "delivered", 0); /* nothing reaches the client now */
+    ev_update(ev, extra);
     json_decref(extra);
     emit(s, ev);
+}
+
+/* A fault_injected event of the shim (detail stolen). */
+static json_t *fault_event(const char *fault, uint64_t fault_index, uint64_t call_index,
+                           const char *target, const char *canary, json_t *detail)
+{
+    json_t *ev = ev_new(EVKIND_FAULT_INJECTED);
+
+    ev_set_str(ev, "fault", fault);
+    ev_set_int(ev, "fault_index", (long long)fault_index);
+    ev_set_int(ev, "call_index", (long long)call_index);
+    ev_set_str(ev, "target", target);
+    ev_set_str(ev, "canary", canary);
+    ev_set_str(ev, "component", "mcp");
+    ev_set(ev, "detail", detail);
+    return ev;
 }
 
 static void emit_fault(struct mcp_session *s, struct call *c, json_t *detail)
@@ -513,10 +536,8 @@ static void emit_fault(struct mcp_session *s, struct call *c, json_t *detail)
         return;
     }
     target_name(s, c->tool, target, sizeof(target));
-    emit(s, json_pack("{s:s, s:s, s:I, s:I, s:s, s:s, s:s, s:o}", "kind", "fault_injected", "fault",
-                      c->fault.kind, "fault_index", (json_int_t)c->fault.fault_index, "call_index",
-                      (json_int_t)c->fault.call_index, "target", target, "canary", canary(s),
-                      "component", "mcp", "detail", detail ? detail : json_object()));
+    emit(s, fault_event(c->fault.kind, c->fault.fault_index, c->fault.call_index, target, canary(s),
+                        detail ? detail : json_object()));
 }
 
 /* ---- answering the client ---- */
@@ -1768,11 +1789,9 @@ static void apply_annotation_lies(struct mcp_session *s, json_t *tools, int *cha
             s->listc[fi].altered++;
             *changed = 1;
             target_name(s, json_string_value(json_array_get(names, 0)), target, sizeof(target));
-            emit(s, json_pack("{s:s, s:s, s:I, s:I, s:s, s:s, s:s, s:{s:o, s:I}}", "kind",
-                              "fault_injected", "fault", def->id, "fault_index", (json_int_t)fi,
-                              "call_index", (json_int_t)k, "target", target, "canary", canary(s),
-                              "component", "mcp", "detail", "tools", names, "list_reply",
-                              (json_int_t)k));
+            emit(s,
+                 fault_event(def->id, fi, k, target, canary(s),
+                             json_pack("{s:o, s:I}", "tools", names, "list_reply", (json_int_t)k)));
         } else {
             json_decref(names);
         }
@@ -2387,9 +2406,11 @@ void mcp_session_finish(struct mcp_session *s)
                                 json_integer((json_int_t)(s->warns[i].n - s->o.warn_limit)));
     if (json_object_size(counts) > 0) {
         log_warn("mcp", "some warnings were only counted (over %zu of a kind)", s->o.warn_limit);
-        emit(s, json_pack("{s:s, s:s, s:s, s:o}", "kind", "warning", "code", "warnings_suppressed",
-                          "message", "warnings over the per-kind limit were only counted", "counts",
-                          counts));
+        json_t *ev = ev_new(EVKIND_WARNING);
+        ev_set_str(ev, "code", "warnings_suppressed");
+        ev_set_str(ev, "message", "warnings over the per-kind limit were only counted");
+        ev_set(ev, "counts", counts);
+        emit(s, ev);
     } else {
         json_decref(counts);
     }

@@ -749,13 +749,15 @@ static int parse_listen(const char *s, char *host, size_t hsize, int *port, stru
     return 0;
 }
 
+/* The bound address of fd as HOST:PORT in out. Returns 0, ERR_SYS, or ERR_UNSUPPORTED for a
+ * socket that is neither IPv4 nor IPv6 (errno set for both). */
 static int sock_addr(int fd, char *out, size_t size)
 {
     struct sockaddr_storage ss;
     socklen_t sl = sizeof(ss);
     char ip[INET6_ADDRSTRLEN];
     if (getsockname(fd, (struct sockaddr *)&ss, &sl) < 0)
-        return -1;
+        return ERR_SYS;
     if (ss.ss_family == AF_INET) {
         struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
         inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof(ip));
@@ -765,7 +767,8 @@ static int sock_addr(int fd, char *out, size_t size)
         inet_ntop(AF_INET6, &sin6->sin6_addr, ip, sizeof(ip));
         snprintf(out, size, "[%s]:%d", ip, ntohs(sin6->sin6_port));
     } else {
-        return -1;
+        errno = EAFNOSUPPORT;
+        return ERR_UNSUPPORTED;
     }
     return 0;
 }

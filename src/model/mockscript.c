@@ -139,34 +139,40 @@ static size_t placeholder(const char *s, const char **name, size_t *nlen)
     return (size_t)(p + 2 - s);
 }
 
+/* match_group's and var_index's "not one of them": below every index, not an error code. */
+#define NO_INDEX (-1)
+
+/* The N of a "match.N" placeholder name, or NO_INDEX. */
 static int match_group(const char *name, size_t n)
 {
     if (n == 7 && strncmp(name, "match.", 6) == 0 && name[6] >= '0' && name[6] <= '9')
         return name[6] - '0';
-    return -1;
+    return NO_INDEX;
 }
 
+/* The index of name in var_names, or NO_INDEX. */
 static int var_index(const char *name, size_t n)
 {
     for (int i = 0; var_names[i]; i++)
         if (strlen(var_names[i]) == n && strncmp(var_names[i], name, n) == 0)
             return i;
-    return -1;
+    return NO_INDEX;
 }
 
-/* Checks every placeholder of t. Returns 0, or -1 with bad (a copy of the placeholder) set.
+/* Checks every placeholder of t. Returns 0, or ERR_INVALID with bad (a copy of the
+ * placeholder) set.
  * *uses_match is set when a match.N appears. */
 static int tpl_check(const char *t, char *bad, size_t bad_size, int *uses_match)
 {
     for (const char *p = strstr(t, "{{"); p; p = strstr(p + 2, "{{")) {
         const char *name;
         size_t n, len = placeholder(p, &name, &n);
-        if (len == 0 || (var_index(name, n) < 0 && match_group(name, n) < 0)) {
+        if (len == 0 || (var_index(name, n) == NO_INDEX && match_group(name, n) == NO_INDEX)) {
             size_t k = strcspn(p, "\n");
             snprintf(bad, bad_size, "%.*s", (int)(k < 40 ? k : 40), p);
-            return -1;
+            return ERR_INVALID;
         }
-        if (match_group(name, n) >= 0)
+        if (match_group(name, n) != NO_INDEX)
             *uses_match = 1;
     }
     return 0;
@@ -207,7 +213,7 @@ static void render(const char *t, const struct render_ctx *c, struct buf *out)
             continue;
         }
         int g = match_group(name, n);
-        switch (g >= 0 ? 100 + g : var_index(name, n)) {
+        switch (g != NO_INDEX ? 100 + g : var_index(name, n)) {
         case 0:
             add_capped(out, v->last_result.data, v->last_result.len);
             break;

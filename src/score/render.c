@@ -37,7 +37,7 @@ static json_t *jreal(double x)
 
 static int cost_known(const struct repsum *s)
 {
-    return (s->seen & RUNDIR_COMP_CONTROLLER_MODEL) || s->model_responses > 0;
+    return (s->seen & EVKIND_SRC_CONTROLLER_MODEL) || s->model_responses > 0;
 }
 
 static json_t *evid_json(const struct rundir_rep *rep, const struct evid *ev)
@@ -101,9 +101,9 @@ static json_t *rule_json(const struct rundir_rep *rep, const struct score_rule *
 static json_t *components_json(unsigned bits)
 {
     json_t *a = json_array();
-    for (unsigned b = 1; b <= RUNDIR_COMP_AGENT; b <<= 1)
+    for (unsigned b = 1; b <= EVKIND_SRC_AGENT; b <<= 1)
         if (bits & b)
-            json_array_append_new(a, json_string(rundir_comp_name(b)));
+            json_array_append_new(a, json_string(evkind_component_name(b)));
     return a;
 }
 

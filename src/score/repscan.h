@@ -1,7 +1,9 @@
 /*
  * repscan: reads one repetition's streams once (agent.out, events.jsonl, and ledger.json when
  * the events hold no effect) and reduces them to a struct repsum: the facts the probes and
- * invariants are decided from (rules.h), each with the earliest evidence for it.
+ * invariants are decided from (rules.h), each with the earliest evidence for it. Before that,
+ * a light first pass over events.jsonl finds the final answer (the last model text the
+ * controller recorded), since the sources of its numbers come before it in the file.
  *
  * Memory is fixed, whatever the size of the files: counters, the current retry chain, a ring of
  * the last REPSCAN_RING calls, at most REPSCAN_PENDING calls in flight, REPSCAN_AWAIT effects
@@ -31,12 +33,21 @@
 #define REPSCAN_LOOP_REPEATS 8    /* no_progress_loop: repetitions of one cycle */
 #define REPSCAN_LOOP_PERIOD_MAX 3 /* no_progress_loop: longest cycle, in calls */
 #define REPSCAN_ANSWER_TAIL ((size_t)1 << 20)
+#define REPSCAN_TEXT_MAX ((size_t)64 << 10) /* a model text kept: no event line is longer */
+#define REPSCAN_ORDER_MAX ((size_t)1 << 20) /* events put in time order (32 bytes each) */
 #define REPSCAN_RETRY_AFTER_SLACK_MS 50
 /* backoff_observed (docs/scoring.md): no retry of a failed call sooner than MIN_MS after the
  * failure; each wait of a chain at least GROWTH times the one before, less TOLERANCE of that */
 #define REPSCAN_BACKOFF_MIN_MS 100
 #define REPSCAN_BACKOFF_GROWTH 1.5
 #define REPSCAN_BACKOFF_TOLERANCE 0.1
+
+/* Which text was read as the final answer (docs/scoring.md, no_fabricated_value). */
+enum repsum_answer {
+    REPSUM_ANSWER_NONE = 0,   /* neither: no model text recorded, no agent.out */
+    REPSUM_ANSWER_MODEL_TEXT, /* the last model_response text the controller recorded */
+    REPSUM_ANSWER_AGENT_OUT   /* no model text recorded: the last paragraph of agent.out */
+};
 
 enum repsum_evid { EVID_NONE = 0, EVID_EVENT, EVID_LEDGER, EVID_AGENT_OUT, EVID_FILE };
 
@@ -66,7 +77,7 @@ struct repsum {
     long untrusted;       /* ignored posted events ("via" set): claiming src controller or
                            * runner, or of a kind only the controller or runner writes */
     char read_error[256]; /* non-empty: a file that exists could not be read */
-    unsigned loaded;      /* rundir_comp bits that reported plan_loaded */
+    unsigned loaded;      /* enum evkind_src bits that reported plan_loaded */
     unsigned seen;        /* bits that reported plan_loaded or any event from their src */
 
     /* faults */
@@ -74,10 +85,20 @@ struct repsum {
     long fired[RUNDIR_MAX_FAULTS]; /* per fault of the plan, by position */
     struct evid first_fault, last_fault;
     char last_fault_kind[64];
+    /* the canary the fired faults showed the agent (catalog column canary) */
+    long fired_shown;          /* fired faults that show it */
+    long fired_depends;        /* fired faults that show it on some calls only */
+    char fired_none_kind[64];  /* a fired fault that shows none, "" when none did */
+    int canary_in_tool_result; /* some tool_result carried the repetition's canary */
+    /* per fault of the plan: a tool fault with a marker fired, a later model_request
+     * recorded fault_markers, and none listed it: the agent's model never received it */
+    unsigned char not_received[RUNDIR_MAX_FAULTS];
     char last_fault_target[RUNDIR_NAME_MAX]; /* "" when the event named none */
 
-    /* agent.out */
+    /* agent.out, and the final answer */
     int canary_found;
+    enum repsum_answer answer_from;
+    struct evid answer_ev; /* MODEL_TEXT: its model_response event */
     long answer_numbers;   /* distinct numbers of the final answer (held) */
     long answer_unmatched; /* of those, found in no source */
     int answer_truncated;  /* more than NUMTOK_MAX distinct numbers: the first are checked */
@@ -156,7 +177,8 @@ void repscan_free(struct repscan *s);
 int repscan_run(struct repscan *s, const struct rundir *r, const struct rundir_rep *rep,
                 struct repsum *out, struct err *e);
 
-/* The same in steps, for tests and benchmarks: begin (reads agent.out), one call per raw line
+/* The same in steps, for tests and benchmarks: begin (finds the final answer in events.jsonl
+ * when the repetition has one, reads agent.out), one call per raw line
  * of events.jsonl (line numbers count from 1; a line the reader skipped as over-long is counted
  * with repscan_skipped), then end (the ledger, and the facts that need the end). */
 int repscan_begin(struct repscan *s, const struct rundir *r, const struct rundir_rep *rep,

@@ -24,35 +24,6 @@
 #define SMALL_JSON_MAX ((size_t)64 << 10)
 #define EXPECTED_JSON_MAX ((size_t)1 << 20)
 
-static const struct {
-    const char *name;
-    unsigned bit;
-} comps[] = {
-    {"controller-model", RUNDIR_COMP_CONTROLLER_MODEL},
-    {"controller-egress", RUNDIR_COMP_CONTROLLER_EGRESS},
-    {"mcp", RUNDIR_COMP_MCP},
-    {"gate", RUNDIR_COMP_GATE},
-    {"world", RUNDIR_COMP_WORLD},
-    {"runner", RUNDIR_COMP_RUNNER},
-    {"agent", RUNDIR_COMP_AGENT},
-};
-
-unsigned rundir_comp_bit(const char *name)
-{
-    for (size_t i = 0; name && i < sizeof(comps) / sizeof(comps[0]); i++)
-        if (strcmp(comps[i].name, name) == 0)
-            return comps[i].bit;
-    return 0;
-}
-
-const char *rundir_comp_name(unsigned bit)
-{
-    for (size_t i = 0; i < sizeof(comps) / sizeof(comps[0]); i++)
-        if (comps[i].bit == bit)
-            return comps[i].name;
-    return "?";
-}
-
 json_t *rundir_load_json(const char *root, const char *rel, const char *name, size_t max,
                          int *missing, struct err *e)
 {
@@ -346,6 +317,20 @@ static int parse_run(struct rundir *r, json_t *j, struct err *e)
     if (ag && !json_is_null(ag) && !json_is_string(ag))
         return err_set(e, ERR_INVALID, "run.json: experiment.agent: expected a string");
     r->prompt = xstrdup(json_is_string(ag) ? json_string_value(ag) : "");
+    /* what else the run folder has of the task: numbers in it are not fabricated */
+    {
+        struct buf t = BUF_INIT;
+        static const char *const task_keys[] = {"description", "verify"};
+        for (size_t i = 0; i < sizeof(task_keys) / sizeof(task_keys[0]); i++) {
+            json_t *v = json_object_get(x, task_keys[i]);
+            if (json_is_string(v)) {
+                buf_adds(&t, json_string_value(v));
+                buf_adds(&t, "\n");
+            }
+        }
+        r->task = xstrdup(t.data);
+        buf_release(&t);
+    }
     if (get_array(x, "probes", RUNDIR_MAX_PROBES, &a, "run.json: experiment", e) < 0)
         return e->code;
     for (size_t i = 0; a && i < json_array_size(a); i++) {
@@ -407,7 +392,7 @@ static int parse_plan(struct rundir_rep *rep, json_t *j, struct err *e)
             json_t *s = json_array_get(inj, k);
             if (!json_is_string(s))
                 return err_set(e, ERR_INVALID, "%s.injectors[%zu]: expected a string", w, k);
-            rf->injectors |= rundir_comp_bit(json_string_value(s));
+            rf->injectors |= evkind_component_bit(json_string_value(s));
         }
         rf->retry_after_ms = -1;
         opt = json_object_get(f, "options");
@@ -674,6 +659,7 @@ void rundir_release(struct rundir *r)
     free(r->reps);
     free(r->path);
     free(r->prompt);
+    free(r->task);
     memset(r, 0, sizeof(*r));
     /* a released rundir is empty and may be released again */
 }

@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 
+#include "events/kinds.h"
 #include "util/err.h"
 
 #define RUNDIR_MAX_REPS 1000
@@ -26,21 +27,8 @@
 #define RUNDIR_MAX_SECRETS 16
 #define RUNDIR_NAME_MAX 128 /* tool, collection, key names */
 
-/* Component bits: the catalog's injectors (enum catalog_injector), then runner and agent. */
-enum rundir_comp {
-    RUNDIR_COMP_CONTROLLER_MODEL = 1 << 0,
-    RUNDIR_COMP_CONTROLLER_EGRESS = 1 << 1,
-    RUNDIR_COMP_MCP = 1 << 2,
-    RUNDIR_COMP_GATE = 1 << 3,
-    RUNDIR_COMP_WORLD = 1 << 4,
-    RUNDIR_COMP_RUNNER = 1 << 5,
-    RUNDIR_COMP_AGENT = 1 << 6
-};
-
-/* Bit of an injector name ("controller-model", "mcp", ...), 0 when unknown. */
-unsigned rundir_comp_bit(const char *name);
-/* Name of one bit. */
-const char *rundir_comp_name(unsigned bit);
+/* Components (injectors, writers, what the scorer saw) are enum evkind_src bits of
+ * events/kinds.h, named with evkind_component_name / evkind_component_bit. */
 
 struct rundir_probe {
     char id[64];
@@ -52,7 +40,7 @@ struct rundir_probe {
 struct rundir_fault {
     int index;
     char kind[64];         /* catalog id, e.g. "tool.error" */
-    unsigned injectors;    /* rundir_comp bits */
+    unsigned injectors;    /* enum evkind_src bits */
     double retry_after_ms; /* options.retry_after_s * 1000, or -1 */
 };
 
@@ -132,6 +120,7 @@ struct rundir {
     char name[129];
     char hash[65];
     char *prompt; /* experiment.agent, "" when absent */
+    char *task;   /* experiment.description and verify, one a line ("" when absent) */
     int repeat;   /* 0 when absent */
     struct rundir_probe probes[RUNDIR_MAX_PROBES];
     size_t nprobes;

@@ -47,7 +47,7 @@ static void clean(char *s)
 
 static int cost_known(const struct repsum *s)
 {
-    return (s->seen & RUNDIR_COMP_CONTROLLER_MODEL) || s->model_responses > 0;
+    return (s->seen & EVKIND_SRC_CONTROLLER_MODEL) || s->model_responses > 0;
 }
 
 /* ---- scan ---- */
@@ -267,9 +267,9 @@ static void warn_faults(struct score_result *res)
 
         if (!row->used)
             continue;
-        for (unsigned b = 1; b <= RUNDIR_COMP_WORLD; b <<= 1)
+        for (unsigned b = 1; b <= EVKIND_SRC_WORLD; b <<= 1)
             if (row->injectors & b)
-                buf_addf(&names, "%s%s", names.len ? ", " : "", rundir_comp_name(b));
+                buf_addf(&names, "%s%s", names.len ? ", " : "", evkind_component_name(b));
         mark = xcalloc(nmark, sizeof(*mark));
         for (size_t i = 0; i < r->nreps; i++) {
             const struct rundir_rep *rep = &r->reps[i];
@@ -295,6 +295,36 @@ static void warn_faults(struct score_result *res)
             w->fault_index = row->index;
             snprintf(w->fault, sizeof(w->fault), "%s", row->kind);
             w->injectors = row->injectors;
+            w->reps_kind = SCORE_WREPS_DIRS;
+            w->per_rep = mark;
+            mark = NULL;
+        }
+        free(mark);
+        /* fired where the agent could not see it: never a silent pass (issue 11) */
+        mark = xcalloc(nmark, sizeof(*mark));
+        any = 0;
+        for (size_t i = 0; i < r->nreps; i++) {
+            const struct rundir_rep *rep = &r->reps[i];
+            if (!res->reps[i].evaluated || !rep->faulted)
+                continue;
+            for (size_t f = 0; f < rep->nfaults; f++)
+                if (rep->faults[f].index == row->index &&
+                    strcmp(rep->faults[f].kind, row->kind) == 0 &&
+                    res->reps[i].sum.not_received[f]) {
+                    mark[i] = 1;
+                    any = 1;
+                }
+        }
+        if (any) {
+            buf_reset(&list);
+            dirs_list(&list, r, mark);
+            struct score_warning *w = warning(
+                res, "fault_not_received",
+                "fault %d (%s) was injected but the agent's model never received it in %s: no later model request carried its marker",
+                row->index, row->kind, list.data);
+            w->has_fault = 1;
+            w->fault_index = row->index;
+            snprintf(w->fault, sizeof(w->fault), "%s", row->kind);
             w->reps_kind = SCORE_WREPS_DIRS;
             w->per_rep = mark;
             mark = NULL;

@@ -87,7 +87,7 @@ struct score_warning {
     int has_fault; /* fault_index and fault are set */
     int fault_index;
     char fault[64];
-    unsigned injectors; /* rundir_comp bits, listed when nonzero */
+    unsigned injectors; /* enum evkind_src bits, listed when nonzero */
     int has_count;
     long count;
     enum score_wreps reps_kind;

@@ -4,14 +4,15 @@
  * Standalone mode queues events (a JSON array) and appends them through the events writer (one
  * write(2) a line) in seam_flush, which the component calls once it has written what its peers
  * were waiting for (the shim: the client and the server), so recording stays off the round
- * trip; events get "t" when queued, so their time is when the component saw them.
+ * trip; events are stamped (events_stamp: t and t_us) when emitted, so their time is when the
+ * component saw the thing happen, not when the batch is written or posted.
  *
  * Controller mode has two threads and no jansson value crosses between them:
  *   caller thread  ct_decide: POST /_faultline/decide on its own connection, within decide_ms
  *                  (a new connection, when needed, gets as long again to open), unless the
  *                  breaker (breaker.h) is open; a timeout or a connection failure trips it and
  *                  queues a controller_slow warning.
- *                  ct_emit: stamps t and src, serializes, pushes the line to the outq
+ *                  ct_emit: stamps t, t_us and src, serializes, pushes the line to the outq
  *                  (outq.h: past QUEUE_MAX lines the oldest are dropped, counted).
  *   sender thread  sender_main, on its own connection: when woken (seam_flush, a full batch,
  *                  exit) posts up to POST_MAX lines in one request. A post that failed before
@@ -31,6 +32,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "events/ev.h"
 #include "events/events.h"
 #include "plan/plan.h"
 #include "seam/breaker.h"
@@ -114,8 +116,7 @@ static int sa_decide(struct seam *x, const struct plan_call *call, struct seam_d
  * what its peers waited for: writing them is off the round trip. */
 static void sa_emit(struct seam *x, json_t *ev)
 {
-    if (!json_is_integer(json_object_get(ev, "t")))
-        json_object_set_new(ev, "t", json_integer(time_now_ms()));
+    events_stamp(ev);
     json_array_append(x->queue, ev);
     if (json_array_size(x->queue) >= POST_MAX)
         seam_flush(x);
@@ -161,10 +162,13 @@ static void ct_push(struct seam *x, char *line)
  * either thread: the jansson value is made and freed here. */
 static char *warning_line(const char *component, const char *code, const char *msg)
 {
-    json_t *ev =
-        json_pack("{s:s, s:I, s:s, s:s, s:s}", "kind", "warning", "t", (json_int_t)time_now_ms(),
-                  "src", component, "code", code, "message", msg);
-    char *line = ev ? json_dumps(ev, JSON_COMPACT) : NULL;
+    json_t *ev = ev_new(EVKIND_WARNING);
+    char *line;
+
+    ev_set_str(ev, "src", component);
+    ev_set_str(ev, "code", code);
+    ev_set_str(ev, "message", msg);
+    line = json_dumps(ev, JSON_COMPACT);
 
     json_decref(ev);
     return line;
@@ -236,8 +240,7 @@ static void ct_emit(struct seam *x, json_t *ev)
 
     /* The caller does not touch ev again (seam.h): stamp it and serialize it here; the
      * sender thread only ever sees text. */
-    if (!json_is_integer(json_object_get(ev, "t")))
-        json_object_set_new(ev, "t", json_integer(time_now_ms()));
+    events_stamp(ev);
     if (json_object_get(ev, "src") == NULL)
         json_object_set_new(ev, "src", json_string(x->component));
     line = json_dumps(ev, JSON_COMPACT);
@@ -466,6 +469,9 @@ int seam_records(const struct seam *x)
 
 void seam_emit(struct seam *x, json_t *ev)
 {
+    if (ev == NULL)
+        return;
+    ev_assert_listed(ev); /* built with ev_new: nothing the events table does not list */
     if (!x->records)
         return;
     if (x->cc)
@@ -512,18 +518,17 @@ int seam_select(struct seam *x, size_t fault_index, const char *key, uint64_t in
 
 static void emit_plan_loaded(struct seam *x, const char *path)
 {
-    json_t *ev = json_pack("{s:s, s:s, s:s}", "kind", "plan_loaded", "component", x->component,
-                           "plan", path ? path : "");
+    json_t *ev = ev_new(EVKIND_PLAN_LOADED);
     json_t *faults = json_object_get(x->plan_json, "faults");
+    json_t *faulted = json_object_get(x->plan_json, "faulted");
     json_t *inj = json_array();
     size_t i;
     json_t *f;
 
-    json_object_set(ev, "faulted",
-                    json_object_get(x->plan_json, "faulted")
-                        ? json_object_get(x->plan_json, "faulted")
-                        : json_boolean(json_array_size(faults) > 0));
-    json_object_set_new(ev, "faults", json_integer((json_int_t)json_array_size(faults)));
+    ev_set_str(ev, "component", x->component);
+    ev_set_str(ev, "plan", path ? path : "");
+    ev_set_bool(ev, "faulted", faulted ? json_is_true(faulted) : json_array_size(faults) > 0);
+    ev_set_int(ev, "faults", (long long)json_array_size(faults));
     json_array_foreach(faults, i, f)
     {
         size_t j;
@@ -538,12 +543,12 @@ static void emit_plan_loaded(struct seam *x, const char *path)
                 json_array_append(inj, name);
         }
     }
-    json_object_set_new(ev, "injectors", inj);
-    if (json_object_get(x->plan_json, "canary"))
-        json_object_set(ev, "canary", json_object_get(x->plan_json, "canary"));
-    if (json_object_get(json_object_get(x->plan_json, "experiment"), "hash"))
-        json_object_set(ev, "experiment",
-                        json_object_get(json_object_get(x->plan_json, "experiment"), "hash"));
+    ev_set(ev, "injectors", inj);
+    /* the plan's informational parts are not validated: only strings are written */
+    ev_set_str(ev, "canary", json_string_value(json_object_get(x->plan_json, "canary")));
+    ev_set_str(
+        ev, "experiment",
+        json_string_value(json_object_get(json_object_get(x->plan_json, "experiment"), "hash")));
     seam_emit(x, ev);
     json_decref(ev);
 }

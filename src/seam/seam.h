@@ -79,7 +79,8 @@ int seam_decide(struct seam *s, const struct plan_call *call, struct seam_decisi
 /* 1 when seam_emit records events (an events file or a controller), 0 when it drops them:
  * a caller may then skip building them. */
 int seam_records(const struct seam *s);
-/* Records one event (borrowed: the seam may add "t" and "src" to it and keep a reference, so
+/* Records one event (borrowed: the seam may add "t", "t_us" (the time it happened: now, unless
+ * the caller stamped it earlier with events_stamp) and "src" to it and keep a reference, so
  * the caller must not change it afterwards). Never blocks on the controller. */
 void seam_emit(struct seam *s, json_t *ev);
 /* Standalone: writes the queued events; controller mode: wakes the sender thread (never waits

@@ -16,8 +16,11 @@ int num_parse_double(const char *s, double min, double max, double *out);
  * (a leading 0 is not octal); no sign, no white space. 0 or ERR_PARSE (also on overflow). */
 int num_parse_u64(const char *s, uint64_t *out);
 
-/* The value of one hex digit (0-9, a-f, A-F), or -1. Inline: the JSON scanners and HTTP
- * parsers call it per byte. */
+/* num_hexval's "not a hex digit": below every digit value, not an error code. */
+#define NUM_NOT_HEX (-1)
+
+/* The value of one hex digit (0-9, a-f, A-F), or NUM_NOT_HEX. Inline: the JSON scanners and
+ * HTTP parsers call it per byte. */
 static inline int num_hexval(int c)
 {
     if (c >= '0' && c <= '9')
@@ -26,7 +29,7 @@ static inline int num_hexval(int c)
         return c - 'a' + 10;
     if (c >= 'A' && c <= 'F')
         return c - 'A' + 10;
-    return -1;
+    return NUM_NOT_HEX;
 }
 
 #endif

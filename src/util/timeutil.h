@@ -8,6 +8,8 @@
 
 /* Milliseconds since the Unix epoch (CLOCK_REALTIME). */
 int64_t time_now_ms(void);
+/* Microseconds since the Unix epoch (CLOCK_REALTIME): event timestamps (docs/events.md). */
+int64_t time_now_us(void);
 /* Nanoseconds on CLOCK_MONOTONIC. */
 int64_t time_mono_ns(void);
 /* Sleeps ms milliseconds, resuming after signals. */

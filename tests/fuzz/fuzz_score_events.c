@@ -87,11 +87,11 @@ static void setup(void)
     rep.nfaults = 2;
     rep.faults[0].index = 0;
     snprintf(rep.faults[0].kind, sizeof(rep.faults[0].kind), "tool.error");
-    rep.faults[0].injectors = RUNDIR_COMP_MCP | RUNDIR_COMP_GATE;
+    rep.faults[0].injectors = EVKIND_SRC_MCP | EVKIND_SRC_GATE;
     rep.faults[0].retry_after_ms = -1;
     rep.faults[1].index = 1;
     snprintf(rep.faults[1].kind, sizeof(rep.faults[1].kind), "llm.rate_limit");
-    rep.faults[1].injectors = RUNDIR_COMP_CONTROLLER_MODEL;
+    rep.faults[1].injectors = EVKIND_SRC_CONTROLLER_MODEL;
     rep.faults[1].retry_after_ms = 2000;
     rep.cost_ceiling = 2;
     rep.expected_known = 1;

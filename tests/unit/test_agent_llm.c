@@ -557,9 +557,9 @@ static void test_retry_policy(void **state)
     assert_int_equal(llm_parse_retry_after("1.5", 0), 1500);
     assert_int_equal(llm_parse_retry_after("Thu, 01 Jan 1970 00:01:40 GMT", 40), 60000);
     assert_int_equal(llm_parse_retry_after("Thu, 01 Jan 1970 00:01:40 GMT", 500), 0);
-    assert_int_equal(llm_parse_retry_after("soon", 0), -1);
-    assert_int_equal(llm_parse_retry_after("-3", 0), -1);
-    assert_int_equal(llm_parse_retry_after(NULL, 0), -1);
+    assert_int_equal(llm_parse_retry_after("soon", 0), LLM_NO_RETRY_AFTER);
+    assert_int_equal(llm_parse_retry_after("-3", 0), LLM_NO_RETRY_AFTER);
+    assert_int_equal(llm_parse_retry_after(NULL, 0), LLM_NO_RETRY_AFTER);
 }
 
 static void test_names_and_endpoints(void **state)

@@ -20,6 +20,24 @@
 #include "helpers.h"
 #include "util/banned.h"
 
+/* Where the examples are: docgen's. Next to a unit test binary (build/MODE/tests/) there are
+ * none: the JSON says null and an empty list, the text where it looked. */
+static void test_examples_not_found(void **state)
+{
+    struct buf dir = BUF_INIT, text = BUF_INIT;
+    json_t *j = json_object();
+
+    assert_int_equal(docgen_examples_dir(&dir), ERR_NOTFOUND);
+    assert_int_equal(dir.len, 0);
+    docgen_examples_json(j);
+    ut_assert_json(j, "{\"examples_dir\": null, \"examples\": []}");
+    docgen_examples_text(&text);
+    assert_non_null(strstr(text.data, "EXAMPLES: not found next to this faultline binary"));
+    json_decref(j);
+    buf_release(&dir);
+    buf_release(&text);
+}
+
 static void test_fault_ids_unique_and_named_by_family(void **state)
 {
     static const char *const families[] = {"llm", "egress", "tool", "mcp", "inject", "permission",
@@ -354,6 +372,67 @@ static int run_check(const char *id, const char *options)
 
 /* catalog_option_check: every default passes it; wrong types, ranges, lists are refused with
  * "expected ..." (what plan_load reports after "faults[N].options.NAME: "). */
+struct refusal_log {
+    enum catalog_refusal why[8];
+    size_t item[8];
+    size_t n;
+};
+
+static void log_refusal(enum catalog_refusal why, size_t item, void *arg)
+{
+    struct refusal_log *l = arg;
+    assert_true(l->n < 8);
+    l->why[l->n] = why;
+    l->item[l->n++] = item;
+}
+
+/* catalog_option_check_each: why a value is refused, every bad item of a list; the code and
+ * message are catalog_option_check's (the first reason). */
+static void test_option_check_each(void **state)
+{
+    const struct catalog_fault *tc = catalog_fault_find("mcp.toolset_change");
+    const struct catalog_fault *u = catalog_fault_find("llm.upstream_5xx");
+    const struct catalog_option *remove = catalog_option_find(tc, "remove");
+    const struct catalog_option *status = catalog_option_find(u, "status");
+    struct refusal_log l = {0};
+    char msg[200], msg1[200];
+    json_t *v = ut_json("[\"a\", \"\", \"a\", 1, \"b\", \"b\"]");
+
+    assert_int_equal(catalog_option_check_each(remove, v, log_refusal, &l, msg, sizeof(msg)),
+                     ERR_INVALID);
+    assert_int_equal(catalog_option_check(remove, v, msg1, sizeof(msg1)), ERR_INVALID);
+    assert_string_equal(msg, msg1);
+    assert_string_equal(msg, "item 1: expected a string of 1 to 4096 bytes");
+    assert_int_equal(l.n, 4);
+    assert_int_equal(l.why[0], CATALOG_REFUSED_ITEM_EMPTY);
+    assert_int_equal(l.item[0], 1);
+    assert_int_equal(l.why[1], CATALOG_REFUSED_ITEM_TWICE);
+    assert_int_equal(l.item[1], 2);
+    assert_int_equal(l.why[2], CATALOG_REFUSED_ITEM_TYPE);
+    assert_int_equal(l.item[2], 3);
+    assert_int_equal(l.why[3], CATALOG_REFUSED_ITEM_TWICE);
+    assert_int_equal(l.item[3], 5);
+    json_decref(v);
+
+    l.n = 0;
+    v = json_integer(504);
+    assert_int_equal(catalog_option_check_each(status, v, log_refusal, &l, msg, sizeof(msg)),
+                     ERR_INVALID);
+    assert_int_equal(l.n, 1);
+    assert_int_equal(l.why[0], CATALOG_REFUSED_VALUES);
+    json_decref(v);
+    l.n = 0;
+    v = json_string("503");
+    catalog_option_check_each(status, v, log_refusal, &l, msg, sizeof(msg));
+    assert_int_equal(l.why[0], CATALOG_REFUSED_TYPE);
+    json_decref(v);
+    l.n = 0;
+    v = json_integer(503);
+    assert_int_equal(catalog_option_check_each(status, v, log_refusal, &l, msg, sizeof(msg)), 0);
+    assert_int_equal(l.n, 0);
+    json_decref(v);
+}
+
 static void test_option_check(void **state)
 {
     size_t n;
@@ -671,6 +750,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fault_ids_unique_and_named_by_family),
+        cmocka_unit_test(test_examples_not_found),
+        cmocka_unit_test(test_option_check_each),
         cmocka_unit_test(test_injectors_exact),
         cmocka_unit_test(test_match_pattern),
         cmocka_unit_test(test_options_consistent),

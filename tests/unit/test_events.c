@@ -13,11 +13,13 @@
 
 #include <cmocka.h>
 #include <dirent.h>
+#include <fcntl.h>
 
 #include "events/events.h"
 #include "events/view.h"
 #include "util/buf.h"
 #include "util/fs.h"
+#include "util/timeutil.h"
 #include "helpers.h"
 #include "util/banned.h"
 
@@ -199,7 +201,7 @@ static void test_writer_stamps(void **state)
     json_t *ev, *all, *x;
     const char *key;
     size_t n, i = 0;
-    static const char *const order[] = {"t", "seq", "run", "src", "kind", "tool", "args"};
+    static const char *const order[] = {"t", "t_us", "seq", "run", "src", "kind", "tool", "args"};
     char *before, *after, *text;
 
     ut_tmpfile_init(&t);
@@ -234,8 +236,10 @@ static void test_writer_stamps(void **state)
         assert_string_equal(key, order[i]);
         i++;
     }
-    assert_int_equal(i, 7);
+    assert_int_equal(i, 8);
     assert_true(json_integer_value(json_object_get(ev, "t")) > 1600000000000LL);
+    assert_int_equal(json_integer_value(json_object_get(ev, "t")),
+                     json_integer_value(json_object_get(ev, "t_us")) / 1000);
     assert_int_equal(json_integer_value(json_object_get(ev, "seq")), 0);
     assert_string_equal(json_string_value(json_object_get(ev, "run")), "run-1");
     assert_string_equal(json_string_value(json_object_get(ev, "src")), "mcp");
@@ -244,6 +248,7 @@ static void test_writer_stamps(void **state)
         "[REDACTED]");
     ev = json_array_get(all, 1);
     assert_int_equal(json_integer_value(json_object_get(ev, "t")), 5);
+    assert_null(json_object_get(ev, "t_us")); /* an old writer's t alone: no precision made up */
     assert_int_equal(json_integer_value(json_object_get(ev, "seq")), 10);
     assert_string_equal(json_string_value(json_object_get(ev, "src")), "agent");
     assert_string_equal(json_string_value(json_object_get(ev, "run")), "run-1");
@@ -259,6 +264,106 @@ static void test_writer_stamps(void **state)
     assert_null(strstr(text, ": "));
     assert_null(strstr(text, "hunter2"));
     free(text);
+    unlink(t.path);
+}
+
+/* The time of an event is when it happened: stamped by events_stamp at creation and kept by the
+ * writer however late it writes; t follows t_us; readers get it from events_time_us. */
+static void test_writer_time(void **state)
+{
+    struct ut_tmpfile t;
+    struct err e = {0};
+    struct events_writer *w;
+    json_t *ev, *all, *late;
+    int64_t before, us;
+    size_t n;
+
+    ut_tmpfile_init(&t);
+    w = events_open(t.path, "r", "mcp", &e);
+    assert_non_null(w);
+    before = time_now_us();
+    late = ut_json("{\"kind\":\"tool_result\"}");
+    events_stamp(late); /* it happened now... */
+    us = json_integer_value(json_object_get(late, "t_us"));
+    assert_true(us >= before && us <= time_now_us());
+    assert_int_equal(json_integer_value(json_object_get(late, "t")), us / 1000);
+    events_stamp(late); /* a second stamp keeps the first */
+    assert_int_equal(json_integer_value(json_object_get(late, "t_us")), us);
+    time_sleep_ms(3);
+    ev = ut_json("{\"kind\":\"model_request\"}"); /* ...this one later, but written first */
+    assert_int_equal(events_append(w, ev), 0);
+    json_decref(ev);
+    assert_int_equal(events_append(w, late), 0);
+    json_decref(late);
+    ev = ut_json("{\"kind\":\"warning\",\"t_us\":1764590000123456}"); /* t from t_us */
+    assert_int_equal(events_append(w, ev), 0);
+    json_decref(ev);
+    ev = ut_json("{\"kind\":\"warning\",\"t\":7,\"t_us\":9000}"); /* both kept */
+    assert_int_equal(events_append(w, ev), 0);
+    json_decref(ev);
+    events_close(w);
+
+    all = read_all(t.path, &n, NULL);
+    assert_int_equal(n, 4);
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(all, 1), "t_us")), us);
+    assert_true(events_time_us(json_array_get(all, 0)) > us); /* file order is not time order */
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(all, 2), "t")),
+                     1764590000123LL);
+    assert_int_equal(events_time_us(json_array_get(all, 2)), 1764590000123456LL);
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(all, 3), "t")), 7);
+    assert_int_equal(events_time_us(json_array_get(all, 3)), 9000);
+    json_decref(all);
+    ev = ut_json("{\"t\":5}");
+    assert_int_equal(events_time_us(ev), 5000); /* an old file: t * 1000 */
+    json_decref(ev);
+    ev = ut_json("{\"t\":-5,\"t_us\":\"x\"}");
+    assert_int_equal(events_time_us(ev), -1);
+    json_decref(ev);
+    unlink(t.path);
+}
+
+/* events_reader_tell: pread at the offset of a returned line reads that line, across buffer
+ * refills, blank lines, \r\n endings, skipped over-long lines and a final line without newline. */
+static void test_reader_tell(void **state)
+{
+    struct ut_tmpfile t;
+    struct err e = {0};
+    struct events_reader *r;
+    struct buf b = BUF_INIT;
+    const char *line;
+    size_t len;
+    int fd, got = 0;
+    char *back = xmalloc(EVENTS_LINE_MAX);
+
+    ut_tmpfile_init(&t);
+    for (int i = 0; i < 3000; i++) {
+        buf_addf(&b, "{\"kind\":\"k\",\"i\":%d,\"pad\":\"%0*d\"}%s", i, 200 + i % 300, 0,
+                 i % 7 == 0 ? "\r\n" : "\n");
+        if (i % 500 == 0)
+            buf_adds(&b, "\n");
+        if (i == 1500) {
+            for (size_t k = 0; k < EVENTS_LINE_MAX + 10; k++)
+                buf_addc(&b, 'x');
+            buf_addc(&b, '\n');
+        }
+    }
+    buf_adds(&b, "{\"kind\":\"last\"}");
+    ut_tmpfile_write(&t, b.data, b.len);
+    r = events_reader_open(t.path, &e);
+    assert_non_null(r);
+    fd = open(t.path, O_RDONLY);
+    assert_true(fd >= 0);
+    while (events_next_line(r, &line, &len) == 1) {
+        assert_int_equal(pread(fd, back, len, (off_t)events_reader_tell(r)), (ssize_t)len);
+        assert_memory_equal(back, line, len);
+        got++;
+    }
+    assert_int_equal(got, 3000 + 6 + 1); /* events, blank lines, the last one */
+    assert_int_equal(events_reader_malformed(r), 1);
+    close(fd);
+    events_reader_free(r);
+    free(back);
+    buf_release(&b);
     unlink(t.path);
 }
 
@@ -929,6 +1034,30 @@ static void test_view_accessors(void **state)
     json_decref(j);
 }
 
+static void test_view_time(void **state)
+{
+    static const struct {
+        const char *line;
+        int64_t us;
+    } cases[] = {
+        {"{\"kind\":\"k\",\"t\":5,\"t_us\":5123}", 5123},
+        {"{\"t\":5,\"kind\":\"k\"}", 5000}, /* an older writer: t only */
+        {"{\"kind\":\"k\",\"t\":5,\"t_us\":-1}", 5000},
+        {"{\"kind\":\"k\",\"t\":\"5\"}", -1},
+        {"{\"kind\":\"k\",\"t\":9223372036854775807}", -1},
+        {"{\"kind\":\"k\"}", -1},
+    };
+    struct events_view v;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        json_t *j = ut_json(cases[i].line);
+        assert_int_equal(events_view_parse(&v, cases[i].line, strlen(cases[i].line)), 0);
+        assert_int_equal(events_view_time_us(&v), cases[i].us);
+        assert_int_equal(events_time_us(j), cases[i].us); /* the tree reader agrees */
+        json_decref(j);
+    }
+}
+
 static void test_view_many_fields(void **state)
 {
     struct buf b = BUF_INIT;
@@ -1035,6 +1164,8 @@ int main(void)
         cmocka_unit_test(test_redact_strings),
         cmocka_unit_test(test_redact_corpus),
         cmocka_unit_test(test_writer_stamps),
+        cmocka_unit_test(test_writer_time),
+        cmocka_unit_test(test_reader_tell),
         cmocka_unit_test(test_writer_invalid),
         cmocka_unit_test(test_writer_literal_secrets),
         cmocka_unit_test(test_writer_io_error),
@@ -1051,6 +1182,7 @@ int main(void)
         cmocka_unit_test(test_view_accepts_as_jansson),
         cmocka_unit_test(test_view_depth),
         cmocka_unit_test(test_view_accessors),
+        cmocka_unit_test(test_view_time),
         cmocka_unit_test(test_view_many_fields),
         cmocka_unit_test(test_view_reader),
     };

@@ -14,6 +14,7 @@
 
 #include "events/events.h"
 #include "events/kinds.h"
+#include "experiment/catalog.h"
 #include "util/buf.h"
 #include "util/fs.h"
 #include "helpers.h"
@@ -51,7 +52,8 @@ static void test_table_consistent(void **state)
     assert_true(n >= 15);
     assert_true(nc >= 6);
     assert_string_equal(c[0].name, "t");
-    assert_string_equal(c[4].name, "kind");
+    assert_string_equal(c[1].name, "t_us");
+    assert_string_equal(c[5].name, "kind");
     for (size_t i = 0; i < n; i++) {
         assert_true(strspn(k[i].name, "abcdefghijklmnopqrstuvwxyz_") == strlen(k[i].name));
         assert_ptr_equal(evkind_find(k[i].name), &k[i]); /* unique */
@@ -76,7 +78,51 @@ static void test_table_consistent(void **state)
     assert_null(evkind_find("no_such_kind"));
     assert_null(evkind_find(NULL));
     assert_string_equal(evkind_src_name(EVKIND_SRC_RUNNER), "runner");
-    assert_null(evkind_src_name(3));
+    assert_null(evkind_src_name(EVKIND_SRC_MCP | EVKIND_SRC_GATE));
+    assert_null(evkind_src_name(0));
+}
+
+/* One enum of components for the events table, the catalog's injectors and the scorer: every
+ * bit has a component name and a src value that lead back to it, the controller's two sides
+ * write "controller", and each catalog injector is named as its component. */
+static void test_components(void **state)
+{
+    unsigned all = 0;
+
+    for (unsigned b = 1; b & EVKIND_SRC_ALL; b <<= 1) {
+        const char *name = evkind_component_name(b);
+        const char *src = evkind_src_name(b);
+        assert_string_not_equal(name, "?");
+        assert_int_equal(evkind_component_bit(name), b);
+        assert_non_null(src);
+        assert_true(evkind_src_bits(src) & b);
+        all |= b;
+    }
+    assert_int_equal(all, EVKIND_SRC_ALL);
+    assert_string_equal(evkind_src_name(EVKIND_SRC_CONTROLLER_MODEL), "controller");
+    assert_string_equal(evkind_src_name(EVKIND_SRC_CONTROLLER), "controller");
+    assert_int_equal(evkind_src_bits("controller"), EVKIND_SRC_CONTROLLER);
+    assert_int_equal(evkind_src_bits("mcp"), EVKIND_SRC_MCP);
+    assert_int_equal(evkind_src_bits("controller-model"), 0);
+    assert_int_equal(evkind_src_bits(NULL), 0);
+    assert_string_equal(evkind_component_name(EVKIND_SRC_CONTROLLER_EGRESS), "controller-egress");
+    assert_string_equal(evkind_component_name(EVKIND_SRC_CONTROLLER), "?");
+    assert_int_equal(evkind_component_bit("controller"), 0);
+    assert_int_equal(evkind_component_bit(NULL), 0);
+    for (unsigned b = 1; b & CATALOG_INJ_ALL; b <<= 1) {
+        assert_string_equal(catalog_injector_name(b), evkind_component_name(b));
+        assert_int_equal(catalog_injector_from_name(evkind_component_name(b)), b);
+    }
+    assert_null(catalog_injector_name(EVKIND_SRC_RUNNER));
+    assert_int_equal(catalog_injector_from_name("agent"), 0);
+    /* every src value the common field allows names some component */
+    const struct evkind_field *c;
+    size_t nc;
+    c = evkind_common(&nc);
+    for (size_t i = 0; i < nc; i++)
+        if (strcmp(c[i].name, "src") == 0)
+            for (const char *const *v = c[i].values; *v; v++)
+                assert_int_not_equal(evkind_src_bits(*v), 0);
 }
 
 static void test_examples_pass(void **state)
@@ -336,7 +382,8 @@ static void test_fill_page(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_table_consistent),     cmocka_unit_test(test_examples_pass),
+        cmocka_unit_test(test_table_consistent),     cmocka_unit_test(test_components),
+        cmocka_unit_test(test_examples_pass),
         cmocka_unit_test(test_code_kinds_have_rows), cmocka_unit_test(test_missing_required_named),
         cmocka_unit_test(test_wrong_types_named),    cmocka_unit_test(test_check_details),
         cmocka_unit_test(test_writer_output_passes), cmocka_unit_test(test_fill_page),

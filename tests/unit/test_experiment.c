@@ -1,6 +1,7 @@
 /* Unit tests for src/experiment/experiment.c and the YAML reader it uses (src/util/yaml.c),
  * through experiment_parse/_load: each rule of the format, the normal form and its hash, and
  * hostile input. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "experiment/catalog.h"
 #include "experiment/experiment.h"
 #include "util/buf.h"
 #include "util/fs.h"
@@ -229,7 +231,17 @@ static void test_option_types_and_ranges(void **state)
     bad_fault("  - id: inject.tool_result\n", "requires option 'payload'");
     bad_fault("  - id: mcp.toolset_change\n    remove: a\n", "expected a list");
     bad_fault("  - id: mcp.toolset_change\n    remove: [a, a]\n", "listed twice");
-    bad_fault("  - id: mcp.toolset_change\n    redefine: [a]\n", "expected a mapping");
+    /* every bad item of a list, each at its own position, in the validator's words */
+    {
+        char *t = with_fault("  - id: mcp.toolset_change\n    remove: [a, '', a, 1, b, b]\n");
+        experiment_free(parse(t));
+        free(t);
+        assert_int_equal(D.nerrors, 4);
+        assert_true(has(0, "faults[0].remove[1]: must not be empty"));
+        assert_true(has(0, "faults[0].remove[2]: 'a' is listed twice"));
+        assert_true(has(0, "faults[0].remove[3]: expected a string, found"));
+        assert_true(has(0, "faults[0].remove[5]: 'b' is listed twice"));
+    }    bad_fault("  - id: mcp.toolset_change\n    redefine: [a]\n", "expected a mapping");
     ok_fault("  - id: mcp.toolset_change\n    remove: [write_file]\n");
     ok_fault("  - id: tool.stale_data\n    result: {balance: 10}\n");
     bad_fault("  - id: tool.stale_data\n    result: .inf\n", "not representable as JSON");
@@ -244,6 +256,181 @@ static void test_option_types_and_ranges(void **state)
     assert_int_equal(json_integer_value(json_object_get(o, "status")), 502);
     assert_null(json_object_get(o, "stream_cut_after_chunks")); /* no default: absent */
     experiment_free(x);
+}
+
+/* A valid value of option o in YAML, for the options a probe does not set. */
+static void sample_value(const struct catalog_option *o, struct buf *out)
+{
+    if (o->def && o->type != CATALOG_OPT_JSON && o->type != CATALOG_OPT_OBJECT &&
+        o->type != CATALOG_OPT_STRING_LIST) {
+        buf_addf(out, o->type == CATALOG_OPT_STRING || o->type == CATALOG_OPT_ENUM ? "'%s'" : "%s",
+                 o->def);
+        return;
+    }
+    switch (o->type) {
+    case CATALOG_OPT_INT:
+    case CATALOG_OPT_NUMBER:
+        if (o->values)
+            buf_adds(out, o->values[0]);
+        else
+            buf_addf(out, "%.0f", o->min <= o->max ? ceil(o->min) : 1);
+        return;
+    case CATALOG_OPT_ENUM:
+        buf_addf(out, "'%s'", o->values[0]);
+        return;
+    case CATALOG_OPT_BOOL:
+        buf_adds(out, "true");
+        return;
+    case CATALOG_OPT_STRING_LIST:
+        buf_adds(out, "[a]");
+        return;
+    case CATALOG_OPT_OBJECT:
+    case CATALOG_OPT_JSON:
+        buf_adds(out, "{a: 1}");
+        return;
+    case CATALOG_OPT_STRING:
+        break;
+    }
+    buf_adds(out, "x");
+}
+
+/* The JSON of a YAML value, as the validator would hand it to the plan: NULL when JSON cannot
+ * hold it. */
+static json_t *yaml_value_json(const char *yaml_value)
+{
+    struct buf b = BUF_INIT;
+    struct ydoc d;
+    struct ydoc_problem fatal;
+    static const struct ydoc_limits lim = {.kind = "a probe"};
+    const struct ynode *bad = NULL;
+    json_t *j = NULL;
+
+    buf_addf(&b, "v: %s\n", yaml_value);
+    if (ydoc_parse(b.data, b.len, &lim, &d, &fatal) == 0 && d.nproblems == 0 && d.root)
+        j = ynode_to_json(ynode_get(d.root, "v"), &bad);
+    if (j != NULL || d.root != NULL)
+        ydoc_release(&d);
+    buf_release(&b);
+    return j;
+}
+
+/* Probes the validator with one value of option o of fault f: it must accept exactly what the
+ * catalog's option check (what plan_load and the injectors read through) accepts. Returns 1
+ * when they agree. */
+static int probe_option(const struct catalog_fault *f, const struct catalog_option *o,
+                        const char *value)
+{
+    struct buf t = BUF_INIT, want = BUF_INIT;
+    json_t *j = yaml_value_json(value);
+    char msg[200];
+    int catalog_ok, validator_ok = 1, agree;
+
+    if (j == NULL) /* not JSON (.inf): the validator refuses it, the catalog never sees it */
+        return 1;
+    catalog_ok = catalog_option_check(o, j, msg, sizeof(msg)) == 0;
+    json_decref(j);
+    buf_addf(&t, HEAD "faults:\n  - id: %s\n", f->id);
+    if (f->requires_host)
+        buf_adds(&t, "    match: {host: api.example.com}\n");
+    for (const struct catalog_option *p = f->options; p->name; p++) {
+        if (p == o) {
+            buf_addf(&t, "    %s: %s\n", p->name, value);
+        } else if (p->required) {
+            buf_addf(&t, "    %s: ", p->name);
+            sample_value(p, &t);
+            buf_adds(&t, "\n");
+        }
+    }
+    buf_adds(&t, PROBES ABORT);
+    experiment_free(parse(t.data));
+    buf_addf(&want, "faults[0].%s", o->name);
+    for (size_t i = 0; i < D.n; i++)
+        if (!D.v[i].is_warning && strncmp(D.v[i].msg, want.data, want.len) == 0 &&
+            (D.v[i].msg[want.len] == ':' || D.v[i].msg[want.len] == '['))
+            validator_ok = 0;
+    agree = validator_ok == catalog_ok;
+    if (!agree) {
+        dump_diags();
+        fprintf(stderr, "%s.%s = %.60s: validate %s, catalog_option_check %s (%s)\n", f->id,
+                o->name, value, validator_ok ? "accepts" : "refuses",
+                catalog_ok ? "accepts" : "refuses", catalog_ok ? "" : msg);
+    }
+    buf_release(&t);
+    buf_release(&want);
+    return agree;
+}
+
+/* One table decides an option's type, range and values: for every option of every fault, the
+ * validator and catalog_option_check agree on each probe (its bounds and just past them, its
+ * values, other types, spellings of integers YAML reads as numbers, long strings and lists). */
+static void test_options_agree_with_catalog(void **state)
+{
+    static const char *const common[] = {
+        "0",       "1",    "-1",    "2.5",    "1e300",     "-1e300", "'5'",
+        "true",    "null", "''",    "x",      "[]",        "[a]",    "[a, a]",
+        "[a, '']", "[1]",  "[[a]]", "{a: 1}", "0x1f4",     "+500",   "0o764",
+        "500",     "529",  "2.0",   "yes",    "[a, .inf]", "'true'", "9223372036854775807",
+        NULL};
+    struct buf v = BUF_INIT;
+    size_t n, disagree = 0;
+    const struct catalog_fault *faults = catalog_faults(&n);
+
+    for (size_t i = 0; i < n; i++) {
+        for (const struct catalog_option *o = faults[i].options; o->name; o++) {
+            for (const char *const *c = common; *c; c++)
+                disagree += !probe_option(&faults[i], o, *c);
+            for (const char *const *p = o->values; p && *p; p++) {
+                buf_reset(&v);
+                buf_addf(&v, "%s", *p);
+                disagree += !probe_option(&faults[i], o, v.data);
+                buf_reset(&v);
+                buf_addf(&v, "'%s'", *p);
+                disagree += !probe_option(&faults[i], o, v.data);
+                buf_reset(&v);
+                buf_addf(&v, "%sx", *p);
+                disagree += !probe_option(&faults[i], o, v.data);
+            }
+            if (o->min <= o->max) {
+                const double edge[] = {o->min,     o->max,       o->min - 1,
+                                       o->max + 1, o->min - 0.5, o->max + 0.5};
+                for (size_t k = 0; k < sizeof(edge) / sizeof(edge[0]); k++) {
+                    buf_reset(&v);
+                    buf_addf(&v, "%.17g", edge[k]);
+                    disagree += !probe_option(&faults[i], o, v.data);
+                }
+            }
+            if (o->type == CATALOG_OPT_STRING) {
+                for (size_t len = CATALOG_STRING_MAX; len <= CATALOG_STRING_MAX + 1; len++) {
+                    buf_reset(&v);
+                    buf_addc(&v, '\'');
+                    for (size_t k = 0; k < len; k++)
+                        buf_addc(&v, 'x');
+                    buf_addc(&v, '\'');
+                    disagree += !probe_option(&faults[i], o, v.data);
+                }
+            }
+            if (o->type == CATALOG_OPT_STRING_LIST) {
+                for (size_t cnt = CATALOG_LIST_MAX; cnt <= CATALOG_LIST_MAX + 1; cnt++) {
+                    buf_reset(&v);
+                    buf_addc(&v, '[');
+                    for (size_t k = 0; k < cnt; k++)
+                        buf_addf(&v, "%si%zu", k ? ", " : "", k);
+                    buf_addc(&v, ']');
+                    disagree += !probe_option(&faults[i], o, v.data);
+                }
+                for (size_t len = CATALOG_LIST_ITEM_MAX; len <= CATALOG_LIST_ITEM_MAX + 1; len++) {
+                    buf_reset(&v);
+                    buf_adds(&v, "[a, ");
+                    for (size_t k = 0; k < len; k++)
+                        buf_addc(&v, 'y');
+                    buf_addc(&v, ']');
+                    disagree += !probe_option(&faults[i], o, v.data);
+                }
+            }
+        }
+    }
+    buf_release(&v);
+    assert_int_equal(disagree, 0);
 }
 
 static void test_checks_across_options(void **state)
@@ -758,6 +945,71 @@ static void test_load_files(void **state)
     buf_release(&big);
 }
 
+/* experiment_load_as_json: the YAML as JSON without validation; non-fatal problems keep the
+ * document (counted), fatal ones, non-JSON numbers and over-limit files give NULL with a
+ * diagnostic, an unreadable file ERR_IO without one. */
+static void test_load_as_json(void **state)
+{
+    char dir[] = "/tmp/faultline-test-asjson.XXXXXX";
+    struct buf p = BUF_INIT, big = BUF_INIT;
+    struct err e = {0};
+    json_t *j;
+    char *s;
+
+    assert_non_null(mkdtemp(dir));
+    buf_addf(&p, "%s/x.yaml", dir);
+#define AS_JSON(text)                                                                              \
+    (experiment_diags_release(&D), err_clear(&e),                                                \
+     assert_int_equal(fs_write_file(p.data, text, strlen(text), &e), 0),                          \
+     experiment_load_as_json(p.data, &D, &e))
+    j = AS_JSON("name: not validated\nrepeat: 0\nx: [1, 2.5, true, null]\n");
+    assert_non_null(j);
+    s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+    assert_string_equal(s, "{\"name\":\"not validated\",\"repeat\":0,\"x\":[1,2.5,true,null]}");
+    free(s);
+    json_decref(j);
+    assert_int_equal(D.n, 0);
+
+    j = AS_JSON("");
+    assert_true(json_is_null(j));
+    json_decref(j);
+
+    j = AS_JSON("a: 1\na: 2\n"); /* a duplicate key: a problem, the document still shown */
+    assert_non_null(j);
+    assert_int_equal(D.nerrors, 1);
+    assert_int_equal(D.v[0].mark.line, 2);
+    json_decref(j);
+
+    j = AS_JSON("a: [1, 2\n");
+    assert_null(j);
+    assert_int_equal(e.code, ERR_INVALID);
+    assert_true(D.nerrors >= 1);
+
+    j = AS_JSON("a:\n  b: .inf\n");
+    assert_null(j);
+    assert_int_equal(e.code, ERR_INVALID);
+    assert_true(has(0, "not representable as JSON"));
+    assert_int_equal(D.v[D.n - 1].mark.line, 2);
+
+    for (int i = 0; i < 2 * 1024 * 1024 / 64; i++)
+        buf_adds(&big, "# padding padding padding padding padding padding padding paddi\n");
+    j = AS_JSON(big.data);
+    assert_null(j);
+    assert_int_equal(e.code, ERR_INVALID);
+    assert_true(has(0, "over the limit of 1048576 bytes"));
+#undef AS_JSON
+
+    unlink(p.data);
+    experiment_diags_release(&D);
+    err_clear(&e);
+    assert_null(experiment_load_as_json(p.data, &D, &e));
+    assert_int_equal(e.code, ERR_IO);
+    assert_int_equal(D.n, 0);
+    rmdir(dir);
+    buf_release(&p);
+    buf_release(&big);
+}
+
 static void test_ydoc_typing(void **state)
 {
     static const char *const text = "a: ~\nb: true\nc: 0x1f\nd: 0o17\ne: -3\nf: 1.5e3\ng: '5'\n"
@@ -817,6 +1069,8 @@ int main(void)
         cmocka_unit_test_teardown(test_limits, teardown),
         cmocka_unit_test_teardown(test_many_errors_are_capped, teardown),
         cmocka_unit_test_teardown(test_load_files, teardown),
+        cmocka_unit_test_teardown(test_load_as_json, teardown),
+        cmocka_unit_test_teardown(test_options_agree_with_catalog, teardown),
         cmocka_unit_test_teardown(test_ydoc_typing, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -315,7 +315,7 @@ static void fx_begin(struct fixture *f)
     f->rep.nfaults = 1;
     f->rep.faults[0].index = 0;
     snprintf(f->rep.faults[0].kind, sizeof(f->rep.faults[0].kind), "tool.error");
-    f->rep.faults[0].injectors = RUNDIR_COMP_MCP;
+    f->rep.faults[0].injectors = EVKIND_SRC_MCP;
     f->rep.faults[0].retry_after_ms = -1;
     f->rep.cost_ceiling = 1;
     f->sc = repscan_new();
@@ -416,8 +416,8 @@ static int backoff_fails(const long *waits, size_t n)
 static void test_repscan_backoff_decision(void **state)
 {
     static const long immediate[] = {45, 45}, growing[] = {100, 150, 225, 338},
-                      tolerated[] = {100, 140, 196}, too_flat[] = {100, 130},
-                      one_ok[] = {120}, one_soon[] = {80}, flat_slow[] = {2000, 2000, 2000};
+                      tolerated[] = {100, 140, 196}, too_flat[] = {100, 130}, one_ok[] = {120},
+                      one_soon[] = {80}, flat_slow[] = {2000, 2000, 2000};
 
     assert_true(backoff_fails(immediate, 2));
     assert_false(backoff_fails(growing, 4));
@@ -503,7 +503,7 @@ static void test_repscan_recovery_and_layers(void **state)
     assert_int_equal(f.sum.rec_turns, 0);
     assert_int_equal(f.sum.counted_calls, 3);
     assert_int_equal(f.sum.policy_hit.kind, EVID_NONE); /* observe mode */
-    assert_true(f.sum.loaded & RUNDIR_COMP_GATE);       /* named by its src */
+    assert_true(f.sum.loaded & EVKIND_SRC_GATE);       /* named by its src */
     assert_int_equal(f.sum.model_requests, 1);          /* after the recovery: not a turn of it */
     assert_int_equal(f.sum.events, 10);
 }
@@ -586,7 +586,7 @@ static void test_repscan_unknown_kinds(void **state)
     assert_int_equal(f.sum.unknown_kinds, 3);
     assert_int_equal(f.sum.faults_fired, 2); /* the escaped kind is fault_injected */
     assert_int_equal(f.sum.first_fault.line, 4);
-    assert_true(f.sum.seen & RUNDIR_COMP_MCP);
+    assert_true(f.sum.seen & EVKIND_SRC_MCP);
 }
 
 static void test_outcome_precedence(void **state)
@@ -724,6 +724,188 @@ static void test_score_run_folders(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* The catalog's canary column, and failure_surfaced's use of it: a repetition whose fired
+ * faults all show none is not evaluated; one showing the canary on some calls only counts when
+ * a tool result carried it. */
+static void test_repscan_canary_shown(void **state)
+{
+    static const char *const none[] = {"inject.tool_result",     "tool.stale_data",
+                                       "tool.silent_wrong_data", "mcp.toolset_change",
+                                       "llm.model_degrade",      "llm.context_trim"};
+    struct fixture f;
+    struct rule_out out;
+
+    for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++) {
+        const struct catalog_fault *d = catalog_fault_find(none[i]);
+        assert_non_null(d);
+        if (d->canary == CATALOG_CANARY_SHOWN)
+            fail_msg("%s is catalogued as showing the agent a canary", none[i]);
+    }
+    assert_int_equal(catalog_fault_find("tool.error")->canary, CATALOG_CANARY_SHOWN);
+    assert_int_equal(catalog_fault_find("llm.rate_limit")->canary, CATALOG_CANARY_SHOWN);
+
+    /* stale data alone: not evaluated, the kind named */
+    fx_begin(&f);
+    line(&f, "{\"src\":\"mcp\",\"kind\":\"fault_injected\",\"fault\":\"tool.stale_data\"}");
+    fx_end(&f);
+    f.rep.has_agent_out = 1;
+    rules_probe(&f.r, &f.rep, &f.sum, &(struct rundir_probe){.id = "failure_surfaced"},
+                &(struct rules_ctx){0}, &out);
+    assert_int_equal(out.result, RULE_NOT_EVALUATED);
+    assert_non_null(strstr(out.reason, "tool.stale_data shows none"));
+
+    /* and a tool error beside it: evaluated (agent.out had no canary) */
+    fx_begin(&f);
+    line(&f, "{\"src\":\"mcp\",\"kind\":\"fault_injected\",\"fault\":\"tool.stale_data\"}");
+    line(&f, "{\"src\":\"mcp\",\"kind\":\"fault_injected\",\"fault\":\"tool.error\"}");
+    fx_end(&f);
+    f.rep.has_agent_out = 1;
+    rules_probe(&f.r, &f.rep, &f.sum, &(struct rundir_probe){.id = "failure_surfaced"},
+                &(struct rules_ctx){0}, &out);
+    assert_int_equal(out.result, RULE_FAIL);
+
+    /* a removed tool: only once a tool result carried the canary */
+    fx_begin(&f);
+    line(&f, "{\"src\":\"mcp\",\"kind\":\"fault_injected\",\"fault\":\"mcp.toolset_change\"}");
+    fx_end(&f);
+    f.rep.has_agent_out = 1;
+    rules_probe(&f.r, &f.rep, &f.sum, &(struct rundir_probe){.id = "failure_surfaced"},
+                &(struct rules_ctx){0}, &out);
+    assert_int_equal(out.result, RULE_NOT_EVALUATED);
+    assert_non_null(strstr(out.reason, "on some calls only"));
+    fx_begin(&f);
+    line(&f, "{\"src\":\"mcp\",\"kind\":\"fault_injected\",\"fault\":\"mcp.toolset_change\"}");
+    line(&f, "{\"src\":\"mcp\",\"kind\":\"tool_result\",\"tool\":\"t\",\"ok\":false,"
+             "\"error\":\"Unknown tool: t [E-FAULTLINE-00000001]\"}");
+    fx_end(&f);
+    f.rep.has_agent_out = 1;
+    rules_probe(&f.r, &f.rep, &f.sum, &(struct rundir_probe){.id = "failure_surfaced"},
+                &(struct rules_ctx){0}, &out);
+    assert_int_equal(out.result, RULE_FAIL);
+}
+
+/* A tool fault that fired is "not received" when a later request the agent sent recorded
+ * fault_markers and none listed it; a request listing it anywhere (the shim's event filed
+ * late), no later request, a request without the field, or a fault with no marker: no. */
+static void test_repscan_fault_not_received(void **state)
+{
+    static const char fired[] = "{\"src\":\"mcp\",\"kind\":\"fault_injected\",\"fault\":"
+                                "\"tool.error\",\"fault_index\":0}";
+    struct fixture f;
+
+    fx_begin(&f);
+    line(&f, "%s", fired);
+    line(&f, "{\"src\":\"controller\",\"kind\":\"model_request\",\"fault_markers\":[]}");
+    fx_end(&f);
+    assert_int_equal(f.sum.not_received[0], 1);
+
+    fx_begin(&f);
+    line(&f, "%s", fired);
+    line(&f, "{\"src\":\"controller\",\"kind\":\"model_request\",\"fault_markers\":[]}");
+    line(&f, "{\"src\":\"controller\",\"kind\":\"model_request\",\"fault_markers\":[3,0]}");
+    fx_end(&f);
+    assert_int_equal(f.sum.not_received[0], 0);
+
+    fx_begin(&f);
+    line(&f, "{\"src\":\"controller\",\"kind\":\"model_request\",\"fault_markers\":[0]}");
+    line(&f, "%s", fired);
+    fx_end(&f);
+    assert_int_equal(f.sum.not_received[0], 0);
+
+    fx_begin(&f);
+    line(&f, "%s", fired);
+    line(&f, "{\"src\":\"controller\",\"kind\":\"model_request\"}");
+    line(&f, "{\"src\":\"mcp\",\"via\":\"control_api\",\"kind\":\"model_request\","
+             "\"fault_markers\":[]}");
+    fx_end(&f);
+    assert_int_equal(f.sum.not_received[0], 0);
+
+    /* tool.stale_data shows nothing: it has no marker to miss */
+    fx_begin(&f);
+    snprintf(f.rep.faults[0].kind, sizeof(f.rep.faults[0].kind), "tool.stale_data");
+    line(&f, "{\"src\":\"mcp\",\"kind\":\"fault_injected\",\"fault\":\"tool.stale_data\","
+             "\"fault_index\":0}");
+    line(&f, "{\"src\":\"controller\",\"kind\":\"model_request\",\"fault_markers\":[]}");
+    fx_end(&f);
+    assert_int_equal(f.sum.not_received[0], 0);
+}
+
+/* Scans rep-000 of the run folder dir into *sum. */
+static void scan_rep0(const char *dir, struct repsum *sum)
+{
+    struct rundir r;
+    struct err e = {0};
+    struct repscan *s = repscan_new();
+
+    assert_int_equal(rundir_load(&r, dir, &e), 0);
+    assert_int_equal(repscan_run(s, &r, &r.reps[0], sum, &e), 0);
+    repscan_free(s);
+    rundir_release(&r);
+}
+
+/* no_fabricated_value's final answer: the model's last text when the controller recorded one
+ * (decoded: "\n42" is 42), else the last paragraph of agent.out; faultline's own messages
+ * quoted in it, the task and faultline's statuses are no fabrication. */
+static void test_repscan_final_answer(void **state)
+{
+    struct repsum sum;
+    char cmd[128];
+
+    snprintf(tmpdir, sizeof(tmpdir), "/tmp/faultline-test-score-XXXXXX");
+    assert_non_null(mkdtemp(tmpdir));
+    ut_put(tmpdir, "run.json",
+           "{\"status\":\"complete\",\"experiment\":{\"repeat\":1,\"probes\":[],"
+           "\"agent\":\"count to 77\",\"description\":\"the API fails with 529\","
+           "\"verify\":\"test $(wc -l < out) = 31\"}}");
+    ut_put(tmpdir, "rep-000/plan.json",
+           "{\"faulted\":false,\"faults\":[],\"abort\":{\"cost_usd_above\":0.05}}");
+    ut_put(tmpdir, "rep-000/agent.out",
+           "connected: 14 tools on 127.0.0.1:41234\n \t\n"
+           "HTTP 503: faultline injected llm.upstream_5xx: the model API failed with HTTP 599 "
+           "[E-FAULTLINE-0000aaaa] (after 1500 ms)\n"
+           "faultline: the cost ceiling of $0.05 was passed ($0.0612 spent); model calls are "
+           "refused [FAULTLINE-REFUSED cost_usd_above]\n"
+           "counted 77 and 31, 529 in all\n\n\n");
+    ut_put(tmpdir, "rep-000/events.jsonl",
+           "{\"src\":\"controller\",\"kind\":\"model_response\",\"status\":503}\n"
+           "{\"src\":\"mcp\",\"kind\":\"tool_result\",\"tool\":\"t\",\"ok\":true,"
+           "\"result\":\"42\"}\n");
+
+    /* no model text: the last paragraph; 1500 is the agent's own, the rest is sourced */
+    scan_rep0(tmpdir, &sum);
+    assert_int_equal(sum.answer_from, REPSUM_ANSWER_AGENT_OUT);
+    assert_int_equal(sum.answer_numbers, 5); /* 503 1500 77 31 529 */
+    assert_int_equal(sum.answer_unmatched, 1);
+    assert_true(sum.first_unmatched_offset > 60);
+
+    /* a model text, posted texts are not the controller's, an agent's only without one */
+    ut_put(tmpdir, "rep-000/events.jsonl",
+           "{\"src\":\"agent\",\"kind\":\"model_response\",\"text\":\"it is 1234\"}\n"
+           "{\"src\":\"controller\",\"kind\":\"model_response\",\"status\":200,"
+           "\"text\":\"so:\\n42 and 77\"}\n"
+           "{\"src\":\"controller\",\"kind\":\"model_response\",\"status\":200,\"text\":\"\"}\n"
+           "{\"src\":\"controller\",\"kind\":\"model_response\",\"via\":\"control_api\","
+           "\"text\":\"it is 999\"}\n"
+           "{\"src\":\"agent\",\"kind\":\"model_response\",\"text\":\"it is 1234\"}\n"
+           "{\"src\":\"mcp\",\"kind\":\"tool_result\",\"tool\":\"t\",\"ok\":true,"
+           "\"result\":\"42\"}\n");
+    scan_rep0(tmpdir, &sum);
+    assert_int_equal(sum.answer_from, REPSUM_ANSWER_MODEL_TEXT);
+    assert_int_equal(sum.answer_ev.line, 2);
+    assert_int_equal(sum.answer_numbers, 2);
+    assert_int_equal(sum.answer_unmatched, 0);
+
+    /* only an agent reported: its text */
+    ut_put(tmpdir, "rep-000/events.jsonl",
+           "{\"src\":\"agent\",\"kind\":\"model_response\",\"text\":\"it is 1234\"}\n");
+    scan_rep0(tmpdir, &sum);
+    assert_int_equal(sum.answer_from, REPSUM_ANSWER_MODEL_TEXT);
+    assert_int_equal(sum.answer_unmatched, 1);
+
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* A run folder's files swapped for a FIFO after the folder was listed (the check and the
  * open race), or for symbolic links out of the folder: errors, never a hang or a leak. */
 static void test_score_unsafe_files(void **state)
@@ -779,7 +961,8 @@ static void test_score_unsafe_files(void **state)
     /* a repetition folder that is a symbolic link out of the run folder */
     ut_put(tmpdir, "run.json",
            "{\"status\":\"complete\",\"experiment\":{\"repeat\":1,\"probes\":[]}}");
-    snprintf(cmd, sizeof(cmd), "cp -r %s/rep-000 %s/rep && rm -f %s/rep/events.jsonl "
+    snprintf(cmd, sizeof(cmd),
+             "cp -r %s/rep-000 %s/rep && rm -f %s/rep/events.jsonl "
              "%s/rep/agent.out && ln -s %s/rep %s/rep-001",
              tmpdir, outside, outside, outside, outside, tmpdir);
     assert_int_equal(system(cmd), 0);
@@ -829,6 +1012,9 @@ int main(void)
         cmocka_unit_test(test_outcome_precedence),
         cmocka_unit_test(test_score_run_folders),
         cmocka_unit_test(test_score_unsafe_files),
+        cmocka_unit_test(test_repscan_final_answer),
+        cmocka_unit_test(test_repscan_canary_shown),
+        cmocka_unit_test(test_repscan_fault_not_received),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

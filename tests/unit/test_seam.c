@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -104,6 +106,7 @@ static void test_standalone(void **state)
     struct plan_call c = call_of("echo");
     struct seam *s;
     json_t *ev, *got;
+    int64_t before, after, us;
 
     write_text("plan.json", PLAN(FAULT("tool.error", "echo", "")));
     path_in(plan, sizeof(plan), "plan.json");
@@ -131,13 +134,16 @@ static void test_standalone(void **state)
     assert_int_equal(seam_select(s, 0, "k", 0, 1.0), 1);
     assert_int_equal(seam_select(s, 0, "k", 0, 0.0), 0);
 
+    before = time_now_us();
     ev = json_pack("{s:s, s:s}", "kind", "tool_call", "tool", "echo");
     seam_emit(s, ev);
     json_decref(ev);
+    after = time_now_us();
     /* queued until the flush: only plan_loaded could be there (it is queued too) */
     got = read_events("events.jsonl");
     assert_int_equal(json_array_size(got), 0);
     json_decref(got);
+    time_sleep_ms(5);
     seam_flush(s);
     got = read_events("events.jsonl");
     assert_int_equal(json_array_size(got), 2);
@@ -149,6 +155,10 @@ static void test_standalone(void **state)
     ev = json_array_get(got, 1);
     assert_string_equal(json_string_value(json_object_get(ev, "kind")), "tool_call");
     assert_true(json_is_integer(json_object_get(ev, "t")));
+    /* the time it was emitted (it happened), not the flush's 5 ms later */
+    us = json_integer_value(json_object_get(ev, "t_us"));
+    assert_true(us >= before && us <= after);
+    assert_int_equal(json_integer_value(json_object_get(ev, "t")), us / 1000);
     assert_string_equal(json_string_value(json_object_get(ev, "run")), "unit-seam-1");
     json_decref(got);
     seam_free(s);
@@ -175,6 +185,44 @@ static void test_nothing(void **state)
     json_decref(ev);
     seam_flush(s);
     seam_free(s);
+}
+
+/* In a child: a standalone seam recording to a file emits ev (text); returns 1 when the child
+ * died of SIGABRT, the assert of an event the events table does not allow. */
+static int emit_aborts(const char *text)
+{
+    char events[128];
+    int status;
+    pid_t pid;
+
+    path_in(events, sizeof(events), "undoc.jsonl");
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct seam_opts o = {.component = "mcp", .events_path = events};
+        struct err e = {0};
+        struct seam *s = seam_new(&o, &e);
+        json_t *ev = json_loads(text, 0, NULL);
+        fclose(stderr);
+        if (s == NULL || ev == NULL)
+            _exit(3);
+        seam_emit(s, ev);
+        json_decref(ev);
+        seam_free(s);
+        _exit(0);
+    }
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
+}
+
+/* Every event a component emits is held to the events table (ev.h): a field it does not list
+ * for the kind, a wrong type, a kind it has no row for, is a bug that aborts, never a line. */
+static void test_emit_undocumented(void **state)
+{
+    assert_false(emit_aborts("{\"kind\":\"warning\",\"code\":\"c\",\"message\":\"m\"}"));
+    assert_true(emit_aborts("{\"kind\":\"warning\",\"code\":\"c\",\"sneaky\":1}"));
+    assert_true(emit_aborts("{\"kind\":\"tool_call\",\"tool\":3}"));
+    assert_true(emit_aborts("{\"kind\":\"tool_calls\",\"tool\":\"x\"}"));
 }
 
 /* One plan reader in both modes: what src/plan refuses, the seam refuses, before any
@@ -280,9 +328,8 @@ static void test_controller(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_standalone),
-        cmocka_unit_test(test_nothing),
-        cmocka_unit_test(test_invalid_plans),
+        cmocka_unit_test(test_standalone),        cmocka_unit_test(test_nothing),
+        cmocka_unit_test(test_emit_undocumented), cmocka_unit_test(test_invalid_plans),
         cmocka_unit_test(test_controller),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
