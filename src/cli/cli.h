@@ -58,6 +58,7 @@ CMD(mock_model);
 CMD(agent);
 CMD(mcp);
 CMD(score);
+CMD(run);
 CMD(sandbox);
 CMD(init);
 #undef CMD

@@ -1,6 +1,7 @@
 /*
  * cmd_schema: `faultline schema` prints the JSON Schema (draft 2020-12) of the experiment
- * format, generated from the same tables as `faultline validate` (src/experiment/schema.c).
+ * format, generated from the same tables as `faultline validate` (src/experiment/schema.c);
+ * `faultline schema --report` that of `faultline run`'s report (src/run/report.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,19 +9,24 @@
 
 #include "cli/cli.h"
 #include "experiment/schema.h"
+#include "run/report.h"
 #include "util/banned.h"
 
 int cmd_schema(int argc, char **argv)
 {
-    int nargs, rc;
-    const struct opt opts[] = {OPT_END()};
+    int nargs, rc, report = 0;
+    const struct opt opts[] = {
+        OPT_BOOL("report", 0, &report, "the schema of `faultline run`'s report instead"),
+        OPT_END(),
+    };
     const struct opt_cmd cmd = {
         .name = "schema",
-        .usage = "",
+        .usage = "[--report]",
         .about =
             "Prints the JSON Schema (draft 2020-12) of experiment files, for\n"
             "yaml-language-server: put '# yaml-language-server: $schema=experiment.schema.json'\n"
-            "atop an experiment file.\n",
+            "atop an experiment file. --report: the schema of the report `faultline run`\n"
+            "writes (docs/report.md).\n",
         .opts = opts,
         .max_args = 0,
         .example = "schema > experiment.schema.json",
@@ -29,7 +35,7 @@ int cmd_schema(int argc, char **argv)
 
     if ((rc = cli_parse(&cmd, argc, argv, &nargs)) >= 0)
         return rc;
-    json_t *s = schema_experiment();
+    json_t *s = report ? report_schema() : schema_experiment();
     char *text = json_dumps(s, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(s);
     if (text == NULL) {

@@ -78,6 +78,26 @@ static const struct exit_row rows[] = {
      "serve"},
     {"`proxy`", "2", "invalid", "an invalid plan or `--listen` address"},
     USAGE_ROW("`proxy`"),
+    {"`run`", "0", "scored", "verdict `scored`: the report was written"},
+    {"`run`", "1", "aborted",
+     "verdict `aborted` (an abort condition, an interruption or a runner error stopped the run; "
+     "the report was written), or stdout could not be written"},
+    {"`run`", "2", "invalid",
+     "verdict `invalid` (a baseline failed verify, or no fault fired); the report was written"},
+    {"`run`", "3", "experiment",
+     "refused: the experiment cannot be read or is invalid (`FILE:LINE:COL`)"},
+    {"`run`", "4", "sandbox",
+     "refused: the sandbox backend failed its health check (never a fallback to the host)"},
+    {"`run`", "5", "project",
+     "refused: the experiment is not in a git repository, it has no commit, or its working tree "
+     "is not clean (the dirty paths are named)"},
+    {"`run`", "6", "model",
+     "refused: the `model: {mock: FILE}` script is missing or invalid, or the provider's API key "
+     "of a paid model is not set"},
+    {"`run`", "7", "report",
+     "refused or failed: the report's run folder exists already or cannot be made, or the report "
+     "could not be written"},
+    USAGE_ROW("`run`"),
     {"`score`", "0", "scored", "verdict `scored`"},
     {"`score`", "1", "aborted",
      "verdict `aborted`, or the run folder cannot be read (a required "

@@ -29,6 +29,7 @@ static const struct command commands[] = {
      "mock-model --script F [--listen A] a deterministic model server"},
     {"agent", cmd_agent, "agent --prompt TEXT ...            the reference agent"},
     {"mcp", cmd_mcp, "mcp [--plan P --events E] -- CMD   the MCP stdio shim"},
+    {"run", cmd_run, "run EXPERIMENT [--out REPORT.json]   the main job: repetitions, verdict"},
     {"score", cmd_score, "score RUN_DIR [--json]             probes, invariants and verdict"},
     {"init", cmd_init,
      "init [--agent A] [--fault ID]       write a first experiment and mock script"},

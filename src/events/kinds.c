@@ -369,14 +369,16 @@ static const struct evkind kinds[] = {
      "{\"t\":1764590005000,\"seq\":8,\"run\":\"r-0001\",\"src\":\"world\",\"kind\":\"effect\","
      "\"tool\":\"create_refund\",\"collection\":\"refunds\",\"effect_id\":\"rf_1\","
      "\"business_key\":\"order-42\",\"approved\":true,\"deduplicated\":false}"},
-    {"abort", "the repetition was stopped", EVKIND_SRC_CONTROLLER, EVKIND_SRC_RUNNER,
+    {"abort", "the repetition was stopped", EVKIND_SRC_CONTROLLER | EVKIND_SRC_RUNNER, 0,
      "The controller writes it when the cost ceiling is passed (it refuses further model "
-     "calls); the runner's abort monitor is to write it for the other conditions.",
+     "calls); the runner's abort monitor for the other conditions (`runner_error` with the "
+     "detail `the run was interrupted` when `faultline run` got SIGINT or SIGTERM), after the "
+     "controller stopped (docs/run.md).",
      FIELDS(f_abort),
      "{\"t\":1764590006000,\"seq\":9,\"run\":\"r-0001\",\"src\":\"controller\",\"kind\":"
      "\"abort\",\"reason\":\"cost_usd_above\",\"value\":1.02,\"limit\":1,\"detail\":\"summed "
      "model cost $1.0200 passed the ceiling $1\"}"},
-    {"verify", "the verify command ran (or was skipped)", 0, EVKIND_SRC_RUNNER, NULL,
+    {"verify", "the verify command ran (or was skipped)", EVKIND_SRC_RUNNER, 0, NULL,
      FIELDS(f_verify),
      "{\"t\":1764590007000,\"seq\":10,\"run\":\"r-0001\",\"src\":\"runner\",\"kind\":"
      "\"verify\",\"exit_code\":0,\"duration_ms\":950}"},
@@ -389,15 +391,15 @@ static const struct evkind kinds[] = {
      "{\"t\":1764590002100,\"seq\":11,\"run\":\"r-0001\",\"src\":\"mcp\",\"kind\":"
      "\"warning\",\"code\":\"malformed_jsonrpc\",\"message\":\"line 3: not JSON\","
      "\"direction\":\"client_to_server\"}"},
-    {"run_start", "a repetition started", 0, EVKIND_SRC_RUNNER, "Runner bookkeeping.",
+    {"run_start", "a repetition started", EVKIND_SRC_RUNNER, 0, "Runner bookkeeping.",
      FIELDS(f_run_start),
      "{\"t\":1764589999000,\"seq\":12,\"run\":\"r-0001\",\"src\":\"runner\",\"kind\":"
      "\"run_start\",\"rep\":1,\"faulted\":true,\"canary\":\"E-FAULTLINE-7f3a\"}"},
-    {"agent_exit", "the agent process ended", 0, EVKIND_SRC_RUNNER, "Runner bookkeeping.",
+    {"agent_exit", "the agent process ended", EVKIND_SRC_RUNNER, 0, "Runner bookkeeping.",
      FIELDS(f_agent_exit),
      "{\"t\":1764590006500,\"seq\":13,\"run\":\"r-0001\",\"src\":\"runner\",\"kind\":"
      "\"agent_exit\",\"exit_code\":null,\"signal\":15,\"duration_ms\":6500}"},
-    {"run_end", "the repetition ended", 0, EVKIND_SRC_RUNNER, "Runner bookkeeping.",
+    {"run_end", "the repetition ended", EVKIND_SRC_RUNNER, 0, "Runner bookkeeping.",
      FIELDS(f_run_end),
      "{\"t\":1764590008000,\"seq\":14,\"run\":\"r-0001\",\"src\":\"runner\",\"kind\":"
      "\"run_end\",\"outcome\":\"aborted\"}"},

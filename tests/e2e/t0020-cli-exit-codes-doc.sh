@@ -13,7 +13,7 @@ test_expect "docs/cli.md's exit-code table equals faultline help --exit-codes" '
 
 test_expect "the table has a row for every command, a usage row (64) for each" '
     "$FAULTLINE" help --exit-codes >table.md
-    for c in list validate schema plan mock-model agent mcp proxy score; do
+    for c in list validate schema plan mock-model agent mcp proxy score run; do
         grep -q "^| \`$c\` | 0 |" table.md || { echo "no 0 row for $c"; exit 1; }
         grep -q "^| \`$c\` | 64 | usage |" table.md || { echo "no usage row for $c"; exit 1; }
     done

@@ -347,8 +347,10 @@ static void test_fill_page(void **state)
     assert_non_null(strstr(out.data, "### tool_result: a tool call finished\n"));
     assert_non_null(strstr(out.data, "| `delivered` | boolean | no |"));
     assert_non_null(strstr(out.data, "| `via` | string | no |"));
-    assert_non_null(strstr(out.data, "### verify: the verify command ran (or was skipped)\n\n"
+    assert_non_null(strstr(out.data, "### effect: a simulated backend changed its world\n\n"
                                      "**Not written yet**"));
+    assert_non_null(strstr(out.data, "### verify: the verify command ran (or was skipped)\n\n"
+                                     "Written by `runner`."));
     assert_int_equal(strcmp(out.data + out.len - 5, "\ntail"), 0);
     evkind_markdown_common(&common);
     assert_non_null(strstr(out.data, common.data));

@@ -1,0 +1,195 @@
+/*
+ * cmd_run: `faultline run EXPERIMENT [--out REPORT.json] [--keep] [--seed S]
+ * [--model-upstream URL] [--quiet] [--json] [--sandbox native|oci] [--ro-path DIR]...
+ * [--jobs N]`: the
+ * main job (src/run/runner.h, docs/run.md). Checks the preconditions, runs every repetition
+ * in the sandbox, writes the run folder and the report, and exits with the verdict's code.
+ *
+ * Output: progress lines on stderr (none with --quiet or --json), the agent's stdout on stdout
+ * (not with --json, which prints the report there instead), and the report's path. SIGINT and
+ * SIGTERM end the repetition running (everything it started), and the run, which still writes
+ * its report with status aborted. Exit codes (exitcodes.c): 0 scored, 1 aborted, 2 invalid,
+ * 3..7 a refused precondition, 64 usage.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "run/report.h"
+#include "run/runner.h"
+#include "util/url.h"
+#include "util/banned.h"
+
+#define RUN_RO_PATHS_MAX 32
+
+static volatile sig_atomic_t run_stop;
+
+static void on_signal(int sig)
+{
+    run_stop = sig;
+}
+
+struct ro_list {
+    const char *v[RUN_RO_PATHS_MAX + 1];
+    int n;
+};
+
+static int add_ro(const struct opt *o, const char *arg, struct err *e)
+{
+    struct ro_list *l = o->value;
+    if (arg[0] != '/')
+        return err_set(e, ERR_INVALID, "--ro-path '%s': an absolute path is required", arg);
+    if (access(arg, F_OK) != 0)
+        return err_set(e, ERR_INVALID, "--ro-path '%s': no such file or directory", arg);
+    if (l->n >= RUN_RO_PATHS_MAX)
+        return err_set(e, ERR_LIMIT, "at most %d --ro-path", RUN_RO_PATHS_MAX);
+    l->v[l->n++] = arg;
+    l->v[l->n] = NULL;
+    return 0;
+}
+
+static int refusal_code(enum run_refusal why)
+{
+    switch (why) {
+    case RUN_REFUSED_EXPERIMENT:
+        return 3;
+    case RUN_REFUSED_SANDBOX:
+        return 4;
+    case RUN_REFUSED_PROJECT:
+        return 5;
+    case RUN_REFUSED_MODEL:
+        return 6;
+    default:
+        return 7;
+    }
+}
+
+int cmd_run(int argc, char **argv)
+{
+    struct run_opts ro = {0};
+    struct ro_list ro_paths = {{NULL}, 0};
+    struct buf diags = BUF_INIT;
+    struct err e = {0};
+    struct run *r = NULL;
+    enum run_refusal why;
+    int keep = 0, quiet = 0, json = 0, seed_given = 0, jobs = 1, nargs, rc;
+    uint64_t seed = 0;
+    const char *out = NULL, *upstream = NULL, *backend = "native";
+    const struct opt opts[] = {
+        OPT_STRING("out", "REPORT.json", &out, "$TMPDIR/faultline-NAME-TIME-PID.json",
+                   "write the report here; the run folder is REPORT without .json"),
+        OPT_BOOL("keep", 0, &keep, "keep each repetition's worktree (paths in rep.json)"),
+        OPT_U64("seed", "S", &seed, &seed_given,
+                "base seed (decimal or 0x-hex), overrides the experiment's seed"),
+        OPT_STRING("model-upstream", "URL", &upstream, NULL,
+                   "send every model call here (overrides the experiment's model)"),
+        OPT_BOOL("quiet", 'q', &quiet, "no progress lines and no agent output"),
+        OPT_BOOL("json", 0, &json, "print the report on stdout (no agent output there)"),
+        OPT_STRING("sandbox", "native|oci", &backend, NULL, "the sandbox backend"),
+        OPT_INT("jobs", "N", &jobs, 1, RUN_JOBS_MAX,
+                "run up to N repetitions at once (baselines first); the same report"),
+        OPT_CALL("ro-path", "DIR", add_ro, &ro_paths,
+                 "also bind DIR read-only in the sandbox (an agent outside /usr); repeatable"),
+        OPT_END(),
+    };
+    const struct opt_cmd cmd = {
+        .name = "run",
+        .usage = "EXPERIMENT [--out REPORT.json] [--keep] [--seed S] [--model-upstream URL] "
+                 "[--quiet] [--json] [--sandbox native|oci] [--ro-path DIR]... [--jobs N]",
+        .about = "Runs the experiment: its baselines, then its faulted repetitions, each in a\n"
+                 "fresh worktree of HEAD inside the sandbox, with the controller injecting the\n"
+                 "plan's faults; then scores the run folder and writes the report. Refuses to\n"
+                 "start (exit 3-7, one line why) on an invalid experiment, an unhealthy sandbox,\n"
+                 "a dirty working tree, a mock script that does not load or a paid model\n"
+                 "without its key, or a report that cannot be made. Exit: the verdict's, 0\n"
+                 "scored, 1 aborted, 2 invalid.\n",
+        .opts = opts,
+        .min_args = 1,
+        .max_args = 1,
+        .example = "run examples/demo/tool-error.yaml --out /tmp/demo.json",
+        .doc = "docs/run.md",
+    };
+
+    if ((rc = cli_parse(&cmd, argc, argv, &nargs)) >= 0)
+        return rc;
+    if (strcmp(backend, "native") != 0 && strcmp(backend, "oci") != 0) {
+        opt_usage_error(&cmd, "--sandbox: expected native or oci");
+        return EXIT_USAGE;
+    }
+    if (upstream) {
+        struct url u;
+        if (url_parse(upstream, &u, &e) < 0) {
+            char msg[400];
+            snprintf(msg, sizeof(msg), "--model-upstream: %s", e.msg);
+            opt_usage_error(&cmd, msg);
+            return EXIT_USAGE;
+        }
+    }
+    ro.experiment = argv[0];
+    ro.out = out;
+    ro.keep = keep;
+    ro.has_seed = seed_given;
+    ro.seed = seed;
+    ro.model_upstream = upstream;
+    ro.backend = backend;
+    ro.ro_paths = ro_paths.n ? ro_paths.v : NULL;
+    ro.progress = quiet || json ? NULL : stderr;
+    /* A live status line on a terminal (one repetition at a time; TERM=dumb: plain lines). No
+     * colour is used, so NO_COLOR changes nothing. */
+    const char *term = getenv("TERM");
+    ro.status_line =
+        ro.progress && jobs == 1 && isatty(STDERR_FILENO) && !(term && strcmp(term, "dumb") == 0);
+    ro.agent_out = quiet || json ? NULL : stdout;
+    ro.stop = &run_stop;
+    ro.jobs = jobs;
+
+    r = run_new(&ro, &why, &diags, &e);
+    fputs(diags.data, stderr);
+    buf_release(&diags);
+    if (r == NULL) {
+        fprintf(stderr, "faultline run: refused: %s\n", e.msg);
+        return refusal_code(why);
+    }
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    if (run_execute(r, &e) < 0) {
+        fprintf(stderr, "faultline run: %s\n", e.msg);
+        rc = refusal_code(RUN_REFUSED_OUT);
+        goto out;
+    }
+    rc = run_exit_code(r);
+    if (json) {
+        char *s =
+            json_dumps(run_report(r), JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
+        if (s)
+            printf("%s\n", s);
+        free(s);
+        if (cli_stdout_status(cmd.name) != EXIT_OK && rc == EXIT_OK)
+            rc = EXIT_FAIL;
+    }
+    if (!quiet) {
+        const json_t *rep = run_report(r);
+        const json_t *score = json_object_get(rep, "resilience_score");
+        fprintf(stderr, "faultline run: verdict %s (%s)",
+                json_string_value(json_object_get(rep, "verdict")),
+                json_string_value(json_object_get(rep, "verdict_reason")));
+        if (json_is_number(score))
+            fprintf(stderr, ", resilience score %.2f", json_number_value(score));
+        fprintf(stderr, "\nfaultline run: report %s\nfaultline run: run folder %s\n",
+                run_report_path(r), run_dir(r));
+    }
+out:
+    run_free(r);
+    return rc;
+}

@@ -1,0 +1,1497 @@
+/*
+ * runner: see runner.h. One struct run per `faultline run`; one struct rep per repetition,
+ * alive while it runs. Every child of a repetition (mock model, controller, the sandbox with
+ * the agent and verify) is ended on every path out of rep_run, including the stop flag, so a
+ * SIGTERM of the runner leaves no process, namespace or worktree behind.
+ *
+ * Repetition states (rep_run):
+ *   PREPARE  --plan, worktree, carry-in, HOME, mock, sandbox, controller healthy--> AGENT
+ *   PREPARE  --any failure--> ERROR
+ *   AGENT    --agent exited--> VERIFY
+ *   AGENT    --monitor condition (monitor_check)--> ABORTED (sandbox_kill)
+ *   AGENT    --stop flag--> ABORTED ("interrupted")
+ *   AGENT    --controller exited--> ERROR (sandbox_kill)
+ *   VERIFY   --verify exited / timed out--> DONE
+ *   any      --> teardown (rep_teardown): controller, mock, runner events, files, sandbox,
+ *                worktree
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/sockios.h>
+
+#include "agent/cmdrun.h"
+#include "codec/httpc.h"
+#include "events/events.h"
+#include "experiment/experiment.h"
+#include "model/mockscript.h"
+#include "plan/plan.h"
+#include "run/carry.h"
+#include "run/monitor.h"
+#include "run/report.h"
+#include "run/runner.h"
+#include "sandbox/sandbox.h"
+#include "score/score.h"
+#include "util/fs.h"
+#include "util/proc.h"
+#include "util/timeutil.h"
+#include "util/url.h"
+#include "util/banned.h"
+
+#define RUN_PATH_MAX 4096
+/* Directories paths are made below: short enough that a file name always fits. */
+#define RUN_BASE_MAX 3000
+#define RUN_REPDIR_MAX 3500
+#define RUN_MOCK_KEY "faultline-mock-key"
+/* agent.out keeps at most this much of the agent's stdout; one pump moves at most this much */
+#define RUN_AGENT_OUT_MAX ((uint64_t)64 << 20)
+#define RUN_PUMP_MAX ((size_t)1 << 20)
+
+struct run {
+    struct run_opts o;
+    struct experiment *x;
+    char exe[RUN_PATH_MAX];
+    char project[RUN_BASE_MAX]; /* the git toplevel, real path */
+    char report_path[RUN_BASE_MAX];
+    char dir[RUN_BASE_MAX];         /* the run folder */
+    char tmp[RUN_BASE_MAX];         /* worktrees and HOMEs */
+    char mock_script[RUN_PATH_MAX]; /* "" when not a mock run */
+    char upstream_anthropic[1024], upstream_openai[1024];
+    const char *backend_name;
+    char backend_buf[64];
+    int prefix;            /* with --jobs > 1: "[rep N] " before each line of the agent's output */
+    char status_text[200]; /* the live status line's text, "" when none */
+    int status_shown;
+    json_t *reps;   /* the runner's facts per repetition, for the report */
+    json_t *report; /* once written */
+    int exit_code;
+    char status[16]; /* run.json status */
+    char error[700];
+};
+
+/* ---- small helpers ---- */
+
+/* The live status line (opts.status_line: a terminal): drawn on the progress stream without a
+ * newline, erased ("\r", erase to end of line) before anything else is printed there or on
+ * the agent's stream, and drawn again after. */
+static void status_clear(struct run *r)
+{
+    if (r->status_shown) {
+        fputs("\r\033[K", r->o.progress);
+        fflush(r->o.progress);
+        r->status_shown = 0;
+    }
+}
+
+static void status_draw(struct run *r)
+{
+    if (!r->o.status_line || r->o.progress == NULL || r->status_text[0] == '\0')
+        return;
+    fprintf(r->o.progress, "\r\033[K%s", r->status_text);
+    fflush(r->o.progress);
+    r->status_shown = 1;
+}
+
+static void progress(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void progress(struct run *r, const char *fmt, ...)
+{
+    va_list ap;
+    if (r->o.progress == NULL)
+        return;
+    status_clear(r);
+    va_start(ap, fmt);
+    fputs("faultline run: ", r->o.progress);
+    vfprintf(r->o.progress, fmt, ap);
+    fputc('\n', r->o.progress);
+    va_end(ap);
+    status_draw(r);
+    fflush(r->o.progress);
+}
+
+static int stopped(const struct run *r)
+{
+    return r->o.stop != NULL && *r->o.stop != 0;
+}
+
+/* Appends s quoted for sh. */
+static void shq(struct buf *b, const char *s)
+{
+    buf_addc(b, '\'');
+    for (; *s; s++) {
+        if (*s == '\'')
+            buf_adds(b, "'\\''");
+        else
+            buf_addc(b, *s);
+    }
+    buf_addc(b, '\'');
+}
+
+/* Runs a git command line (already quoted) in cwd; *out (may be NULL) gets its stdout. The
+ * exit code, or a negative ERR_* when it could not start. */
+static int git(const char *cwd, const char *cmd, struct buf *out, struct err *e)
+{
+    struct cmdrun_opts co = {
+        .command = cmd, .cwd = cwd, .timeout_ms = 60000, .max_output = (size_t)4 << 20};
+    struct cmdrun_result res;
+    int rc;
+
+    cmdrun_result_init(&res);
+    rc = cmdrun(&co, &res, e);
+    if (rc == 0) {
+        rc = res.exit_code < 0 ? 255 : res.exit_code;
+        if (out)
+            buf_add(out, res.out.data, res.out.len);
+        if (rc != 0)
+            err_set(e, ERR_IO, "%s: %s%s%.200s", cmd, res.status, res.err.len ? ": " : "",
+                    res.err.data);
+    }
+    cmdrun_result_release(&res);
+    return rc;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    remove(path);
+    return 0;
+}
+
+static void rm_tree(const char *path)
+{
+    nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static int write_json(const char *path, json_t *j, struct err *e)
+{
+    char *s = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
+    int rc;
+    if (s == NULL)
+        return err_set(e, ERR_NOMEM, "cannot render '%s'", path);
+    struct buf b = BUF_INIT;
+    buf_adds(&b, s);
+    buf_addc(&b, '\n');
+    free(s);
+    rc = fs_write_file(path, b.data, b.len, e);
+    buf_release(&b);
+    return rc;
+}
+
+/* ---- preconditions ---- */
+
+static int find_project(struct run *r, struct err *e)
+{
+    char dirbuf[RUN_PATH_MAX], *slash;
+    struct buf out = BUF_INIT, cmd = BUF_INIT;
+    int rc;
+
+    if (realpath(r->o.experiment, dirbuf) == NULL)
+        return err_set(e, ERR_IO, "cannot resolve '%s': %s", r->o.experiment, strerror(errno));
+    slash = strrchr(dirbuf, '/');
+    if (slash == dirbuf)
+        slash[1] = '\0';
+    else
+        *slash = '\0';
+    rc = git(dirbuf, "git rev-parse --show-toplevel", &out, e);
+    if (rc != 0) {
+        err_clear(e);
+        rc = err_set(e, ERR_INVALID,
+                     "'%s' is not in a git repository: the run needs a clean git "
+                     "working tree",
+                     r->o.experiment);
+        goto out;
+    }
+    while (out.len && (out.data[out.len - 1] == '\n' || out.data[out.len - 1] == '\r'))
+        out.data[--out.len] = '\0';
+    char *real = realpath(out.data, NULL);
+    if (real == NULL || strlen(real) >= sizeof(r->project)) {
+        rc = err_set(e, ERR_IO, "cannot resolve '%s': %s", out.data,
+                     real ? "path too long" : strerror(errno));
+        free(real);
+        goto out;
+    }
+    snprintf(r->project, sizeof(r->project), "%s", real);
+    free(real);
+    buf_reset(&out);
+    rc = git(r->project, "git rev-parse --verify --quiet HEAD", &out, e);
+    if (rc != 0) {
+        err_clear(e);
+        rc = err_set(e, ERR_INVALID, "the repository '%s' has no commit yet", r->project);
+        goto out;
+    }
+    /* Dirty: anything `git status` names, but the carried-in paths (they are carried). */
+    buf_reset(&out);
+    rc = git(r->project, "git status --porcelain=v1 -z --untracked-files=all", &out, e);
+    if (rc != 0) {
+        rc = ERR_INVALID;
+        goto out;
+    }
+    for (size_t i = 0; i < out.len;) {
+        const char *ent = out.data + i, *path = ent + 3;
+        size_t l = strlen(ent);
+        int rename = ent[0] == 'R' || ent[0] == 'C';
+        i += l + 1;
+        if (rename && i < out.len)
+            i += strlen(out.data + i) + 1; /* the rename's source */
+        if (l < 4 || (ent[0] == '?' && carry_is_carried(path)))
+            continue;
+        if (cmd.len < 300)
+            buf_addf(&cmd, "%s%s", cmd.len ? ", " : "", path);
+        else if (cmd.len < 310)
+            buf_adds(&cmd, ", ...");
+    }
+    if (cmd.len) {
+        rc = err_set(e, ERR_INVALID,
+                     "the working tree of '%s' is not clean (commit or stash first; every "
+                     "repetition starts from HEAD): %s",
+                     r->project, cmd.data);
+        goto out;
+    }
+    rc = 0;
+out:
+    buf_release(&out);
+    buf_release(&cmd);
+    return rc;
+}
+
+static int find_model(struct run *r, struct err *e)
+{
+    const json_t *m = r->x->model;
+    const char *v;
+    char base[RUN_PATH_MAX], *slash;
+
+    r->mock_script[0] = '\0';
+    snprintf(r->upstream_anthropic, sizeof(r->upstream_anthropic), "https://api.anthropic.com");
+    snprintf(r->upstream_openai, sizeof(r->upstream_openai), "https://api.openai.com");
+    if (r->o.model_upstream) {
+        snprintf(r->upstream_anthropic, sizeof(r->upstream_anthropic), "%s", r->o.model_upstream);
+        snprintf(r->upstream_openai, sizeof(r->upstream_openai), "%s", r->o.model_upstream);
+        return 0;
+    }
+    if (json_is_object(m) && json_is_string(json_object_get(m, "mock"))) {
+        struct mockscript *s;
+        v = json_string_value(json_object_get(m, "mock"));
+        if (v[0] == '/') {
+            snprintf(r->mock_script, sizeof(r->mock_script), "%s", v);
+        } else {
+            snprintf(base, sizeof(base), "%s", r->x->path);
+            slash = strrchr(base, '/');
+            if (slash)
+                *slash = '\0';
+            if ((size_t)snprintf(r->mock_script, sizeof(r->mock_script), "%s/%s",
+                                 slash ? base : ".", v) >= sizeof(r->mock_script))
+                return err_set(e, ERR_LIMIT, "mock script path too long");
+        }
+        s = mockscript_load(r->mock_script, e);
+        if (s == NULL)
+            return ERR_INVALID;
+        mockscript_free(s);
+        return 0;
+    }
+    v = json_is_string(m) ? json_string_value(m) : NULL;
+    if (v == NULL || strcmp(v, "openai") == 0 || strcmp(v, "anthropic") == 0) {
+        /* A paid API: refuse at once without its key, and say how to run offline. */
+        const char *a = getenv("ANTHROPIC_API_KEY"), *o = getenv("OPENAI_API_KEY");
+        int has_a = a && a[0], has_o = o && o[0];
+        if (v == NULL ? !has_a && !has_o : strcmp(v, "openai") == 0 ? !has_o : !has_a)
+            return err_set(e, ERR_INVALID,
+                           "no %s in the environment for model '%s': set it, or run offline "
+                           "with 'model: {mock: SCRIPT}' (docs/mock-model.md) or "
+                           "--model-upstream URL",
+                           v == NULL                  ? "ANTHROPIC_API_KEY or OPENAI_API_KEY"
+                           : strcmp(v, "openai") == 0 ? "OPENAI_API_KEY"
+                                                      : "ANTHROPIC_API_KEY",
+                           v ? v : "(default)");
+        return 0;
+    }
+    if (json_is_string(m)) {
+        snprintf(r->upstream_anthropic, sizeof(r->upstream_anthropic), "%s", v);
+        snprintf(r->upstream_openai, sizeof(r->upstream_openai), "%s", v);
+    }
+    return 0;
+}
+
+static int make_out(struct run *r, struct err *e)
+{
+    const char *tmpdir = getenv("TMPDIR");
+    struct stat st;
+    char tmpl[RUN_PATH_MAX];
+
+    if (tmpdir == NULL || tmpdir[0] != '/')
+        tmpdir = "/tmp"; /* a relative TMPDIR would move with each child's cwd */
+    if (r->o.out && r->o.out[0] != '/') {
+        char cwd[1024];
+        if (getcwd(cwd, sizeof(cwd)) == NULL)
+            return err_set(e, ERR_IO, "cannot find the current directory: %s", strerror(errno));
+        if ((size_t)snprintf(r->report_path, sizeof(r->report_path), "%s/%s", cwd, r->o.out) >=
+            sizeof(r->report_path))
+            return err_set(e, ERR_LIMIT, "--out path too long");
+    } else if (r->o.out) {
+        if ((size_t)snprintf(r->report_path, sizeof(r->report_path), "%s", r->o.out) >=
+            sizeof(r->report_path))
+            return err_set(e, ERR_LIMIT, "--out path too long");
+    } else {
+        char stamp[32];
+        time_t now = time(NULL);
+        struct tm tm;
+        gmtime_r(&now, &tm);
+        strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+        if (strlen(tmpdir) > 1000)
+            return err_set(e, ERR_LIMIT, "TMPDIR is longer than 1000 bytes");
+        snprintf(r->report_path, sizeof(r->report_path), "%.1000s/faultline-%s-%s-%ld.json", tmpdir,
+                 r->x->name, stamp, (long)getpid());
+    }
+    if (report_run_dir(r->report_path, r->dir, sizeof(r->dir)) < 0)
+        return err_set(e, ERR_LIMIT, "--out path too long");
+    if (lstat(r->dir, &st) == 0)
+        return err_set(e, ERR_INVALID,
+                       "the run folder '%s' already exists (remove it or choose another --out)",
+                       r->dir);
+    if (fs_mkdirs(r->dir, e) < 0)
+        return ERR_IO;
+    if (strlen(tmpdir) > 1000)
+        return err_set(e, ERR_LIMIT, "TMPDIR is longer than 1000 bytes");
+    snprintf(tmpl, sizeof(tmpl), "%.1000s/faultline-run.XXXXXX", tmpdir);
+    if (mkdtemp(tmpl) == NULL)
+        return err_set(e, ERR_IO, "cannot make a temporary directory in '%s': %s", tmpdir,
+                       strerror(errno));
+    snprintf(r->tmp, sizeof(r->tmp), "%.1100s", tmpl);
+    /* The sandbox user (nobody, when the runner is root) must pass through to the worktrees
+     * and HOMEs below it; it can list nothing here. */
+    if (chmod(r->tmp, 0711) < 0)
+        return err_set(e, ERR_IO, "cannot chmod '%s': %s", r->tmp, strerror(errno));
+    return 0;
+}
+
+struct run *run_new(const struct run_opts *o, enum run_refusal *why, struct buf *diags,
+                    struct err *e)
+{
+    struct run *r = xcalloc(1, sizeof(*r));
+    struct experiment_diags d = {0};
+    ssize_t n;
+
+    r->o = *o;
+    r->exit_code = 1;
+    r->reps = json_array();
+    snprintf(r->status, sizeof(r->status), "error");
+    *why = RUN_REFUSED_EXPERIMENT;
+    r->x = experiment_load(o->experiment, &d, e);
+    if (diags)
+        experiment_diags_format(&d, o->experiment, diags);
+    if (r->x == NULL) {
+        if (e->code == 0)
+            err_set(e, ERR_INVALID, "'%s' is not a valid experiment (%zu error%s)", o->experiment,
+                    d.nerrors, d.nerrors == 1 ? "" : "s");
+        goto fail;
+    }
+    if (o->self_exe) {
+        snprintf(r->exe, sizeof(r->exe), "%s", o->self_exe);
+    } else if ((n = readlink("/proc/self/exe", r->exe, sizeof(r->exe) - 1)) > 0) {
+        r->exe[n] = '\0';
+    } else {
+        err_set(e, ERR_IO, "cannot find the faultline executable: %s", strerror(errno));
+        goto fail;
+    }
+    *why = RUN_REFUSED_SANDBOX;
+    if (sandbox_health(o->backend, e) < 0)
+        goto fail;
+    *why = RUN_REFUSED_PROJECT;
+    if (find_project(r, e) < 0)
+        goto fail;
+    *why = RUN_REFUSED_MODEL;
+    if (find_model(r, e) < 0)
+        goto fail;
+    *why = RUN_REFUSED_OUT;
+    if (make_out(r, e) < 0)
+        goto fail;
+    *why = RUN_REFUSED_NONE;
+    experiment_diags_release(&d);
+    return r;
+fail:
+    experiment_diags_release(&d);
+    run_free(r);
+    return NULL;
+}
+
+/* ---- one repetition ---- */
+
+struct rep {
+    struct run *r;
+    int index;
+    struct plan *plan;
+    char dir[RUN_REPDIR_MAX], work[RUN_REPDIR_MAX], home[RUN_REPDIR_MAX];
+    int worktree_added;
+    struct proc mock, ctl;
+    int mock_live, ctl_live;
+    struct sandbox *sb;
+    uint16_t port;
+    int nsfd;
+    struct monitor mon;
+    /* results */
+    char status[16]; /* complete, aborted, error */
+    char error[512];
+    struct monitor_abort abort;
+    int aborted;
+    int agent_ran, agent_exit, agent_signal;
+    int64_t agent_ms;
+    int verify_ran, verify_exit, verify_signal;
+    int64_t verify_ms, t_agent_end, t_verify_end;
+    int64_t t_start;
+    uint64_t out_bytes, out_dropped; /* the agent's stdout kept and dropped */
+    int at_line_start;
+};
+
+static int rep_fail(struct rep *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int rep_fail(struct rep *p, const char *fmt, ...)
+{
+    va_list ap;
+    if (p->status[0] == '\0' || strcmp(p->status, "complete") == 0) {
+        va_start(ap, fmt);
+        vsnprintf(p->error, sizeof(p->error), fmt, ap);
+        va_end(ap);
+        snprintf(p->status, sizeof(p->status), "error");
+    }
+    return ERR_IO;
+}
+
+/* Waits for a child's ready file; ERR_TIMEOUT, or ERR_IO when the child exited first. */
+static int wait_ready(struct proc *pr, const char *file, int timeout_ms, struct run *r)
+{
+    int64_t end = time_mono_ns() + (int64_t)timeout_ms * 1000000;
+    struct stat st;
+    while (time_mono_ns() < end) {
+        if (stat(file, &st) == 0 && st.st_size > 0)
+            return 0;
+        if (proc_poll(pr))
+            return ERR_IO;
+        if (stopped(r))
+            return ERR_TIMEOUT;
+        time_sleep_ms(20);
+    }
+    return ERR_TIMEOUT;
+}
+
+static int read_addr(const char *file, char *out, size_t size)
+{
+    struct buf b = BUF_INIT;
+    struct err e = {0};
+    int rc = fs_read_file(file, 256, &b, &e);
+    if (rc == 0) {
+        while (b.len && (b.data[b.len - 1] == '\n' || b.data[b.len - 1] == ' '))
+            b.data[--b.len] = '\0';
+        snprintf(out, size, "%s", b.data);
+    }
+    buf_release(&b);
+    return rc;
+}
+
+/* GET /_faultline/health from inside the sandbox's network namespace: a child enters it
+ * (setns on the namespace of the listening socket, SIOCGSKNS) and asks. 0 when it answered
+ * 200. */
+static int health_probe(struct rep *p)
+{
+    pid_t pid;
+    int ws;
+
+    if (p->nsfd < 0)
+        return 0; /* no way into the namespace: the ready file and a live process stand in */
+    pid = fork();
+    if (pid < 0)
+        return ERR_SYS;
+    if (pid == 0) {
+        struct url u;
+        struct err e = {0};
+        struct httpc_parser hp;
+        char addr[64];
+        if (setns(p->nsfd, CLONE_NEWNET) < 0)
+            _exit(3);
+        snprintf(addr, sizeof(addr), "http://127.0.0.1:%u", (unsigned)p->port);
+        if (url_parse(addr, &u, &e) < 0)
+            _exit(4);
+        struct httpc_call c = {.url = &u,
+                               .method = "GET",
+                               .target = "/_faultline/health",
+                               .connect_timeout_ms = 1000,
+                               .idle_timeout_ms = 1000,
+                               .total_timeout_ms = 1500,
+                               .max_body = 65536};
+        int rc = httpc_call_run(&c, &hp, &e);
+        int ok = rc == 0 && hp.status == 200;
+        httpc_parser_release(&hp);
+        _exit(ok ? 0 : 1);
+    }
+    while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
+        ;
+    return WIFEXITED(ws) && WEXITSTATUS(ws) == 0 ? 0 : ERR_PROTO;
+}
+
+static const char *const *sandbox_env(struct rep *p, struct buf *store, const char **vec,
+                                      size_t cap)
+{
+    struct run *r = p->r;
+    size_t n = 0, off[96];
+
+    buf_reset(store);
+    off[n++] = store->len;
+    buf_addf(store, "FAULTLINE_RUN=%s", plan_run_id(p->plan));
+    buf_addc(store, '\0');
+    off[n++] = store->len;
+    buf_addf(store, "FAULTLINE_CANARY=%s", plan_canary(p->plan));
+    buf_addc(store, '\0');
+    off[n++] = store->len;
+    buf_adds(store, "FAULTLINE_SANDBOX=1");
+    buf_addc(store, '\0');
+    if (r->x->mcp_servers) {
+        off[n++] = store->len;
+        buf_adds(store, "FAULTLINE_MCP_CONFIG=" SANDBOX_HOME "/mcp.json");
+        buf_addc(store, '\0');
+    }
+    /* The providers' keys, by name. A mock run gets a placeholder: never the user's key, so
+     * nothing a mock run does can spend it. */
+    for (int k = 0; k < 2; k++) {
+        const char *nm = k == 0 ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY";
+        const char *v = r->mock_script[0] ? RUN_MOCK_KEY : getenv(nm);
+        if (v == NULL)
+            continue;
+        off[n++] = store->len;
+        buf_addf(store, "%s=%s", nm, v);
+        buf_addc(store, '\0');
+    }
+    for (size_t i = 0; i < r->x->nenv && n + 1 < cap && n < 90; i++) {
+        const char *v = getenv(r->x->env[i]);
+        if (v == NULL)
+            continue;
+        if (strcmp(r->x->env[i], "ANTHROPIC_API_KEY") == 0 ||
+            strcmp(r->x->env[i], "OPENAI_API_KEY") == 0)
+            continue; /* passed above (a placeholder in a mock run) */
+        off[n++] = store->len;
+        buf_addf(store, "%s=%s", r->x->env[i], v);
+        buf_addc(store, '\0');
+    }
+    for (size_t i = 0; i < n && i + 1 < cap; i++)
+        vec[i] = store->data + off[i];
+    vec[n < cap ? n : cap - 1] = NULL;
+    return vec;
+}
+
+/* The MCP configuration Claude Code's --mcp-config reads: every experiment server behind the
+ * shim (`faultline mcp --name S -- COMMAND ARGS`), which asks the controller. */
+static int write_mcp_config(struct rep *p, struct err *e)
+{
+    const char *name;
+    json_t *srv, *root, *servers;
+    char path[RUN_PATH_MAX];
+    int rc;
+
+    if (p->r->x->mcp_servers == NULL)
+        return 0;
+    root = json_object();
+    servers = json_object();
+    json_object_set_new(root, "mcpServers", servers);
+    json_object_foreach(p->r->x->mcp_servers, name, srv)
+    {
+        json_t *args = json_array(), *ent = json_object(), *a;
+        size_t i;
+        json_array_append_new(args, json_string("mcp"));
+        json_array_append_new(args, json_string("--name"));
+        json_array_append_new(args, json_string(name));
+        json_array_append_new(args, json_string("--"));
+        json_array_append(args, json_object_get(srv, "command"));
+        json_array_foreach(json_object_get(srv, "args"), i, a) json_array_append(args, a);
+        json_object_set_new(ent, "type", json_string("stdio"));
+        json_object_set_new(ent, "command", json_string(SANDBOX_BINDIR "/faultline"));
+        json_object_set_new(ent, "args", args);
+        json_object_set_new(servers, name, ent);
+    }
+    snprintf(path, sizeof(path), "%s/mcp.json", p->home);
+    rc = write_json(path, root, e);
+    json_decref(root);
+    return rc;
+}
+
+static int start_mock(struct rep *p, char *url, size_t size, struct err *e)
+{
+    char ready[RUN_PATH_MAX], log[RUN_PATH_MAX], addr[128];
+    snprintf(ready, sizeof(ready), "%s/mock-%03d.addr", p->r->tmp, p->index);
+    snprintf(log, sizeof(log), "%s/mock.log", p->dir);
+    const char *argv[] = {p->r->exe,     "mock-model",   "--script", p->r->mock_script, "--listen",
+                          "127.0.0.1:0", "--ready-file", ready,      "--log",           log,
+                          NULL};
+    struct proc_opts po = {
+        .argv = argv, .in = PROC_NULL, .out = PROC_NULL, .err = PROC_NULL, .die_with_parent = 1};
+    if (proc_spawn(&p->mock, &po, e) < 0)
+        return ERR_IO;
+    p->mock_live = 1;
+    if (wait_ready(&p->mock, ready, RUN_HEALTH_TIMEOUT_MS, p->r) < 0)
+        return err_set(e, ERR_IO, "the mock model did not start (see %s)", log);
+    if (read_addr(ready, addr, sizeof(addr)) < 0)
+        return err_set(e, ERR_IO, "cannot read the mock model's address");
+    snprintf(url, size, "http://%s", addr);
+    return 0;
+}
+
+static int start_controller(struct rep *p, int lfd, struct err *e)
+{
+    struct run *r = p->r;
+    char ready[RUN_PATH_MAX], log[RUN_PATH_MAX], plan[RUN_PATH_MAX], events[RUN_PATH_MAX];
+    char fdtxt[16], mock[256];
+    const char *ua = r->upstream_anthropic, *uo = r->upstream_openai;
+    int fd, rc;
+
+    if (r->mock_script[0]) {
+        if (start_mock(p, mock, sizeof(mock), e) < 0)
+            return ERR_IO;
+        ua = uo = mock;
+    }
+    snprintf(ready, sizeof(ready), "%s/proxy-%03d.addr", r->tmp, p->index);
+    snprintf(log, sizeof(log), "%s/proxy.log", p->dir);
+    snprintf(plan, sizeof(plan), "%s/plan.json", p->dir);
+    snprintf(events, sizeof(events), "%s/events.jsonl", p->dir);
+    /* The listener without close-on-exec for the controller alone, closed again at once. */
+    fd = fcntl(lfd, F_DUPFD, 3);
+    if (fd < 0)
+        return err_set(e, ERR_SYS, "dup: %s", strerror(errno));
+    snprintf(fdtxt, sizeof(fdtxt), "%d", fd);
+    const char *argv[] = {r->exe,
+                          "proxy",
+                          "--plan",
+                          plan,
+                          "--events",
+                          events,
+                          "--listen-fd",
+                          fdtxt,
+                          "--upstream-anthropic",
+                          ua,
+                          "--upstream-openai",
+                          uo,
+                          "--sandboxed",
+                          "--ready-file",
+                          ready,
+                          "--log",
+                          log,
+                          "--log-level",
+                          "info",
+                          NULL};
+    struct proc_opts po = {
+        .argv = argv, .in = PROC_NULL, .out = PROC_NULL, .err = PROC_NULL, .die_with_parent = 1};
+    rc = proc_spawn(&p->ctl, &po, e);
+    close(fd);
+    if (rc < 0)
+        return ERR_IO;
+    p->ctl_live = 1;
+    rc = wait_ready(&p->ctl, ready, RUN_HEALTH_TIMEOUT_MS, r);
+    if (rc == ERR_IO) {
+        char st[96];
+        proc_describe(&p->ctl, st, sizeof(st));
+        return err_set(e, ERR_IO, "the controller %s before answering /_faultline/health", st);
+    }
+    int64_t end = time_mono_ns() + (int64_t)RUN_HEALTH_TIMEOUT_MS * 1000000;
+    for (;;) {
+        if (rc == 0 && health_probe(p) == 0)
+            return 0;
+        if (proc_poll(&p->ctl)) {
+            char st[96];
+            proc_describe(&p->ctl, st, sizeof(st));
+            return err_set(e, ERR_IO, "the controller %s before answering /_faultline/health", st);
+        }
+        if (stopped(r))
+            return err_set(e, ERR_IO, "interrupted");
+        if (time_mono_ns() >= end)
+            return err_set(e, ERR_TIMEOUT,
+                           "the controller never answered /_faultline/health within %d s",
+                           RUN_HEALTH_TIMEOUT_MS / 1000);
+        time_sleep_ms(50);
+        rc = 0;
+    }
+}
+
+static int prepare(struct rep *p, struct err *e)
+{
+    struct run *r = p->r;
+    struct buf cmd = BUF_INIT, log = BUF_INIT;
+    char path[RUN_PATH_MAX];
+    const char *env[100];
+    struct buf envstore = BUF_INIT;
+    int lfd = -1, rc, ncarried = 0;
+
+    snprintf(path, sizeof(path), "%s/plan.json", p->dir);
+    if ((rc = plan_save(p->plan, path, e)) < 0)
+        goto out;
+    snprintf(p->work, sizeof(p->work), "%s/work-%03d", r->tmp, p->index);
+    snprintf(p->home, sizeof(p->home), "%s/home-%03d", r->tmp, p->index);
+    buf_adds(&cmd, "git worktree add --quiet --detach ");
+    shq(&cmd, p->work);
+    buf_adds(&cmd, " HEAD");
+    if ((rc = git(r->project, cmd.data, NULL, e)) != 0) {
+        rc = ERR_IO;
+        goto out;
+    }
+    p->worktree_added = 1;
+    if ((rc = carry_in(r->project, p->work, &log, &ncarried, e)) < 0)
+        goto out;
+    if (log.len && r->o.progress) {
+        for (char *line = log.data, *nl; *line; line = nl + 1) {
+            nl = strchr(line, '\n');
+            if (nl == NULL)
+                break;
+            *nl = '\0';
+            progress(r, "rep %d: %s", p->index, line);
+        }
+    }
+    rm_tree(p->home);
+    if ((rc = fs_mkdirs(p->home, e)) < 0 || (rc = write_mcp_config(p, e)) < 0)
+        goto out;
+    struct sandbox_spec spec = {
+        .backend = r->o.backend,
+        .workdir = p->work,
+        .homedir = p->home,
+        .self_exe = r->exe,
+        .env = sandbox_env(p, &envstore, env, sizeof(env) / sizeof(env[0])),
+        .ro_paths = r->o.ro_paths,
+    };
+    if ((rc = sandbox_open(&p->sb, &spec, &lfd, &p->port, e)) < 0)
+        goto out;
+    r->backend_name = sandbox_backend_name(p->sb);
+    p->nsfd = ioctl(lfd, SIOCGSKNS);
+    if ((rc = start_controller(p, lfd, e)) < 0)
+        goto out;
+    rc = 0;
+out:
+    if (lfd >= 0)
+        close(lfd);
+    buf_release(&cmd);
+    buf_release(&log);
+    buf_release(&envstore);
+    return rc;
+}
+
+/* The command run in the sandbox: the controller's URLs (known only once the sandbox's
+ * listener is bound, after its environment was fixed) exported, then the experiment's
+ * command. */
+static void sandbox_cmd(const struct rep *p, const char *cmd, struct buf *out)
+{
+    buf_reset(out);
+    buf_addf(out,
+             "export ANTHROPIC_BASE_URL=http://127.0.0.1:%u OPENAI_BASE_URL=http://127.0.0.1:%u "
+             "FAULTLINE_CONTROL_URL=http://127.0.0.1:%u\n",
+             (unsigned)p->port, (unsigned)p->port, (unsigned)p->port);
+    /* An agent or server installed under a --ro-path directory is found by name: its bin/ (or
+     * a node_modules' .bin/) goes after the sandbox's own PATH. */
+    for (const char *const *d = p->r->o.ro_paths; d && *d; d++) {
+        char bin[RUN_PATH_MAX];
+        struct stat st;
+        snprintf(bin, sizeof(bin), "%.4000s/.bin", *d);
+        if (stat(bin, &st) != 0 || !S_ISDIR(st.st_mode))
+            snprintf(bin, sizeof(bin), "%.4000s/bin", *d);
+        if (stat(bin, &st) != 0 || !S_ISDIR(st.st_mode))
+            continue;
+        buf_adds(out, "PATH=\"$PATH\":");
+        shq(out, bin);
+        buf_adds(out, "\n");
+    }
+    buf_adds(out, cmd);
+}
+
+static void describe_exit(const struct proc *pr, int *code, int *sig)
+{
+    *code = -1;
+    *sig = 0;
+    if (!pr->exited)
+        return;
+    if (WIFEXITED(pr->status))
+        *code = WEXITSTATUS(pr->status);
+    else if (WIFSIGNALED(pr->status))
+        *sig = WTERMSIG(pr->status);
+}
+
+/* Moves what the agent printed to agent.out and the terminal: at most RUN_PUMP_MAX bytes a
+ * call, so that an agent printing without pause cannot starve the abort monitor. Past
+ * RUN_AGENT_OUT_MAX bytes the output is read and dropped (counted in out_dropped). 1 at EOF. */
+static int pump(struct rep *p, int rfd, int outfd)
+{
+    char chunk[16384];
+    size_t moved = 0;
+    while (moved < RUN_PUMP_MAX) {
+        ssize_t n = read(rfd, chunk, sizeof(chunk));
+        if (n > 0) {
+            moved += (size_t)n;
+            if (p->out_bytes + (uint64_t)n > RUN_AGENT_OUT_MAX) {
+                p->out_dropped += (uint64_t)n;
+                continue;
+            }
+            p->out_bytes += (uint64_t)n;
+            fs_write_all(outfd, chunk, (size_t)n);
+            if (p->r->o.agent_out && p->r->prefix == 0) {
+                status_clear(p->r);
+                fwrite(chunk, 1, (size_t)n, p->r->o.agent_out);
+                fflush(p->r->o.agent_out);
+                if (chunk[n - 1] == '\n')
+                    status_draw(p->r);
+            } else if (p->r->o.agent_out) {
+                /* parallel repetitions: each line says whose it is */
+                for (ssize_t i = 0; i < n; i++) {
+                    if (p->at_line_start)
+                        fprintf(p->r->o.agent_out, "[rep %d] ", p->r->prefix - 1);
+                    fputc(chunk[i], p->r->o.agent_out);
+                    p->at_line_start = chunk[i] == '\n';
+                }
+                fflush(p->r->o.agent_out);
+            }
+            continue;
+        }
+        if (n == 0)
+            return 1;
+        if (errno == EINTR)
+            continue;
+        return 0; /* EAGAIN */
+    }
+    return 0;
+}
+
+/* The status line of a repetition: which, what kind, the phase, the cost so far, elapsed. */
+static void rep_status(struct rep *p, const char *phase)
+{
+    struct run *r = p->r;
+    if (!r->o.status_line)
+        return;
+    snprintf(r->status_text, sizeof(r->status_text), "[rep %d of %d, %s] %s  $%.4f  %.1f s",
+             p->index + 1, 2 * r->x->repeat, plan_faulted(p->plan) ? "faulted" : "baseline", phase,
+             p->mon.cost_usd, (double)(time_now_ms() - p->t_start) / 1000.0);
+    status_draw(r);
+}
+
+static void agent_phase(struct rep *p)
+{
+    struct run *r = p->r;
+    struct proc ap = {0};
+    struct err e = {0};
+    struct buf cmd = BUF_INIT;
+    char path[RUN_PATH_MAX];
+    int pfd[2] = {-1, -1}, outfd = -1, errfd = -1, eof = 0, killed = 0;
+    int64_t t0;
+
+    snprintf(path, sizeof(path), "%s/agent.out", p->dir);
+    outfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    snprintf(path, sizeof(path), "%s/agent.err", p->dir);
+    errfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (outfd < 0 || errfd < 0 || pipe2(pfd, O_CLOEXEC) < 0) {
+        rep_fail(p, "cannot open the agent's output files: %s", strerror(errno));
+        goto out;
+    }
+    fcntl(pfd[0], F_SETFL, O_NONBLOCK);
+    sandbox_cmd(p, r->x->agent, &cmd);
+    t0 = time_mono_ns();
+    if (sandbox_spawn(p->sb, cmd.data, pfd[1], errfd, &ap, &e) < 0) {
+        rep_fail(p, "cannot start the agent in the sandbox: %s", e.msg);
+        goto out;
+    }
+    p->agent_ran = 1;
+    close(pfd[1]);
+    pfd[1] = -1;
+    for (;;) {
+        struct pollfd pf = {.fd = pfd[0], .events = POLLIN};
+        double elapsed = (double)(time_mono_ns() - t0) / 1e9;
+
+        if (!eof && poll(&pf, 1, RUN_TICK_MS) > 0)
+            eof = pump(p, pfd[0], outfd);
+        else if (eof)
+            time_sleep_ms(RUN_TICK_MS / 5);
+        if (proc_poll(&ap) && (eof || killed))
+            break;
+        if (proc_poll(&ap) && !eof) {
+            /* exited; a background child may still hold the pipe: give it a moment */
+            for (int i = 0; i < 10 && !eof; i++) {
+                if (poll(&pf, 1, 20) > 0)
+                    eof = pump(p, pfd[0], outfd);
+            }
+            break;
+        }
+        if (killed)
+            continue;
+        if (monitor_poll(&p->mon, &e) < 0)
+            e.code = 0;
+        rep_status(p, "agent");
+        if (stopped(r)) {
+            p->aborted = 1;
+            p->abort.reason = "interrupted";
+            snprintf(p->abort.detail, sizeof(p->abort.detail), "the run was interrupted");
+        } else if (monitor_check(&p->mon, &r->x->abort, elapsed, &p->abort)) {
+            p->aborted = 1;
+        } else if (proc_poll(&p->ctl)) {
+            char st[96];
+            proc_describe(&p->ctl, st, sizeof(st));
+            rep_fail(p, "the controller %s while the agent ran", st);
+        } else {
+            continue;
+        }
+        if (p->aborted)
+            progress(r, "rep %d: aborted: %s", p->index, p->abort.detail);
+        sandbox_kill(p->sb, RUN_GRACE_MS);
+        killed = 1;
+    }
+    if (!eof)
+        pump(p, pfd[0], outfd);
+    if (proc_wait(&ap, 5000) < 0)
+        proc_terminate(&ap, RUN_GRACE_MS);
+    p->agent_ms = (time_mono_ns() - t0) / 1000000;
+    p->t_agent_end = time_now_ms();
+    describe_exit(&ap, &p->agent_exit, &p->agent_signal);
+    proc_release(&ap);
+out:
+    if (pfd[0] >= 0)
+        close(pfd[0]);
+    if (pfd[1] >= 0)
+        close(pfd[1]);
+    if (outfd >= 0)
+        close(outfd);
+    if (errfd >= 0)
+        close(errfd);
+    buf_release(&cmd);
+}
+
+static void verify_phase(struct rep *p)
+{
+    struct run *r = p->r;
+    struct proc vp = {0};
+    struct err e = {0};
+    struct buf cmd = BUF_INIT;
+    char path[RUN_PATH_MAX];
+    int fd, limit_ms = RUN_VERIFY_TIMEOUT_MS;
+    int64_t t0, end;
+
+    if (r->x->abort.wall_clock_s_above > 0 && r->x->abort.wall_clock_s_above * 1000 < limit_ms)
+        limit_ms = (int)(r->x->abort.wall_clock_s_above * 1000);
+    snprintf(path, sizeof(path), "%s/verify.out", p->dir);
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    sandbox_cmd(p, r->x->verify, &cmd);
+    t0 = time_mono_ns();
+    end = t0 + (int64_t)limit_ms * 1000000;
+    if (sandbox_spawn(p->sb, cmd.data, fd, fd, &vp, &e) < 0) {
+        rep_fail(p, "cannot start verify in the sandbox: %s", e.msg);
+        goto out;
+    }
+    p->verify_ran = 1;
+    rep_status(p, "verify");
+    while (proc_wait(&vp, RUN_TICK_MS) == ERR_TIMEOUT) {
+        rep_status(p, "verify");
+        if (stopped(r) || time_mono_ns() >= end) {
+            if (stopped(r)) {
+                p->aborted = 1;
+                p->abort.reason = "interrupted";
+                snprintf(p->abort.detail, sizeof(p->abort.detail), "the run was interrupted");
+            } else {
+                progress(r, "rep %d: verify ran over %d s: stopped", p->index, limit_ms / 1000);
+            }
+            sandbox_kill(p->sb, RUN_GRACE_MS);
+            if (proc_wait(&vp, 5000) < 0)
+                proc_terminate(&vp, RUN_GRACE_MS);
+            break;
+        }
+    }
+    p->verify_ms = (time_mono_ns() - t0) / 1000000;
+    p->t_verify_end = time_now_ms();
+    describe_exit(&vp, &p->verify_exit, &p->verify_signal);
+    proc_release(&vp);
+out:
+    if (fd >= 0)
+        close(fd);
+    buf_release(&cmd);
+}
+
+/* The runner's own events, after the controller stopped (no other writer then), continuing
+ * the file's seq. */
+static void runner_events(struct rep *p)
+{
+    char path[RUN_PATH_MAX];
+    struct err e = {0};
+    struct events_writer *w;
+    json_t *ev;
+
+    monitor_poll(&p->mon, &e);
+    snprintf(path, sizeof(path), "%s/events.jsonl", p->dir);
+    w = events_open(path, plan_run_id(p->plan), "runner", &e);
+    if (w == NULL)
+        return;
+    ev = json_pack("{s:s, s:I, s:i, s:b, s:s, s:s}", "kind", "run_start", "seq",
+                   (json_int_t)(p->mon.max_seq + 1), "rep", p->index, "faulted",
+                   plan_faulted(p->plan), "canary", plan_canary(p->plan), "experiment",
+                   p->r->x->hash);
+    json_object_set_new(ev, "t", json_integer(p->t_start));
+    events_append(w, ev);
+    json_decref(ev);
+    if (p->agent_ran) {
+        ev = json_pack("{s:s, s:I}", "kind", "agent_exit", "duration_ms", (json_int_t)p->agent_ms);
+        json_object_set_new(ev, "exit_code",
+                            p->agent_signal ? json_null() : json_integer(p->agent_exit));
+        if (p->agent_signal)
+            json_object_set_new(ev, "signal", json_integer(p->agent_signal));
+        json_object_set_new(ev, "t", json_integer(p->t_agent_end));
+        events_append(w, ev);
+        json_decref(ev);
+    }
+    if (p->aborted && !p->abort.by_controller) {
+        const char *reason =
+            strcmp(p->abort.reason, "interrupted") == 0 ? "runner_error" : p->abort.reason;
+        ev = json_pack("{s:s, s:s, s:s}", "kind", "abort", "reason", reason, "detail",
+                       p->abort.detail);
+        if (p->abort.limit > 0) {
+            json_object_set_new(ev, "value", json_real(score_round(p->abort.value, 4)));
+            json_object_set_new(ev, "limit", json_real(p->abort.limit));
+        }
+        events_append(w, ev);
+        json_decref(ev);
+    }
+    ev = json_pack("{s:s}", "kind", "verify");
+    if (p->verify_ran && !p->verify_signal && p->verify_exit >= 0) {
+        json_object_set_new(ev, "exit_code", json_integer(p->verify_exit));
+        json_object_set_new(ev, "duration_ms", json_integer(p->verify_ms));
+    } else {
+        json_object_set_new(ev, "exit_code", json_null());
+        json_object_set_new(ev, "skipped", json_boolean(!p->verify_ran));
+    }
+    events_append(w, ev);
+    json_decref(ev);
+    ev = json_pack("{s:s, s:s}", "kind", "run_end", "outcome",
+                   p->aborted                        ? "aborted"
+                   : strcmp(p->status, "error") == 0 ? "error"
+                                                     : "completed");
+    events_append(w, ev);
+    json_decref(ev);
+    events_close(w);
+}
+
+static json_t *exit_json(int ran, int code, int sig, int64_t ms)
+{
+    json_t *j = json_object();
+    json_object_set_new(j, "ran", json_boolean(ran));
+    json_object_set_new(j, "exit_code",
+                        ran && !sig && code >= 0 ? json_integer(code) : json_null());
+    json_object_set_new(j, "signal", sig ? json_integer(sig) : json_null());
+    json_object_set_new(j, "duration_ms", ran ? json_integer(ms) : json_null());
+    return j;
+}
+
+/* verify.json, rep.json, and the runner's facts for the report. */
+static void rep_files(struct rep *p)
+{
+    char path[RUN_PATH_MAX];
+    struct err e = {0};
+    json_t *v, *rj, *ab;
+    int verify_ok = p->verify_ran && !p->verify_signal && p->verify_exit >= 0;
+
+    v = json_object();
+    json_object_set_new(v, "exit_code", verify_ok ? json_integer(p->verify_exit) : json_null());
+    json_object_set_new(v, "skipped", json_boolean(!p->verify_ran));
+    json_object_set_new(v, "duration_ms", p->verify_ran ? json_integer(p->verify_ms) : json_null());
+    snprintf(path, sizeof(path), "%s/verify.json", p->dir);
+    write_json(path, v, &e);
+    json_decref(v);
+
+    ab = json_null();
+    if (p->aborted) {
+        ab = json_object();
+        json_object_set_new(ab, "reason", json_string(p->abort.reason));
+        json_object_set_new(ab, "detail", json_string(p->abort.detail));
+        if (p->abort.limit > 0) {
+            json_object_set_new(ab, "value", json_real(score_round(p->abort.value, 4)));
+            json_object_set_new(ab, "limit", json_real(p->abort.limit));
+        }
+    }
+    rj = json_object();
+    json_object_set_new(rj, "status", json_string(p->status));
+    json_object_set_new(rj, "error", p->error[0] ? json_string(p->error) : json_null());
+    json_object_set_new(rj, "abort", ab);
+    json_object_set_new(rj, "rep", json_integer(p->index));
+    json_object_set_new(rj, "faulted", json_boolean(plan_faulted(p->plan)));
+    json_object_set_new(rj, "run", json_string(plan_run_id(p->plan)));
+    json_object_set_new(rj, "canary", json_string(plan_canary(p->plan)));
+    json_object_set_new(rj, "seed", json_integer((json_int_t)(plan_seed(p->plan) & INT64_MAX)));
+    json_object_set_new(rj, "sandbox",
+                        json_string(p->r->backend_name ? p->r->backend_name : "native"));
+    json_object_set_new(rj, "agent",
+                        exit_json(p->agent_ran, p->agent_exit, p->agent_signal, p->agent_ms));
+    json_object_set_new(rj, "verify",
+                        exit_json(p->verify_ran, p->verify_exit, p->verify_signal, p->verify_ms));
+    json_object_set_new(rj, "cost_usd", json_real(score_round(p->mon.cost_usd, 6)));
+    json_object_set_new(rj, "agent_out_dropped", json_integer((json_int_t)p->out_dropped));
+    json_object_set_new(rj, "duration_ms", json_integer((time_now_ms() - p->t_start)));
+    json_object_set_new(rj, "worktree",
+                        p->r->o.keep && p->worktree_added ? json_string(p->work) : json_null());
+    snprintf(path, sizeof(path), "%s/rep.json", p->dir);
+    write_json(path, rj, &e);
+    json_decref(rj);
+}
+
+static void rep_teardown(struct rep *p)
+{
+    struct run *r = p->r;
+    struct buf cmd = BUF_INIT;
+    struct err e = {0};
+
+    if (p->sb)
+        sandbox_kill(p->sb, RUN_GRACE_MS);
+    if (p->ctl_live) {
+        proc_terminate(&p->ctl, 5000);
+        proc_release(&p->ctl);
+        p->ctl_live = 0;
+    }
+    if (p->mock_live) {
+        proc_terminate(&p->mock, RUN_GRACE_MS);
+        proc_release(&p->mock);
+        p->mock_live = 0;
+    }
+    if (p->nsfd >= 0)
+        close(p->nsfd);
+    p->nsfd = -1;
+    if (p->status[0] == '\0')
+        snprintf(p->status, sizeof(p->status), "%s", p->aborted ? "aborted" : "complete");
+    runner_events(p);
+    rep_files(p);
+    sandbox_close(p->sb);
+    p->sb = NULL;
+    if (p->worktree_added && !r->o.keep) {
+        buf_adds(&cmd, "git worktree remove --force ");
+        shq(&cmd, p->work);
+        if (git(r->project, cmd.data, NULL, &e) != 0) {
+            rm_tree(p->work);
+            git(r->project, "git worktree prune", NULL, &e);
+        }
+    }
+    if (!r->o.keep)
+        rm_tree(p->home);
+    buf_release(&cmd);
+}
+
+/* Runs repetition index. Returns the repetition's status: "complete", "aborted", "error"; the
+ * verify exit code in *verify_exit (-1: none). */
+static const char *rep_run(struct run *r, int index, int *verify_exit, char *error, size_t esz)
+{
+    static char status[16];
+    struct rep p;
+    struct err e = {0};
+    char path[RUN_PATH_MAX];
+
+    memset(&p, 0, sizeof(p));
+    p.r = r;
+    p.index = index;
+    p.nsfd = -1;
+    p.agent_exit = p.verify_exit = -1;
+    p.at_line_start = 1;
+    p.t_start = time_now_ms();
+    snprintf(p.dir, sizeof(p.dir), "%s/rep-%03d", r->dir, index);
+    snprintf(path, sizeof(path), "%s/events.jsonl", p.dir);
+    monitor_init(&p.mon, path, &e);
+    p.plan = plan_build(r->x, index, r->o.has_seed, r->o.seed, NULL, NULL, &e);
+    if (p.plan == NULL || fs_mkdirs(p.dir, &e) < 0) {
+        snprintf(error, esz, "rep %d: %s", index, e.msg);
+        plan_free(p.plan);
+        monitor_release(&p.mon);
+        return "error";
+    }
+    progress(r, "rep %d of %d (%s): %s", index + 1, 2 * r->x->repeat,
+             plan_faulted(p.plan) ? "faulted" : "baseline", plan_run_id(p.plan));
+    rep_status(&p, "setup");
+    if (prepare(&p, &e) < 0) {
+        if (stopped(r)) {
+            p.aborted = 1;
+            p.abort.reason = "interrupted";
+            snprintf(p.abort.detail, sizeof(p.abort.detail), "the run was interrupted");
+        } else {
+            rep_fail(&p, "%s", e.msg);
+        }
+    } else {
+        agent_phase(&p);
+        if (!p.aborted && strcmp(p.status, "error") != 0)
+            verify_phase(&p);
+    }
+    rep_teardown(&p);
+    r->status_text[0] = '\0';
+    progress(r, "rep %d: %s%s%s (agent %s%d, verify %s%d, $%.4f)", index, p.status,
+             p.error[0] ? ": " : "", p.error, p.agent_signal ? "signal " : "exit ",
+             p.agent_signal ? p.agent_signal : p.agent_exit, p.verify_signal ? "signal " : "exit ",
+             p.verify_signal ? p.verify_signal : p.verify_exit, p.mon.cost_usd);
+    *verify_exit = p.verify_ran && !p.verify_signal ? p.verify_exit : -1;
+    snprintf(error, esz, "rep %d: %s", index,
+             p.error[0]  ? p.error
+             : p.aborted ? p.abort.detail
+                         : "");
+    snprintf(status, sizeof(status), "%s", p.status);
+    plan_free(p.plan);
+    monitor_release(&p.mon);
+    return status;
+}
+
+static void skip_rep(struct run *r, int index, const char *why)
+{
+    char dir[RUN_REPDIR_MAX], path[RUN_PATH_MAX];
+    struct err e = {0};
+    struct plan *pl = plan_build(r->x, index, r->o.has_seed, r->o.seed, NULL, NULL, &e);
+    json_t *j;
+
+    snprintf(dir, sizeof(dir), "%s/rep-%03d", r->dir, index);
+    if (fs_mkdirs(dir, &e) < 0)
+        goto out;
+    if (pl) {
+        snprintf(path, sizeof(path), "%s/plan.json", dir);
+        plan_save(pl, path, &e);
+    }
+    j = json_pack("{s:s, s:s, s:i, s:b}", "status", "skipped", "error", why, "rep", index,
+                  "faulted", index >= r->x->repeat);
+    snprintf(path, sizeof(path), "%s/rep.json", dir);
+    write_json(path, j, &e);
+    json_decref(j);
+out:
+    plan_free(pl);
+}
+
+static int write_run_json(struct run *r, struct err *e)
+{
+    char path[RUN_PATH_MAX];
+    json_t *j = json_object(), *x = experiment_to_json(r->x);
+    int rc;
+    json_object_set_new(x, "hash", json_string(r->x->hash));
+    json_object_set_new(j, "format", json_integer(1));
+    json_object_set_new(j, "status", json_string(r->status));
+    json_object_set_new(j, "error", r->error[0] ? json_string(r->error) : json_null());
+    json_object_set_new(j, "experiment", x);
+    snprintf(path, sizeof(path), "%s/run.json", r->dir);
+    rc = write_json(path, j, e);
+    json_decref(j);
+    return rc;
+}
+
+/* The outcome of one repetition, as the loop needs it. */
+enum rep_result { REP_OK = 0, REP_ABORTED = 1, REP_ERROR = 2, REP_VERIFY_FAILED = 3 };
+
+static enum rep_result rep_result_of(const char *st, int vexit)
+{
+    if (strcmp(st, "aborted") == 0)
+        return REP_ABORTED;
+    if (strcmp(st, "error") == 0)
+        return REP_ERROR;
+    return vexit == 0 ? REP_OK : REP_VERIFY_FAILED;
+}
+
+/* With --jobs N > 1, each repetition runs in a child process (a fork of the runner: the same
+ * rep_run, its own sandbox, controller and worktree); its outcome is its exit status, its
+ * facts are its rep.json. */
+struct slot {
+    pid_t pid;
+    int index;
+};
+
+static pid_t rep_fork(struct run *r, int index)
+{
+    pid_t pid;
+    fflush(NULL);
+    pid = fork();
+    if (pid == 0) {
+        char why[600];
+        int vexit;
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() == 1)
+            _exit(REP_ERROR);
+        r->prefix = index + 1;
+        const char *st = rep_run(r, index, &vexit, why, sizeof(why));
+        fflush(NULL);
+        _exit(rep_result_of(st, vexit));
+    }
+    return pid;
+}
+
+/* Runs repetitions [from, to) at most r->o.jobs at a time; sets *ended on an abort or error and
+ * *baseline_failed when a baseline failed verify. When one ends the run, the others running
+ * are interrupted (SIGTERM: they record the interruption) and no new one starts. */
+static void run_phase(struct run *r, int from, int to, int *ended, int *baseline_failed)
+{
+    struct slot slots[RUN_JOBS_MAX];
+    int next = from, running = 0, jobs = r->o.jobs < 1 ? 1 : r->o.jobs, forwarded = 0;
+
+    if (jobs > RUN_JOBS_MAX)
+        jobs = RUN_JOBS_MAX;
+    while (next < to || running > 0) {
+        while (!*ended && !stopped(r) && running < jobs && next < to) {
+            if (jobs == 1) {
+                char why[600];
+                int vexit;
+                const char *st = rep_run(r, next, &vexit, why, sizeof(why));
+                enum rep_result res = rep_result_of(st, vexit);
+                if (res == REP_ABORTED || res == REP_ERROR)
+                    *ended = 1;
+                else if (res == REP_VERIFY_FAILED && next < r->x->repeat)
+                    *baseline_failed = 1;
+                next++;
+                continue;
+            }
+            pid_t pid = rep_fork(r, next);
+            if (pid < 0) {
+                skip_rep(r, next++, "cannot fork the repetition's runner");
+                *ended = 1;
+                break;
+            }
+            slots[running].pid = pid;
+            slots[running].index = next++;
+            running++;
+        }
+        if ((*ended || stopped(r)) && next < to) {
+            for (; next < to; next++)
+                skip_rep(r, next, stopped(r) ? "the run was interrupted" : "the run had ended");
+        }
+        if (running == 0)
+            continue;
+        if ((*ended || stopped(r)) && !forwarded) {
+            for (int i = 0; i < running; i++)
+                kill(slots[i].pid, SIGTERM);
+            forwarded = 1;
+        }
+        int ws;
+        pid_t done = waitpid(-1, &ws, 0);
+        if (done < 0) {
+            if (errno != EINTR)
+                break;
+            continue;
+        }
+        for (int i = 0; i < running; i++) {
+            if (slots[i].pid != done)
+                continue;
+            int code = WIFEXITED(ws) ? WEXITSTATUS(ws) : REP_ERROR;
+            if (code == REP_ABORTED || code == REP_ERROR)
+                *ended = 1;
+            else if (code == REP_VERIFY_FAILED && slots[i].index < r->x->repeat)
+                *baseline_failed = 1;
+            slots[i] = slots[--running];
+            break;
+        }
+    }
+}
+
+/* The repetitions' rep.json files, in plan order: the report's repetitions, and the run's
+ * status and error (the first repetition, in plan order, that was aborted or failed). */
+static void collect_reps(struct run *r)
+{
+    char path[RUN_PATH_MAX];
+    json_t *arr = json_array();
+    int decided = 0;
+
+    for (int i = 0; i < 2 * r->x->repeat; i++) {
+        json_error_t je;
+        json_t *j;
+        const char *st, *sb;
+        snprintf(path, sizeof(path), "%s/rep-%03d/rep.json", r->dir, i);
+        j = json_load_file(path, 0, &je);
+        if (!json_is_object(j)) {
+            json_decref(j);
+            j = json_pack("{s:s, s:s, s:i, s:b}", "status", "error", "error", "no rep.json", "rep",
+                          i, "faulted", i >= r->x->repeat);
+        }
+        st = json_string_value(json_object_get(j, "status"));
+        sb = json_string_value(json_object_get(j, "sandbox"));
+        if (sb && r->backend_name == NULL)
+            snprintf(r->backend_buf, sizeof(r->backend_buf), "%s", sb),
+                r->backend_name = r->backend_buf;
+        if (!decided && st && (strcmp(st, "aborted") == 0 || strcmp(st, "error") == 0)) {
+            const json_t *ab = json_object_get(j, "abort");
+            const char *msg = json_string_value(json_object_get(j, "error"));
+            if (msg == NULL)
+                msg = json_string_value(json_object_get(ab, "detail"));
+            snprintf(r->status, sizeof(r->status), "%s", st);
+            snprintf(r->error, sizeof(r->error), "rep %d: %.600s", i, msg ? msg : st);
+            decided = 1;
+        }
+        json_array_append_new(arr, j);
+    }
+    if (!decided && stopped(r)) {
+        snprintf(r->status, sizeof(r->status), "aborted");
+        snprintf(r->error, sizeof(r->error), "interrupted");
+    }
+    json_decref(r->reps);
+    r->reps = arr;
+}
+
+int run_execute(struct run *r, struct err *e)
+{
+    int baseline_failed = 0, ended = 0;
+    json_t *score;
+    int code;
+
+    snprintf(r->error, sizeof(r->error), "the runner did not finish");
+    if (write_run_json(r, e) < 0)
+        return ERR_IO;
+    r->error[0] = '\0';
+    snprintf(r->status, sizeof(r->status), "complete");
+    /* The baselines finish before the faulted repetitions start. */
+    run_phase(r, 0, r->x->repeat, &ended, &baseline_failed);
+    if (baseline_failed && !ended)
+        progress(r, "a baseline failed verify: the faulted repetitions are skipped");
+    if (ended || baseline_failed || stopped(r)) {
+        for (int i = r->x->repeat; i < 2 * r->x->repeat; i++)
+            skip_rep(r, i,
+                     stopped(r)                  ? "the run was interrupted"
+                     : baseline_failed && !ended ? "a baseline repetition failed verify"
+                                                 : "the run had ended");
+    } else {
+        run_phase(r, r->x->repeat, 2 * r->x->repeat, &ended, &baseline_failed);
+    }
+    r->status_text[0] = '\0';
+    status_clear(r);
+    collect_reps(r);
+    if (write_run_json(r, e) < 0)
+        return ERR_IO;
+    score = score_run(r->dir, &code, e);
+    if (score == NULL)
+        return ERR_IO;
+    r->exit_code = code;
+    r->report = report_build(r->x, r->dir, r->status, r->error[0] ? r->error : NULL,
+                             r->backend_name ? r->backend_name : "native", r->reps, score);
+    json_decref(score);
+    if (report_write(r->report, r->report_path, e) < 0)
+        return ERR_IO;
+    return 0;
+}
+
+int run_exit_code(const struct run *r)
+{
+    return r->exit_code;
+}
+
+const json_t *run_report(const struct run *r)
+{
+    return r->report;
+}
+
+const char *run_report_path(const struct run *r)
+{
+    return r->report_path;
+}
+
+const char *run_dir(const struct run *r)
+{
+    return r->dir;
+}
+
+void run_free(struct run *r)
+{
+    if (r == NULL)
+        return;
+    if (r->tmp[0] && !r->o.keep)
+        rm_tree(r->tmp);
+    experiment_free(r->x);
+    json_decref(r->reps);
+    json_decref(r->report);
+    free(r);
+}
