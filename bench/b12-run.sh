@@ -76,8 +76,10 @@ for r in $(seq "$ROUNDS"); do
     (cd "$T/p1" && "$FAULTLINE" run exp.yaml --quiet --out "$T/r$r.json" >/dev/null 2>"$T/run$r.err")
     rc=$?
     t1=$(now_ms)
-    if [ ! -s "$T/r$r.json" ]; then
-        echo "b12-run: faultline run wrote no report (exit $rc):"; tail -5 "$T/run$r.err"; exit 1
+    # (the agent never calls the model, so the fault never fires: verdict invalid, by design)
+    if [ "$(jq '[.repetitions[] | select(.status == "complete")] | length' "$T/r$r.json" 2>/dev/null)" != "$REPS" ]; then
+        echo "b12-run: not every repetition completed (exit $rc): nothing to measure"
+        tail -5 "$T/run$r.err"; exit 1
     fi
     run_ms+=($(( (t1 - t0) )))
     t0=$(now_ms)
@@ -116,6 +118,11 @@ if "$FAULTLINE" help run 2>&1 | grep -q -- "--jobs"; then
     t1=$(now_ms)
     (cd "$T/p2" && "$FAULTLINE" run exp.yaml --quiet --jobs 2 --out "$T/j2.json" >/dev/null 2>&1)
     t2=$(now_ms)
+    for j in j1 j2; do
+        if [ "$(jq '[.repetitions[] | select(.status == "complete")] | length' "$T/$j.json" 2>/dev/null)" != 20 ]; then
+            echo "b12-run: the --jobs run ($j) did not score: nothing to measure"; exit 1
+        fi
+    done
     j1=$((t1 - t0)) j2=$((t2 - t1))
     jr=$(awk -v a="$j2" -v b="$j1" 'BEGIN {printf "%.2f", a / b}')
     verdict jobs "$jr" "<=" 0.6

@@ -679,7 +679,6 @@ static int start_controller(struct rep *p, int lfd, struct err *e)
                           ua,
                           "--upstream-openai",
                           uo,
-                          "--sandboxed",
                           "--ready-file",
                           ready,
                           "--log",

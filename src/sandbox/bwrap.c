@@ -259,7 +259,28 @@ static int bwrap_spawn(struct sandbox *sb, const char *cmd, int out_fd, int err_
 
 /* ---- killing ---- */
 
-/* Sends sig to every process in one of sb's PID namespaces; returns how many it found. */
+/* 1 when pid has exited and waits to be reaped (a zombie keeps its /proc/N/ns/pid link: the
+ * namespace's init, orphaned when bwrap exits first, may wait on a host init that reaps late). */
+static int is_zombie(long pid)
+{
+    char path[64], buf[512], *p;
+    ssize_t n;
+    int fd;
+
+    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 1; /* gone */
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return 1;
+    buf[n] = '\0';
+    p = strrchr(buf, ')'); /* "pid (comm) S ...": comm may hold anything */
+    return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
+/* Sends sig to every live process in one of sb's PID namespaces; returns how many it found. */
 static int signal_all(struct sandbox *sb, int sig)
 {
     DIR *d = opendir("/proc");
@@ -281,7 +302,7 @@ static int signal_all(struct sandbox *sb, int sig)
             continue;
         for (size_t i = 0; i < SANDBOX_SPAWNS_MAX; i++) {
             if (sb->spawns[i].init && sb->spawns[i].dev == st.st_dev &&
-                sb->spawns[i].ino == st.st_ino) {
+                sb->spawns[i].ino == st.st_ino && !is_zombie(pid)) {
                 kill((pid_t)pid, sig);
                 found++;
                 break;
@@ -296,11 +317,14 @@ static int bwrap_kill(struct sandbox *sb, int grace_ms)
 {
     uint64_t end;
 
-    if (signal_all(sb, SIGTERM) > 0) {
-        end = sandbox_mono_ms() + (uint64_t)(grace_ms > 0 ? grace_ms : 0);
-        while (sandbox_mono_ms() < end && signal_all(sb, 0) > 0) {
-            time_sleep_ms(20);
-        }
+    /* SIGTERM again every 100 ms: a process still starting (a command not yet forked by the
+     * namespace's init, which itself ignores SIGTERM) would otherwise miss it and run out the
+     * grace period. */
+    end = sandbox_mono_ms() + (uint64_t)(grace_ms > 0 ? grace_ms : 0);
+    for (int round = 0; signal_all(sb, round % 5 == 0 ? SIGTERM : 0) > 0; round++) {
+        if (sandbox_mono_ms() >= end)
+            break;
+        time_sleep_ms(20);
     }
     for (size_t i = 0; i < SANDBOX_SPAWNS_MAX; i++)
         if (sb->spawns[i].init)

@@ -10,7 +10,13 @@
 
 #include <cmocka.h>
 
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "sandbox/backend.h"
+#include "util/fs.h"
+#include "util/proc.h"
 #include "util/banned.h"
 
 static const char *const spec_env[] = {"ANTHROPIC_API_KEY=sk-secret-value",
@@ -151,6 +157,51 @@ static void test_env_sets_home_path_and_flag(void **state)
     free(env);
 }
 
+/* A real sandbox: spawn, let the command end, then kill with a long grace: nothing is left,
+ * so the kill returns at once instead of waiting the grace out. */
+static void test_kill_after_exit_is_immediate(void **state)
+{
+    char dir[] = "/tmp/test-sandbox-XXXXXX";
+    char work[64], home[64];
+    struct sandbox_spec spec;
+    struct sandbox *sb = NULL;
+    struct proc p;
+    struct err e = {0};
+    int lfd = -1;
+    uint16_t port;
+    uint64_t t0;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    chmod(dir, 0711);
+    snprintf(work, sizeof(work), "%s/w", dir);
+    snprintf(home, sizeof(home), "%s/h", dir);
+    assert_int_equal(mkdir(work, 0700), 0);
+    assert_int_equal(mkdir(home, 0700), 0);
+    memset(&spec, 0, sizeof(spec));
+    spec.workdir = work;
+    spec.homedir = home;
+    assert_int_equal(sandbox_open(&sb, &spec, &lfd, &port, &e), 0);
+    assert_true(port > 0);
+    assert_int_equal(sandbox_spawn(sb, "exit 3", -1, -1, &p, &e), 0);
+    assert_int_equal(proc_wait(&p, 10000), 0);
+    assert_int_equal(proc_exit_code(&p), 3);
+    proc_release(&p);
+    t0 = sandbox_mono_ms();
+    assert_int_equal(sandbox_kill(sb, 3000), 0);
+    assert_true(sandbox_mono_ms() - t0 < 500);
+    /* and a command still running is ended within the grace */
+    assert_int_equal(sandbox_spawn(sb, "sleep 60", -1, -1, &p, &e), 0);
+    t0 = sandbox_mono_ms();
+    assert_int_equal(sandbox_kill(sb, 3000), 0);
+    assert_int_equal(proc_wait(&p, 5000), 0);
+    assert_true(sandbox_mono_ms() - t0 < 3000);
+    proc_release(&p);
+    close(lfd);
+    sandbox_close(sb);
+    assert_int_equal(fs_remove_tree(dir, &e), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -158,6 +209,7 @@ int main(void)
         cmocka_unit_test(test_docker_argv),
         cmocka_unit_test(test_user_image_gets_no_host_usr),
         cmocka_unit_test(test_env_sets_home_path_and_flag),
+        cmocka_unit_test(test_kill_after_exit_is_immediate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
