@@ -262,7 +262,7 @@ int init_render(enum init_agent a, const char *fault, const char *model_file, st
                 struct buf *script, struct err *e)
 {
     const struct catalog_fault *f = catalog_fault_find(fault);
-    enum init_boundary b;
+    enum init_boundary b = INIT_MODEL;
     struct buf cmd = BUF_INIT;
     int rc, inject;
 
