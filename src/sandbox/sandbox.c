@@ -367,12 +367,13 @@ static void cgroup_make(const char *ctrl, const char *file, const char *value, c
         snprintf(base, sizeof(base), "%s/%s/faultline", CGROUP_ROOT, ctrl);
     if (mkdir(base, 0755) < 0 && errno != EEXIST)
         return;
-    snprintf(path, sizeof(path), "%s/%s", base, name);
-    if (mkdir(path, 0755) < 0)
+    if ((size_t)snprintf(path, sizeof(path), "%s/%s", base, name) >= sizeof(path) ||
+        (size_t)snprintf(dir, n, "%s", path) >= n || mkdir(path, 0755) < 0) {
+        dir[0] = '\0';
         return;
-    snprintf(dir, n, "%s", path);
-    snprintf(path, sizeof(path), "%s/%s", dir, file);
-    if (sandbox_write_str(path, value)) {
+    }
+    if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, file) >= sizeof(path) ||
+        sandbox_write_str(path, value)) {
         rmdir(dir);
         dir[0] = '\0';
     }
