@@ -89,7 +89,8 @@ static int agent_cmd(enum init_agent a, enum init_boundary b, struct buf *out, s
         if (b == INIT_MODEL)
             buf_adds(out, "claude -p \"" INIT_PROMPT "\"\n  --allowedTools Bash");
         else
-            buf_adds(out, "claude -p \"" INIT_PROMPT_MCP "\"\n  --mcp-config "
+            buf_adds(out, "MCP_CONNECTION_NONBLOCKING=0 claude -p \"" INIT_PROMPT_MCP
+                          "\"\n  --mcp-config "
                           "\"$FAULTLINE_MCP_CONFIG\" --allowedTools mcp__fs__write_file");
         buf_adds(out, " --output-format text");
         return 0;

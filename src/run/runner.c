@@ -194,6 +194,35 @@ static int write_json(const char *path, json_t *j, struct err *e)
 
 /* ---- preconditions ---- */
 
+/* 1 when rel (a path of the project) is the experiment file or its mock-model script: the
+ * runner reads them from the project, never through a worktree, so an untracked one (as
+ * `faultline init` leaves them) does not make the tree dirty. */
+static int is_run_input(const struct run *r, const char *rel)
+{
+    char path[RUN_PATH_MAX], real[RUN_PATH_MAX], mock[RUN_PATH_MAX], *slash;
+    const json_t *m = r->x ? json_object_get(r->x->model, "mock") : NULL;
+
+    if ((size_t)snprintf(path, sizeof(path), "%s/%s", r->project, rel) >= sizeof(path) ||
+        realpath(path, real) == NULL)
+        return 0;
+    if (realpath(r->o.experiment, path) && strcmp(path, real) == 0)
+        return 1;
+    if (!json_is_string(m))
+        return 0;
+    if (json_string_value(m)[0] == '/') {
+        snprintf(mock, sizeof(mock), "%s", json_string_value(m));
+    } else {
+        snprintf(path, sizeof(path), "%s", r->o.experiment);
+        slash = strrchr(path, '/');
+        if (slash)
+            *slash = '\0';
+        if ((size_t)snprintf(mock, sizeof(mock), "%s/%s", slash ? path : ".",
+                             json_string_value(m)) >= sizeof(mock))
+            return 0;
+    }
+    return realpath(mock, path) && strcmp(path, real) == 0;
+}
+
 static int find_project(struct run *r, struct err *e)
 {
     char dirbuf[RUN_PATH_MAX], *slash;
@@ -234,7 +263,8 @@ static int find_project(struct run *r, struct err *e)
         rc = err_set(e, ERR_INVALID, "the repository '%s' has no commit yet", r->project);
         goto out;
     }
-    /* Dirty: anything `git status` names, but the carried-in paths (they are carried). */
+    /* Dirty: anything `git status` names, but the carried-in paths (they are carried) and the
+     * run's own untracked inputs (is_run_input). */
     buf_reset(&out);
     rc = git(r->project, "git status --porcelain=v1 -z --untracked-files=all", &out, e);
     if (rc != 0) {
@@ -248,7 +278,7 @@ static int find_project(struct run *r, struct err *e)
         i += l + 1;
         if (rename && i < out.len)
             i += strlen(out.data + i) + 1; /* the rename's source */
-        if (l < 4 || (ent[0] == '?' && carry_is_carried(path)))
+        if (l < 4 || (ent[0] == '?' && (carry_is_carried(path) || is_run_input(r, path))))
             continue;
         if (cmd.len < 300)
             buf_addf(&cmd, "%s%s", cmd.len ? ", " : "", path);
