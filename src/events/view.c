@@ -591,7 +591,7 @@ int64_t events_view_time_us(const struct events_view *v)
         return x;
     if (events_view_int(v, "t", &x) == 0 && x >= 0 && x <= INT64_MAX / 1000)
         return (int64_t)x * 1000;
-    return -1;
+    return EVENTS_NO_TIME;
 }
 
 int events_view_number(const struct events_view *v, const char *key, double *out)

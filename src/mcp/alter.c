@@ -113,16 +113,19 @@ static size_t walk_strings(json_t *v, mirror_fn fn, void *arg, int once)
     return changed;
 }
 
-/* Index in texts (an array of strings) of a string equal to s, or -1. An empty string mirrors
- * nothing. */
+/* text_index's "not there": below every index, not an error code. */
+#define NO_TEXT (-1L)
+
+/* Index in texts (an array of strings) of a string equal to s, or NO_TEXT. An empty string
+ * mirrors nothing. */
 static long text_index(const json_t *texts, const json_t *s)
 {
     if (json_string_length(s) == 0)
-        return -1;
+        return NO_TEXT;
     for (size_t i = 0; i < json_array_size(texts); i++)
         if (json_equal(json_array_get(texts, i), s))
             return (long)i;
-    return -1;
+    return NO_TEXT;
 }
 
 struct remap {
@@ -135,7 +138,7 @@ static json_t *remap_fn(const json_t *s, void *arg)
     long i = text_index(m->from, s);
     json_t *t;
 
-    if (i < 0)
+    if (i == NO_TEXT)
         return NULL;
     t = json_array_get(m->to, (size_t)i);
     return t ? json_copy(t) : json_string("");
@@ -455,7 +458,7 @@ static json_t *inject_fn(const json_t *s, void *arg)
     struct buf b = BUF_INIT;
     json_t *r;
 
-    if (a->texts && text_index(a->texts, s) < 0)
+    if (a->texts && text_index(a->texts, s) == NO_TEXT)
         return NULL;
     if (a->pos == MCP_INJECT_REPLACE) {
         buf_adds(&b, a->payload);

@@ -199,12 +199,12 @@ int jscan_int(const struct jscan_val *v, int64_t *out)
 int jscan_bool(const struct jscan_val *v)
 {
     if (v == NULL)
-        return -1;
+        return JSCAN_NOT_BOOL;
     if (v->type == JSCAN_TRUE)
         return 1;
     if (v->type == JSCAN_FALSE)
         return 0;
-    return -1;
+    return JSCAN_NOT_BOOL;
 }
 
 /* ---- iteration over validated text ---- */
