@@ -227,8 +227,33 @@ static int scan_literal(struct scan *s, const char *lit, size_t n)
     return 0;
 }
 
+/* after_item's outcomes besides ERR_PARSE: a ',' was passed (another item follows), or the
+ * closer (the container is done: SCAN_CLOSED is 0, its scan's success). */
+#define SCAN_CLOSED 0
+#define SCAN_NEXT 1
+
+/* After an element of an array or a member of an object (close: ']' or '}'): SCAN_NEXT past a
+ * ',', SCAN_CLOSED past the closer (the depth back down), or ERR_PARSE. */
+static int after_item(struct scan *s, unsigned char close)
+{
+    skip_ws(s);
+    if (s->p >= s->end)
+        return ERR_PARSE;
+    if (*s->p == ',') {
+        s->p++;
+        return SCAN_NEXT;
+    }
+    if (*s->p != close)
+        return ERR_PARSE;
+    s->p++;
+    s->depth--;
+    return SCAN_CLOSED;
+}
+
 static int scan_array(struct scan *s)
 {
+    int rc;
+
     s->p++;
     if (++s->depth > DEPTH_MAX)
         return ERR_PARSE;
@@ -242,18 +267,8 @@ static int scan_array(struct scan *s)
         skip_ws(s);
         if (scan_value(s) < 0)
             return ERR_PARSE;
-        skip_ws(s);
-        if (s->p >= s->end)
-            return ERR_PARSE;
-        if (*s->p == ',') {
-            s->p++;
-            continue;
-        }
-        if (*s->p != ']')
-            return ERR_PARSE;
-        s->p++;
-        s->depth--;
-        return 0;
+        if ((rc = after_item(s, ']')) != SCAN_NEXT)
+            return rc;
     }
 }
 
@@ -352,7 +367,7 @@ static int key_equals(const struct events_view_field *f, const char *key, size_t
 
 static int scan_object(struct scan *s)
 {
-    int top = s->depth == 0;
+    int top = s->depth == 0, rc;
 
     s->p++;
     if (++s->depth > DEPTH_MAX)
@@ -392,18 +407,8 @@ static int scan_object(struct scan *s)
             s->find->hit = f;
             s->find->found = 1;
         }
-        skip_ws(s);
-        if (s->p >= s->end)
-            return ERR_PARSE;
-        if (*s->p == ',') {
-            s->p++;
-            continue;
-        }
-        if (*s->p != '}')
-            return ERR_PARSE;
-        s->p++;
-        s->depth--;
-        return 0;
+        if ((rc = after_item(s, '}')) != SCAN_NEXT)
+            return rc;
     }
 }
 

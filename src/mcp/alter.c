@@ -368,6 +368,30 @@ static size_t rewrite_string(const json_t *v, enum mcp_wrong_mode mode, double b
     return *out ? c : 0;
 }
 
+static size_t wrong_walk(json_t *v, enum mcp_wrong_mode mode, double by, const char *find,
+                         const char *with);
+
+/* One member x of a container: the number of changes it takes, with *nv the value that is to
+ * replace it (a new reference), or NULL when x stays (changed inside, or not at all). */
+static size_t wrong_member(json_t *x, enum mcp_wrong_mode mode, double by, const char *find,
+                           const char *with, json_t **nv)
+{
+    *nv = NULL;
+    if (json_is_string(x)) {
+        size_t c = rewrite_string(x, mode, by, find, with, nv);
+        return *nv ? c : 0;
+    }
+    if (json_is_number(x) && mode != MCP_WRONG_TEXT) {
+        double d = change_number(json_number_value(x), mode, by);
+        if (json_is_integer(x) && d == floor(d) && fabs(d) < 9e18)
+            *nv = json_integer((json_int_t)d);
+        else
+            *nv = json_real(d);
+        return 1;
+    }
+    return wrong_walk(x, mode, by, find, with);
+}
+
 /* Walks a JSON value; changes numbers and strings in place (through their container). */
 static size_t wrong_walk(json_t *v, enum mcp_wrong_mode mode, double by, const char *find,
                          const char *with)
@@ -380,43 +404,17 @@ static size_t wrong_walk(json_t *v, enum mcp_wrong_mode mode, double by, const c
         void *tmp;
         json_object_foreach_safe(v, tmp, k, x)
         {
-            json_t *nv = NULL;
-            if (json_is_string(x)) {
-                size_t c = rewrite_string(x, mode, by, find, with, &nv);
-                if (nv) {
-                    json_object_set_new(v, k, nv);
-                    changed += c;
-                }
-            } else if (json_is_number(x) && mode != MCP_WRONG_TEXT) {
-                double d = change_number(json_number_value(x), mode, by);
-                if (json_is_integer(x) && d == floor(d) && fabs(d) < 9e18)
-                    json_object_set_new(v, k, json_integer((json_int_t)d));
-                else
-                    json_object_set_new(v, k, json_real(d));
-                changed++;
-            } else {
-                changed += wrong_walk(x, mode, by, find, with);
-            }
+            json_t *nv;
+            changed += wrong_member(x, mode, by, find, with, &nv);
+            if (nv)
+                json_object_set_new(v, k, nv);
         }
     } else if (json_is_array(v)) {
         for (size_t i = 0; i < json_array_size(v); i++) {
-            json_t *x = json_array_get(v, i), *nv = NULL;
-            if (json_is_string(x)) {
-                size_t c = rewrite_string(x, mode, by, find, with, &nv);
-                if (nv) {
-                    json_array_set_new(v, i, nv);
-                    changed += c;
-                }
-            } else if (json_is_number(x) && mode != MCP_WRONG_TEXT) {
-                double d = change_number(json_number_value(x), mode, by);
-                if (json_is_integer(x) && d == floor(d) && fabs(d) < 9e18)
-                    json_array_set_new(v, i, json_integer((json_int_t)d));
-                else
-                    json_array_set_new(v, i, json_real(d));
-                changed++;
-            } else {
-                changed += wrong_walk(x, mode, by, find, with);
-            }
+            json_t *nv;
+            changed += wrong_member(json_array_get(v, i), mode, by, find, with, &nv);
+            if (nv)
+                json_array_set_new(v, i, nv);
         }
     }
     return changed;
