@@ -2280,13 +2280,20 @@ void mcp_session_server_too_long(struct mcp_session *s, uint64_t len, const stru
     assert(assert_session_state(s));
 }
 
-void mcp_session_client_eof(struct mcp_session *s, uint64_t partial)
+/* The end of one side's output, partial bytes of an unfinished line dropped: warned when any. */
+static void side_eof(struct mcp_session *s, int from_client, uint64_t partial)
 {
     if (partial)
-        warn(s, "jsonrpc_partial_line", 1,
-             "the client closed its output in the middle of a line (%llu bytes dropped)",
+        warn(s, "jsonrpc_partial_line", from_client,
+             "%s in the middle of a line (%llu bytes dropped)",
+             from_client ? "the client closed its output" : "the server's output ended",
              (unsigned long long)partial);
     assert(assert_session_state(s));
+}
+
+void mcp_session_client_eof(struct mcp_session *s, uint64_t partial)
+{
+    side_eof(s, 1, partial);
 }
 
 void mcp_session_client_gone(struct mcp_session *s)
@@ -2310,11 +2317,7 @@ void mcp_session_client_gone(struct mcp_session *s)
 
 void mcp_session_server_eof(struct mcp_session *s, uint64_t partial)
 {
-    if (partial)
-        warn(s, "jsonrpc_partial_line", 0,
-             "the server's output ended in the middle of a line (%llu bytes dropped)",
-             (unsigned long long)partial);
-    assert(assert_session_state(s));
+    side_eof(s, 0, partial);
 }
 
 void mcp_session_server_input_closed(struct mcp_session *s)
