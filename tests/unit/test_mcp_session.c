@@ -1103,6 +1103,10 @@ static void test_server_exit_and_ends(void **state)
     assert_non_null(strstr(out, "\"id\":11,\"error\":{\"code\":-32000"));
     assert_int_equal(mcp_session_pending(s), 0);
     assert_string_equal(TO_SERVER(s), "");
+    /* Lines that are no message are not relayed to a dead server either. */
+    client(s, "not json");
+    client(s, "{\"hello\":1}");
+    assert_string_equal(TO_SERVER(s), "");
     end_session(s);
 
     /* The client's EOF keeps pending calls (it may still read their answers); its output
