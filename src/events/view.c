@@ -286,6 +286,8 @@ static size_t unescape(const char *s, size_t n, char *out, size_t size)
     } while (0)
     for (size_t i = 0; i < n;) {
         long cp;
+        char enc[4];
+        size_t enc_len;
         if (s[i] != '\\') {
             PUT(s[i]);
             i++;
@@ -314,21 +316,9 @@ static size_t unescape(const char *s, size_t n, char *out, size_t size)
                 cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
                 i += 6;
             }
-            if (cp < 0x80) {
-                PUT(cp);
-            } else if (cp < 0x800) {
-                PUT(0xC0 | (cp >> 6));
-                PUT(0x80 | (cp & 0x3F));
-            } else if (cp < 0x10000) {
-                PUT(0xE0 | (cp >> 12));
-                PUT(0x80 | ((cp >> 6) & 0x3F));
-                PUT(0x80 | (cp & 0x3F));
-            } else {
-                PUT(0xF0 | (cp >> 18));
-                PUT(0x80 | ((cp >> 12) & 0x3F));
-                PUT(0x80 | ((cp >> 6) & 0x3F));
-                PUT(0x80 | (cp & 0x3F));
-            }
+            enc_len = utf8_encode((unsigned long)cp, enc);
+            for (size_t k = 0; k < enc_len; k++)
+                PUT(enc[k]);
             i += 6;
             continue;
         default: /* " \ / */
