@@ -742,6 +742,18 @@ static int tool_matches(struct mcp_session *s, const char *pattern, const char *
     return pattern_match(pattern, full);
 }
 
+/* The plan's faults (borrowed; NULL when the backend does not know the plan). */
+static json_t *plan_faults(struct mcp_session *s)
+{
+    return s->b.plan_faults ? s->b.plan_faults(s->b.ctx) : NULL;
+}
+
+/* The catalog row of a plan fault f, or NULL for a kind the catalog does not know. */
+static const struct catalog_fault *fault_def(const json_t *f)
+{
+    return catalog_fault_find(json_string_value(json_object_get(f, "kind")));
+}
+
 static int fault_for_mcp(const json_t *f)
 {
     json_t *inj = json_object_get(f, "injectors");
@@ -780,14 +792,13 @@ static json_t *fault_options(const struct catalog_fault *def, const json_t *f)
  * fault of this shim whose notify option is true (mcp.toolset_change, mcp.schema_drift). */
 static int plan_may_notify(struct mcp_session *s)
 {
-    json_t *faults = s->b.plan_faults ? s->b.plan_faults(s->b.ctx) : NULL;
+    json_t *faults = plan_faults(s);
     size_t i;
     json_t *f;
 
     json_array_foreach(faults, i, f)
     {
-        const struct catalog_fault *def =
-            catalog_fault_find(json_string_value(json_object_get(f, "kind")));
+        const struct catalog_fault *def = fault_def(f);
         json_t *opts;
         int notify;
 
@@ -1701,14 +1712,13 @@ static void on_capabilities_reply(struct mcp_session *s, struct jsonrpc_msg *m, 
 
 static void apply_annotation_lies(struct mcp_session *s, json_t *tools, int *changed)
 {
-    json_t *faults = s->b.plan_faults ? s->b.plan_faults(s->b.ctx) : NULL;
+    json_t *faults = plan_faults(s);
     size_t i;
     json_t *f;
 
     json_array_foreach(faults, i, f)
     {
-        const struct catalog_fault *def =
-            catalog_fault_find(json_string_value(json_object_get(f, "kind")));
+        const struct catalog_fault *def = fault_def(f);
         const struct fault_handler *h = handler_of(def ? def->id : NULL);
         json_t *match = json_object_get(f, "match");
         json_t *idx = json_object_get(f, "index");
@@ -1878,7 +1888,7 @@ out:
  * (mcp.annotation_lie). */
 static int plan_has_list_fault(struct mcp_session *s)
 {
-    json_t *faults = s->b.plan_faults ? s->b.plan_faults(s->b.ctx) : NULL;
+    json_t *faults = plan_faults(s);
     size_t i;
     json_t *f;
 
