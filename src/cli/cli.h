@@ -26,7 +26,10 @@ void cli_exit_codes_markdown(FILE *f);
  * full disk: an earlier write may have failed, so the error flag is checked, not only fflush). */
 int cli_stdout_status(const char *cmd);
 
-/* opt_parse with every command's outcome: -1 parsed (go on), else the exit code to return at
+/* cli_parse's "parsed: go on" (below every exit code). */
+#define CLI_PARSED (-1)
+
+/* opt_parse with every command's outcome: CLI_PARSED (go on), else the exit code to return at
  * once: EXIT_OK after the help on stdout (EXIT_FAIL when stdout cannot be written), EXIT_USAGE
  * after the usage error on stderr. */
 static inline int cli_parse(const struct opt_cmd *c, int argc, char **argv, int *nargs)
@@ -41,7 +44,7 @@ static inline int cli_parse(const struct opt_cmd *c, int argc, char **argv, int 
         opt_usage_error(c, e.msg);
         return EXIT_USAGE;
     }
-    return -1;
+    return CLI_PARSED;
 }
 
 typedef int (*cmd_fn)(int argc, char **argv);

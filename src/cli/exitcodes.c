@@ -25,7 +25,9 @@ struct exit_row {
 
 static const struct exit_row rows[] = {
     {"`faultline`", "0", "ok", "`--help`, `--version`, `help [COMMAND]`"},
-    {"`faultline`", "1", "failure", "a command not linked into this build"},
+    {"`faultline`", "1", "failure",
+     "a command not linked into this build, or stdout could not be written (`--help`, "
+     "`--version`, `help`)"},
     USAGE_ROW("`faultline`"),
     {"`list`", "0", "ok", "printed"},
     {"`list`", "1", "failure", "stdout could not be written"},
@@ -100,8 +102,8 @@ static const struct exit_row rows[] = {
     USAGE_ROW("`run`"),
     {"`score`", "0", "scored", "verdict `scored`"},
     {"`score`", "1", "aborted",
-     "verdict `aborted`, or the run folder cannot be read (a required "
-     "file missing or malformed)"},
+     "verdict `aborted`, the run folder cannot be read (a required "
+     "file missing or malformed), or stdout could not be written"},
     {"`score`", "2", "invalid", "verdict `invalid` (a baseline failed verify, or no fault fired)"},
     USAGE_ROW("`score`"),
     {"`init`", "0", "ok", "both files written"},

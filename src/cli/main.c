@@ -72,12 +72,12 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
         printf("faultline %s\n", FAULTLINE_VERSION);
-        return EXIT_OK;
+        return cli_stdout_status(argv[1]);
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {
         usage(stdout);
-        return EXIT_OK;
+        return cli_stdout_status(argv[1]);
     }
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
         if (strcmp(argv[1], commands[i].name) != 0)

@@ -162,7 +162,7 @@ done:
     json_decref(j);
 }
 
-/* Checks event i of a POST /_faultline/events batch; 0, or -1 with the reason in msg. What
+/* Checks event i of a POST /_faultline/events batch; 0, or ERR_INVALID with the reason in msg. What
  * comes through the API is what a process inside the sandbox claims: it may not speak as the
  * controller or the runner (they write their own events), nor date itself before the epoch or
  * far ahead (docs/control-api.md, "Threat model"). */
@@ -173,7 +173,7 @@ static int api_event_check(json_t *ev, size_t i, int64_t now, char *msg, size_t 
     if (!json_is_object(ev) || !json_is_string(json_object_get(ev, "kind")) ||
         json_string_length(json_object_get(ev, "kind")) == 0) {
         snprintf(msg, n, "event %zu is not an object with a string kind", i);
-        return -1;
+        return ERR_INVALID;
     }
     src = json_object_get(ev, "src");
     if (src && !json_is_null(src)) {
@@ -181,7 +181,7 @@ static int api_event_check(json_t *ev, size_t i, int64_t now, char *msg, size_t 
         if (v == NULL || json_string_length(src) == 0 || json_string_length(src) > API_SRC_MAX) {
             snprintf(msg, n, "event %zu: src must be a non-empty string of at most %d bytes", i,
                      API_SRC_MAX);
-            return -1;
+            return ERR_INVALID;
         }
         if (strcasecmp(v, "controller") == 0 || strcasecmp(v, "runner") == 0) {
             snprintf(msg, n,
@@ -189,7 +189,7 @@ static int api_event_check(json_t *ev, size_t i, int64_t now, char *msg, size_t 
                      "not posted",
                      i, strcasecmp(v, "runner") == 0 ? "runner" : "controller",
                      strcasecmp(v, "runner") == 0 ? "runner" : "controller");
-            return -1;
+            return ERR_INVALID;
         }
     }
     t = json_object_get(ev, "t");
@@ -197,11 +197,11 @@ static int api_event_check(json_t *ev, size_t i, int64_t now, char *msg, size_t 
         if (!json_is_integer(t) || json_integer_value(t) < 0) {
             snprintf(msg, n, "event %zu: t must be an integer >= 0 (milliseconds since the epoch)",
                      i);
-            return -1;
+            return ERR_INVALID;
         }
         if (json_integer_value(t) > now + API_T_FUTURE_MS) {
             snprintf(msg, n, "event %zu: t is more than an hour in the future", i);
-            return -1;
+            return ERR_INVALID;
         }
     }
     t = json_object_get(ev, "t_us");
@@ -209,11 +209,11 @@ static int api_event_check(json_t *ev, size_t i, int64_t now, char *msg, size_t 
         if (!json_is_integer(t) || json_integer_value(t) < 0) {
             snprintf(msg, n,
                      "event %zu: t_us must be an integer >= 0 (microseconds since the epoch)", i);
-            return -1;
+            return ERR_INVALID;
         }
         if (json_integer_value(t) / 1000 > now + API_T_FUTURE_MS) {
             snprintf(msg, n, "event %zu: t_us is more than an hour in the future", i);
-            return -1;
+            return ERR_INVALID;
         }
     }
     return 0;

@@ -43,7 +43,7 @@ static int hex4(const unsigned char *p, unsigned *out)
     for (int i = 0; i < 4; i++) {
         int d = num_hexval(p[i]);
         if (d < 0)
-            return -1;
+            return JSCAN_FALLBACK;
         v = v * 16 + (unsigned)d;
     }
     *out = v;
@@ -117,42 +117,42 @@ static int string(struct scan *s, struct val *out)
             return 0;
         }
         if (c < 0x20)
-            return -1;
+            return JSCAN_FALLBACK;
         if (c == '\\') {
             out->escaped = 1;
             if (s->end - s->p < 2)
-                return -1;
+                return JSCAN_FALLBACK;
             c = s->p[1];
             if (c == 'u') {
                 unsigned u, lo;
                 if (s->end - s->p < 6 || hex4(s->p + 2, &u) != 0 || u == 0)
-                    return -1; /* \u0000: jansson refuses NUL without JSON_ALLOW_NUL */
+                    return JSCAN_FALLBACK; /* \u0000: jansson refuses NUL without JSON_ALLOW_NUL */
                 s->p += 6;
                 if (u >= 0xDC00 && u <= 0xDFFF)
-                    return -1; /* a lone low surrogate */
+                    return JSCAN_FALLBACK; /* a lone low surrogate */
                 if (u >= 0xD800 && u <= 0xDBFF) {
                     if (s->end - s->p < 6 || s->p[0] != '\\' || s->p[1] != 'u' ||
                         hex4(s->p + 2, &lo) != 0 || lo < 0xDC00 || lo > 0xDFFF)
-                        return -1;
+                        return JSCAN_FALLBACK;
                     s->p += 6;
                 }
                 continue;
             }
             if (!strchr("\"\\/bfnrt", (int)c) || c == '\0')
-                return -1;
+                return JSCAN_FALLBACK;
             s->p += 2;
             continue;
         }
         if (c >= 0x80) {
             size_t n = utf8_seq(s->p, s->end);
             if (n == 0)
-                return -1;
+                return JSCAN_FALLBACK;
             s->p += n;
             continue;
         }
         s->p++;
     }
-    return -1;
+    return JSCAN_FALLBACK;
 }
 
 /* A number (grammar of RFC 8259). Exponents and numbers with more than 18 integer digits fall
@@ -167,7 +167,7 @@ static int number(struct scan *s, struct val *out)
     if (p < s->end && *p == '-')
         p++;
     if (p >= s->end)
-        return -1;
+        return JSCAN_FALLBACK;
     if (*p == '0') {
         p++;
         digits = 1;
@@ -175,19 +175,19 @@ static int number(struct scan *s, struct val *out)
         while (p < s->end && *p >= '0' && *p <= '9')
             p++, digits++;
     } else {
-        return -1;
+        return JSCAN_FALLBACK;
     }
     if (p < s->end && *p == '.') {
         p++;
         while (p < s->end && *p >= '0' && *p <= '9')
             p++, frac++;
         if (frac == 0)
-            return -1;
+            return JSCAN_FALLBACK;
     }
     if (p < s->end && (*p == 'e' || *p == 'E'))
-        return -1;
+        return JSCAN_FALLBACK;
     if (digits > 18)
-        return -1;
+        return JSCAN_FALLBACK;
     s->p = p;
     return 0;
 }
@@ -196,7 +196,7 @@ static int literal(struct scan *s, const char *word, enum vtype t, struct val *o
 {
     size_t n = strlen(word);
     if ((size_t)(s->end - s->p) < n || memcmp(s->p, word, n) != 0)
-        return -1;
+        return JSCAN_FALLBACK;
     s->p += n;
     out->type = t;
     return 0;
@@ -219,16 +219,16 @@ static int object(struct scan *s, int depth, struct val *out, int want_usage)
         int is_usage;
         ws(s);
         if (s->p >= s->end || *s->p != '"' || string(s, &k) != 0)
-            return -1;
+            return JSCAN_FALLBACK;
         if (want_usage && k.escaped)
-            return -1; /* the key may decode to include_usage: let jansson judge */
+            return JSCAN_FALLBACK; /* the key may decode to include_usage: let jansson judge */
         is_usage = want_usage && k.str_len == 13 && memcmp(k.str, "include_usage", 13) == 0;
         ws(s);
         if (s->p >= s->end || *s->p != ':')
-            return -1;
+            return JSCAN_FALLBACK;
         s->p++;
         if (value(s, depth + 1, &v, 0) != 0)
-            return -1;
+            return JSCAN_FALLBACK;
         if (is_usage)
             out->usage_true = v.type == V_TRUE;
         ws(s);
@@ -240,7 +240,7 @@ static int object(struct scan *s, int depth, struct val *out, int want_usage)
             s->p++;
             return 0;
         }
-        return -1;
+        return JSCAN_FALLBACK;
     }
 }
 
@@ -258,7 +258,7 @@ static int array(struct scan *s, int depth, struct val *out)
     }
     for (;;) {
         if (value(s, depth + 1, &v, 0) != 0)
-            return -1;
+            return JSCAN_FALLBACK;
         out->count++;
         ws(s);
         if (s->p < s->end && *s->p == ',') {
@@ -269,17 +269,17 @@ static int array(struct scan *s, int depth, struct val *out)
             s->p++;
             return 0;
         }
-        return -1;
+        return JSCAN_FALLBACK;
     }
 }
 
 static int value(struct scan *s, int depth, struct val *out, int want_usage)
 {
     if (depth > JSCAN_DEPTH_MAX)
-        return -1;
+        return JSCAN_FALLBACK;
     ws(s);
     if (s->p >= s->end)
-        return -1;
+        return JSCAN_FALLBACK;
     switch (*s->p) {
     case '{':
         return object(s, depth, out, want_usage);

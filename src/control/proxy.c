@@ -598,13 +598,18 @@ static int apply_fault(struct pcall *pc, json_t **reqp)
 
 /* ---- the response ---- */
 
+/* retry_delay's "do not retry": below every delay, not an error code. */
+#define RETRY_NONE (-1)
+
+/* The wait in ms before the next attempt of pc (after a 429 / 5xx head h, or no head), or
+ * RETRY_NONE: no attempts left, shutting down, or the origin asks for a longer wait. */
 static int retry_delay(struct pcall *pc, const struct http_head *h)
 {
     const struct controller_config *cfg = &pc->ctl->cfg;
     long long ms = (long long)cfg->retry_base_ms << (pc->attempt < 20 ? pc->attempt : 20);
 
     if (pc->attempt >= cfg->retries || pc->ctl->stopping)
-        return -1;
+        return RETRY_NONE;
     if (ms > cfg->retry_max_ms)
         ms = cfg->retry_max_ms;
     if (h) {
@@ -616,7 +621,8 @@ static int retry_delay(struct pcall *pc, const struct http_head *h)
         else if (ra && num_parse_ll(ra, 0, 86400, &v) == 0)
             ms = v * 1000;
         if (ms > cfg->retry_max_ms)
-            return -1; /* the origin asks for a longer wait than we hold a call: pass it on */
+            return RETRY_NONE; /* the origin asks for a longer wait than we hold a call: pass it on
+                                */
     }
     return (int)ms;
 }
@@ -730,7 +736,7 @@ static void on_head(struct ureq *q, const struct http_head *h, void *arg)
     int64_t cl = h->framing == HTTP_BODY_LENGTH ? (int64_t)h->content_length : -1;
     int delay;
 
-    if ((h->status == 429 || h->status >= 500) && (delay = retry_delay(pc, h)) >= 0) {
+    if ((h->status == 429 || h->status >= 500) && (delay = retry_delay(pc, h)) != RETRY_NONE) {
         log_info("proxy", "%s: upstream answered %d; retry %d in %d ms", pc->id, h->status,
                  pc->attempt + 1, delay);
         ureq_cancel(q);
@@ -833,7 +839,7 @@ static void on_error(struct ureq *q, int code, int got_head, const char *msg, vo
     char text[400];
 
     pc->q = NULL;
-    if (!got_head && (delay = retry_delay(pc, NULL)) >= 0) {
+    if (!got_head && (delay = retry_delay(pc, NULL)) != RETRY_NONE) {
         log_info("proxy", "%s: %s; retry %d in %d ms", pc->id, msg, pc->attempt + 1, delay);
         pc->attempt++;
         pc_later(pc, delay);

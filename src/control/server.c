@@ -640,12 +640,15 @@ wait:
 
 /* ---- socket I/O ---- */
 
-/* Bytes waiting in fd's send queue, or -1. */
+/* send_queue's "not known" (the ioctl failed): below every queue length, not an error code. */
+#define SEND_QUEUE_UNKNOWN (-1)
+
+/* Bytes waiting in fd's send queue, or SEND_QUEUE_UNKNOWN. */
 static int send_queue(evutil_socket_t fd)
 {
-    int q = -1;
+    int q = SEND_QUEUE_UNKNOWN;
     if (ioctl(fd, SIOCOUTQ, &q) != 0)
-        return -1;
+        return SEND_QUEUE_UNKNOWN;
     return q;
 }
 
@@ -1031,7 +1034,8 @@ static int add_listener(struct hsrv *s, evutil_socket_t fd, struct err *e)
     return 0;
 }
 
-/* "IPv4:PORT" or "[IPv6]:PORT", port 0..65535 (libevent's parser refuses port 0). */
+/* "IPv4:PORT" or "[IPv6]:PORT", port 0..65535 (libevent's parser refuses port 0). Returns 0,
+ * or ERR_INVALID (the caller words it). */
 static int parse_addr(const char *addr, struct sockaddr_storage *ss, int *sslen)
 {
     const char *colon = strrchr(addr, ':');
@@ -1040,28 +1044,28 @@ static int parse_addr(const char *addr, struct sockaddr_storage *ss, int *sslen)
     long long port;
 
     if (colon == NULL || num_parse_ll(colon + 1, 0, 65535, &port) != 0)
-        return -1;
+        return ERR_INVALID;
     hl = (size_t)(colon - addr);
     if (hl >= 2 && addr[0] == '[' && addr[hl - 1] == ']') {
         struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
         if (hl - 2 >= sizeof(host))
-            return -1;
+            return ERR_INVALID;
         memcpy(host, addr + 1, hl - 2);
         host[hl - 2] = '\0';
         sin6->sin6_family = AF_INET6;
         sin6->sin6_port = htons((uint16_t)port);
         *sslen = sizeof(*sin6);
-        return evutil_inet_pton(AF_INET6, host, &sin6->sin6_addr) == 1 ? 0 : -1;
+        return evutil_inet_pton(AF_INET6, host, &sin6->sin6_addr) == 1 ? 0 : ERR_INVALID;
     } else {
         struct sockaddr_in *sin = (struct sockaddr_in *)ss;
         if (hl == 0 || hl >= sizeof(host))
-            return -1;
+            return ERR_INVALID;
         memcpy(host, addr, hl);
         host[hl] = '\0';
         sin->sin_family = AF_INET;
         sin->sin_port = htons((uint16_t)port);
         *sslen = sizeof(*sin);
-        return evutil_inet_pton(AF_INET, host, &sin->sin_addr) == 1 ? 0 : -1;
+        return evutil_inet_pton(AF_INET, host, &sin->sin_addr) == 1 ? 0 : ERR_INVALID;
     }
 }
 

@@ -385,8 +385,8 @@ static void wire_copy_from(struct ureq *q, size_t off, struct evbuffer *out)
 
 /* Writes what the socket takes of q->wire at once, straight from the wire (never through
  * the bufferevent's output, whose start libevent freezes outside its own write callback:
- * evbuffer_write on it then fails with errno unset). Returns the bytes written, or -1 with
- * errno set on a write error. */
+ * evbuffer_write on it then fails with errno unset). Returns the bytes written, or ERR_SYS
+ * with errno set on a write error. */
 static ssize_t wire_write_direct(struct ureq *q, evutil_socket_t fd)
 {
     size_t total = evbuffer_get_length(q->wire), done = 0;
@@ -410,7 +410,7 @@ static ssize_t wire_write_direct(struct ureq *q, evutil_socket_t fd)
                 continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK)
                 break;
-            return -1;
+            return ERR_SYS;
         }
         done += (size_t)w;
         if ((size_t)w < want)

@@ -229,9 +229,11 @@ uint64_t events_next_seq(const struct events_writer *w)
     return w->seq;
 }
 
+/* json_dump_callback's callback: 0, or nonzero to stop the dump (buf_add's ERR_LIMIT or
+ * ERR_NOMEM; jansson only tests for nonzero). */
 static int dump_cb(const char *p, size_t n, void *data)
 {
-    return buf_add(data, p, n) < 0 ? -1 : 0;
+    return buf_add(data, p, n);
 }
 
 static int dump_into(json_t *o, struct buf *b)
@@ -399,11 +401,12 @@ int events_release(struct events_writer *w)
     return rc;
 }
 
-/* An integer time field of ev (t or t_us) that is >= 0, else -1. */
+/* An integer time field of ev (t or t_us) that is >= 0, else EVENTS_NO_TIME. */
 static int64_t time_field(const json_t *ev, const char *key)
 {
     json_t *v = json_object_get(ev, key);
-    return json_is_integer(v) && json_integer_value(v) >= 0 ? (int64_t)json_integer_value(v) : -1;
+    return json_is_integer(v) && json_integer_value(v) >= 0 ? (int64_t)json_integer_value(v)
+                                                            : EVENTS_NO_TIME;
 }
 
 void events_stamp(json_t *ev)
@@ -424,7 +427,7 @@ int64_t events_time_us(const json_t *ev)
     if (us >= 0)
         return us;
     ms = time_field(ev, "t");
-    return ms >= 0 && ms <= INT64_MAX / 1000 ? ms * 1000 : -1;
+    return ms >= 0 && ms <= INT64_MAX / 1000 ? ms * 1000 : EVENTS_NO_TIME;
 }
 
 /* Sets t and t_us of out (the line being built) from ev: both kept when set; t from t_us when

@@ -44,9 +44,12 @@ int events_release(struct events_writer *w);
  * happen, when it builds the event: a writer that runs later (a batch, a controller the event
  * is posted to) keeps the stamp (docs/events.md). */
 void events_stamp(json_t *ev);
+/* events_time_us's and events_view_time_us's "no time": below every time, not an error code. */
+#define EVENTS_NO_TIME ((int64_t)-1)
+
 /* The time an event happened, in us since the epoch: its t_us, else its t * 1000 (files of
- * writers older than t_us); -1 when it has neither (or a negative one). The order of a
- * repetition is by this time, ties by seq (docs/events.md, "Reading"). */
+ * writers older than t_us); EVENTS_NO_TIME when it has neither (or a negative one). The order
+ * of a repetition is by this time, ties by seq (docs/events.md, "Reading"). */
 int64_t events_time_us(const json_t *ev);
 /* Convenience: builds {"kind": kind, ...fields} (fields borrowed, may be NULL) and appends. */
 int events_emit(struct events_writer *w, const char *kind, json_t *fields);

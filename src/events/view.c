@@ -227,8 +227,33 @@ static int scan_literal(struct scan *s, const char *lit, size_t n)
     return 0;
 }
 
+/* after_item's outcomes besides ERR_PARSE: a ',' was passed (another item follows), or the
+ * closer (the container is done: SCAN_CLOSED is 0, its scan's success). */
+#define SCAN_CLOSED 0
+#define SCAN_NEXT 1
+
+/* After an element of an array or a member of an object (close: ']' or '}'): SCAN_NEXT past a
+ * ',', SCAN_CLOSED past the closer (the depth back down), or ERR_PARSE. */
+static int after_item(struct scan *s, unsigned char close)
+{
+    skip_ws(s);
+    if (s->p >= s->end)
+        return ERR_PARSE;
+    if (*s->p == ',') {
+        s->p++;
+        return SCAN_NEXT;
+    }
+    if (*s->p != close)
+        return ERR_PARSE;
+    s->p++;
+    s->depth--;
+    return SCAN_CLOSED;
+}
+
 static int scan_array(struct scan *s)
 {
+    int rc;
+
     s->p++;
     if (++s->depth > DEPTH_MAX)
         return ERR_PARSE;
@@ -242,18 +267,8 @@ static int scan_array(struct scan *s)
         skip_ws(s);
         if (scan_value(s) < 0)
             return ERR_PARSE;
-        skip_ws(s);
-        if (s->p >= s->end)
-            return ERR_PARSE;
-        if (*s->p == ',') {
-            s->p++;
-            continue;
-        }
-        if (*s->p != ']')
-            return ERR_PARSE;
-        s->p++;
-        s->depth--;
-        return 0;
+        if ((rc = after_item(s, ']')) != SCAN_NEXT)
+            return rc;
     }
 }
 
@@ -271,6 +286,8 @@ static size_t unescape(const char *s, size_t n, char *out, size_t size)
     } while (0)
     for (size_t i = 0; i < n;) {
         long cp;
+        char enc[4];
+        size_t enc_len;
         if (s[i] != '\\') {
             PUT(s[i]);
             i++;
@@ -299,21 +316,9 @@ static size_t unescape(const char *s, size_t n, char *out, size_t size)
                 cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
                 i += 6;
             }
-            if (cp < 0x80) {
-                PUT(cp);
-            } else if (cp < 0x800) {
-                PUT(0xC0 | (cp >> 6));
-                PUT(0x80 | (cp & 0x3F));
-            } else if (cp < 0x10000) {
-                PUT(0xE0 | (cp >> 12));
-                PUT(0x80 | ((cp >> 6) & 0x3F));
-                PUT(0x80 | (cp & 0x3F));
-            } else {
-                PUT(0xF0 | (cp >> 18));
-                PUT(0x80 | ((cp >> 12) & 0x3F));
-                PUT(0x80 | ((cp >> 6) & 0x3F));
-                PUT(0x80 | (cp & 0x3F));
-            }
+            enc_len = utf8_encode((unsigned long)cp, enc);
+            for (size_t k = 0; k < enc_len; k++)
+                PUT(enc[k]);
             i += 6;
             continue;
         default: /* " \ / */
@@ -352,7 +357,7 @@ static int key_equals(const struct events_view_field *f, const char *key, size_t
 
 static int scan_object(struct scan *s)
 {
-    int top = s->depth == 0;
+    int top = s->depth == 0, rc;
 
     s->p++;
     if (++s->depth > DEPTH_MAX)
@@ -392,18 +397,8 @@ static int scan_object(struct scan *s)
             s->find->hit = f;
             s->find->found = 1;
         }
-        skip_ws(s);
-        if (s->p >= s->end)
-            return ERR_PARSE;
-        if (*s->p == ',') {
-            s->p++;
-            continue;
-        }
-        if (*s->p != '}')
-            return ERR_PARSE;
-        s->p++;
-        s->depth--;
-        return 0;
+        if ((rc = after_item(s, '}')) != SCAN_NEXT)
+            return rc;
     }
 }
 
@@ -591,7 +586,7 @@ int64_t events_view_time_us(const struct events_view *v)
         return x;
     if (events_view_int(v, "t", &x) == 0 && x >= 0 && x <= INT64_MAX / 1000)
         return (int64_t)x * 1000;
-    return -1;
+    return EVENTS_NO_TIME;
 }
 
 int events_view_number(const struct events_view *v, const char *key, double *out)

@@ -62,8 +62,8 @@ int events_view_string(const struct events_view *v, const char *key, char *out, 
 /* Integer field (no fraction or exponent). 0 or ERR_NOTFOUND (absent or not an integer). */
 int events_view_int(const struct events_view *v, const char *key, long long *out);
 /* The time the event happened, as events_time_us (events.h) reads it: t_us, else t * 1000
- * (older writers), -1 when neither is a non-negative integer. Readers order events by it,
- * ties by seq (docs/events.md, "Order"). */
+ * (older writers), EVENTS_NO_TIME when neither is a non-negative integer. Readers order events by
+ * it, ties by seq (docs/events.md, "Order"). */
 int64_t events_view_time_us(const struct events_view *v);
 /* Any number field as a double. 0 or ERR_NOTFOUND. */
 int events_view_number(const struct events_view *v, const char *key, double *out);

@@ -589,26 +589,27 @@ static json_t *check_option(struct vctx *v, const struct ynode *n, const struct 
     return j;
 }
 
-static const char *injectors_text(unsigned bits, char *out, size_t len)
+/* The names of the bits set in bits, from 1 up to last, as "a, b, c" in out (cut to len);
+ * name gives a bit's name. Returns out. */
+static const char *bits_text(unsigned bits, unsigned last, const char *(*name)(unsigned bit),
+                             char *out, size_t len)
 {
     size_t off = 0;
     out[0] = '\0';
-    for (unsigned b = 1; b <= CATALOG_INJ_WORLD; b <<= 1)
+    for (unsigned b = 1; b <= last; b <<= 1)
         if ((bits & b) && off < len)
-            off += (size_t)snprintf(out + off, len - off, "%s%s", off ? ", " : "",
-                                    catalog_injector_name(b));
+            off += (size_t)snprintf(out + off, len - off, "%s%s", off ? ", " : "", name(b));
     return out;
+}
+
+static const char *injectors_text(unsigned bits, char *out, size_t len)
+{
+    return bits_text(bits, CATALOG_INJ_WORLD, catalog_injector_name, out, len);
 }
 
 static const char *match_keys_text(unsigned bits, char *out, size_t len)
 {
-    size_t off = 0;
-    out[0] = '\0';
-    for (unsigned b = 1; b <= CATALOG_MATCH_SERVER; b <<= 1)
-        if ((bits & b) && off < len)
-            off += (size_t)snprintf(out + off, len - off, "%s%s", off ? ", " : "",
-                                    catalog_match_key_name(b));
-    return out;
+    return bits_text(bits, CATALOG_MATCH_SERVER, catalog_match_key_name, out, len);
 }
 
 static void parse_match(struct vctx *v, const struct ynode *m, const struct catalog_fault *def,

@@ -74,9 +74,14 @@ static json_t *content_texts(const json_t *result)
  * leave it. */
 typedef json_t *(*mirror_fn)(const json_t *s, void *arg);
 
-/* Walks v and replaces each string for which fn returns a value; stops after the first change
- * when once is set. Returns the number of strings changed. */
-static size_t walk_strings(json_t *v, mirror_fn fn, void *arg, int once)
+/* Changes one member x of a container: returns the number of changes it takes, with *nv the
+ * value that is to replace x (a new reference), or NULL when x stays. */
+typedef size_t (*member_fn)(json_t *x, void *arg, json_t **nv);
+
+/* The one walk of the containers below: calls fn on each member of an object or element of an
+ * array v, in order, and replaces the member where fn gives a value; with once, stops after the
+ * first member that counts a change. Returns the sum of fn's counts (0 for a scalar v). */
+static size_t each_member(json_t *v, member_fn fn, void *arg, int once)
 {
     size_t changed = 0;
 
@@ -86,43 +91,65 @@ static size_t walk_strings(json_t *v, mirror_fn fn, void *arg, int once)
         void *tmp;
         json_object_foreach_safe(v, tmp, k, x)
         {
-            json_t *nv = json_is_string(x) ? fn(x, arg) : NULL;
-            if (nv) {
+            json_t *nv = NULL;
+            changed += fn(x, arg, &nv);
+            if (nv)
                 json_object_set_new(v, k, nv);
-                changed++;
-            } else if (!json_is_string(x)) {
-                changed += walk_strings(x, fn, arg, once);
-            }
             if (once && changed)
-                return changed;
+                break;
         }
     } else if (json_is_array(v)) {
         for (size_t i = 0; i < json_array_size(v); i++) {
-            json_t *x = json_array_get(v, i);
-            json_t *nv = json_is_string(x) ? fn(x, arg) : NULL;
-            if (nv) {
+            json_t *nv = NULL;
+            changed += fn(json_array_get(v, i), arg, &nv);
+            if (nv)
                 json_array_set_new(v, i, nv);
-                changed++;
-            } else if (!json_is_string(x)) {
-                changed += walk_strings(x, fn, arg, once);
-            }
             if (once && changed)
-                return changed;
+                break;
         }
     }
     return changed;
 }
 
-/* Index in texts (an array of strings) of a string equal to s, or -1. An empty string mirrors
- * nothing. */
+struct strings_walk {
+    mirror_fn fn;
+    void *arg;
+    int once;
+};
+
+/* each_member's fn for walk_strings: a string fn changes, or the strings inside. */
+static size_t strings_member(json_t *x, void *arg, json_t **nv)
+{
+    const struct strings_walk *w = arg;
+
+    if (json_is_string(x)) {
+        *nv = w->fn(x, w->arg);
+        return *nv != NULL;
+    }
+    return each_member(x, strings_member, arg, w->once);
+}
+
+/* Walks v and replaces each string for which fn returns a value; stops after the first change
+ * when once is set. Returns the number of strings changed. */
+static size_t walk_strings(json_t *v, mirror_fn fn, void *arg, int once)
+{
+    struct strings_walk w = {fn, arg, once};
+    return each_member(v, strings_member, &w, once);
+}
+
+/* text_index's "not there": below every index, not an error code. */
+#define NO_TEXT (-1L)
+
+/* Index in texts (an array of strings) of a string equal to s, or NO_TEXT. An empty string
+ * mirrors nothing. */
 static long text_index(const json_t *texts, const json_t *s)
 {
     if (json_string_length(s) == 0)
-        return -1;
+        return NO_TEXT;
     for (size_t i = 0; i < json_array_size(texts); i++)
         if (json_equal(json_array_get(texts, i), s))
             return (long)i;
-    return -1;
+    return NO_TEXT;
 }
 
 struct remap {
@@ -135,7 +162,7 @@ static json_t *remap_fn(const json_t *s, void *arg)
     long i = text_index(m->from, s);
     json_t *t;
 
-    if (i < 0)
+    if (i == NO_TEXT)
         return NULL;
     t = json_array_get(m->to, (size_t)i);
     return t ? json_copy(t) : json_string("");
@@ -365,58 +392,39 @@ static size_t rewrite_string(const json_t *v, enum mcp_wrong_mode mode, double b
     return *out ? c : 0;
 }
 
+struct wrong_walk {
+    enum mcp_wrong_mode mode;
+    double by;
+    const char *find, *with;
+};
+
+/* each_member's fn for wrong_data: a string or a number changed (replaced), or what is inside
+ * a container. */
+static size_t wrong_member(json_t *x, void *arg, json_t **nv)
+{
+    const struct wrong_walk *w = arg;
+
+    if (json_is_string(x)) {
+        size_t c = rewrite_string(x, w->mode, w->by, w->find, w->with, nv);
+        return *nv ? c : 0;
+    }
+    if (json_is_number(x) && w->mode != MCP_WRONG_TEXT) {
+        double d = change_number(json_number_value(x), w->mode, w->by);
+        if (json_is_integer(x) && d == floor(d) && fabs(d) < 9e18)
+            *nv = json_integer((json_int_t)d);
+        else
+            *nv = json_real(d);
+        return 1;
+    }
+    return each_member(x, wrong_member, arg, 0);
+}
+
 /* Walks a JSON value; changes numbers and strings in place (through their container). */
 static size_t wrong_walk(json_t *v, enum mcp_wrong_mode mode, double by, const char *find,
                          const char *with)
 {
-    size_t changed = 0;
-
-    if (json_is_object(v)) {
-        const char *k;
-        json_t *x;
-        void *tmp;
-        json_object_foreach_safe(v, tmp, k, x)
-        {
-            json_t *nv = NULL;
-            if (json_is_string(x)) {
-                size_t c = rewrite_string(x, mode, by, find, with, &nv);
-                if (nv) {
-                    json_object_set_new(v, k, nv);
-                    changed += c;
-                }
-            } else if (json_is_number(x) && mode != MCP_WRONG_TEXT) {
-                double d = change_number(json_number_value(x), mode, by);
-                if (json_is_integer(x) && d == floor(d) && fabs(d) < 9e18)
-                    json_object_set_new(v, k, json_integer((json_int_t)d));
-                else
-                    json_object_set_new(v, k, json_real(d));
-                changed++;
-            } else {
-                changed += wrong_walk(x, mode, by, find, with);
-            }
-        }
-    } else if (json_is_array(v)) {
-        for (size_t i = 0; i < json_array_size(v); i++) {
-            json_t *x = json_array_get(v, i), *nv = NULL;
-            if (json_is_string(x)) {
-                size_t c = rewrite_string(x, mode, by, find, with, &nv);
-                if (nv) {
-                    json_array_set_new(v, i, nv);
-                    changed += c;
-                }
-            } else if (json_is_number(x) && mode != MCP_WRONG_TEXT) {
-                double d = change_number(json_number_value(x), mode, by);
-                if (json_is_integer(x) && d == floor(d) && fabs(d) < 9e18)
-                    json_array_set_new(v, i, json_integer((json_int_t)d));
-                else
-                    json_array_set_new(v, i, json_real(d));
-                changed++;
-            } else {
-                changed += wrong_walk(x, mode, by, find, with);
-            }
-        }
-    }
-    return changed;
+    struct wrong_walk w = {mode, by, find, with};
+    return each_member(v, wrong_member, &w, 0);
 }
 
 size_t mcp_alter_wrong_data(json_t *result, enum mcp_wrong_mode mode, double by, const char *find,
@@ -455,7 +463,7 @@ static json_t *inject_fn(const json_t *s, void *arg)
     struct buf b = BUF_INIT;
     json_t *r;
 
-    if (a->texts && text_index(a->texts, s) < 0)
+    if (a->texts && text_index(a->texts, s) == NO_TEXT)
         return NULL;
     if (a->pos == MCP_INJECT_REPLACE) {
         buf_adds(&b, a->payload);

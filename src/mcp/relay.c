@@ -170,7 +170,8 @@ static void host_cancel_timer(void *ctx, uint64_t token)
 
 static void update_reads(struct relay *r);
 
-/* Writes as much of b as fd takes now. Returns 0, or -1 when fd is dead (EPIPE etc.). */
+/* Writes as much of b as fd takes now. Returns 0, or ERR_IO when fd is dead (EPIPE etc.;
+ * errno set). */
 static int write_some(int fd, struct buf *b)
 {
     while (b->len > 0) {
@@ -183,7 +184,7 @@ static int write_some(int fd, struct buf *b)
             continue;
         if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             return 0;
-        return -1;
+        return ERR_IO;
     }
     return 0;
 }
@@ -406,8 +407,13 @@ static void pump_lines(struct relay *r, struct jsonrpc_framer *f, int from_clien
     }
 }
 
-/* Reads once from fd into f. 1 data, 0 EOF, -1 nothing now (or an error, treated as EOF by
- * the caller when errno is not EAGAIN). */
+/* read_into's results: not error codes (a read error other than EAGAIN reads as EOF). */
+#define READ_DATA 1
+#define READ_EOF 0
+#define READ_NOTHING_NOW (-1)
+
+/* Reads once from fd into f: READ_DATA, READ_EOF (end of file or a read error), or
+ * READ_NOTHING_NOW (EAGAIN). */
 static int read_into(int fd, struct jsonrpc_framer *f)
 {
     char *p = jsonrpc_framer_reserve(f, READ_CHUNK);
@@ -418,11 +424,11 @@ static int read_into(int fd, struct jsonrpc_framer *f)
     } while (n < 0 && errno == EINTR);
     if (n > 0) {
         jsonrpc_framer_commit(f, (size_t)n);
-        return 1;
+        return READ_DATA;
     }
     if (n == 0)
-        return 0;
-    return (errno == EAGAIN || errno == EWOULDBLOCK) ? -1 : 0;
+        return READ_EOF;
+    return (errno == EAGAIN || errno == EWOULDBLOCK) ? READ_NOTHING_NOW : READ_EOF;
 }
 
 static void on_client_read(evutil_socket_t fd, short what, void *arg)
@@ -430,9 +436,9 @@ static void on_client_read(evutil_socket_t fd, short what, void *arg)
     struct relay *r = arg;
     int rc = read_into(r->in_fd, &r->cfr);
 
-    if (rc < 0)
+    if (rc == READ_NOTHING_NOW)
         return;
-    if (rc > 0) {
+    if (rc == READ_DATA) {
         probe_client_out(r);
         pump_lines(r, &r->cfr, 1);
         flush_outputs(r);
@@ -478,9 +484,9 @@ static void on_server_read(evutil_socket_t fd, short what, void *arg)
     struct relay *r = arg;
     int rc = read_into(r->child.out_fd, &r->sfr);
 
-    if (rc < 0)
+    if (rc == READ_NOTHING_NOW)
         return;
-    if (rc > 0) {
+    if (rc == READ_DATA) {
         probe_client_out(r); /* one poll per batch: results are recorded as they are queued */
         pump_lines(r, &r->sfr, 0);
         flush_outputs(r);
@@ -558,13 +564,14 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 
 /* ---- setup and teardown ---- */
 
+/* Makes fd non-blocking, its former flags in *saved. Returns 0, or ERR_SYS (errno set). */
 static int set_nonblock(int fd, int *saved)
 {
     int fl = fcntl(fd, F_GETFL);
     *saved = fl;
-    if (fl < 0)
-        return -1;
-    return fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+        return ERR_SYS;
+    return 0;
 }
 
 static void final_flush(struct relay *r)

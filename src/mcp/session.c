@@ -742,6 +742,18 @@ static int tool_matches(struct mcp_session *s, const char *pattern, const char *
     return pattern_match(pattern, full);
 }
 
+/* The plan's faults (borrowed; NULL when the backend does not know the plan). */
+static json_t *plan_faults(struct mcp_session *s)
+{
+    return s->b.plan_faults ? s->b.plan_faults(s->b.ctx) : NULL;
+}
+
+/* The catalog row of a plan fault f, or NULL for a kind the catalog does not know. */
+static const struct catalog_fault *fault_def(const json_t *f)
+{
+    return catalog_fault_find(json_string_value(json_object_get(f, "kind")));
+}
+
 static int fault_for_mcp(const json_t *f)
 {
     json_t *inj = json_object_get(f, "injectors");
@@ -780,14 +792,13 @@ static json_t *fault_options(const struct catalog_fault *def, const json_t *f)
  * fault of this shim whose notify option is true (mcp.toolset_change, mcp.schema_drift). */
 static int plan_may_notify(struct mcp_session *s)
 {
-    json_t *faults = s->b.plan_faults ? s->b.plan_faults(s->b.ctx) : NULL;
+    json_t *faults = plan_faults(s);
     size_t i;
     json_t *f;
 
     json_array_foreach(faults, i, f)
     {
-        const struct catalog_fault *def =
-            catalog_fault_find(json_string_value(json_object_get(f, "kind")));
+        const struct catalog_fault *def = fault_def(f);
         json_t *opts;
         int notify;
 
@@ -1659,67 +1670,6 @@ static int opaque_line(struct mcp_session *s, const struct jsonrpc_msg *m, const
     return 1;
 }
 
-void mcp_session_client_line(struct mcp_session *s, const char *line, size_t len)
-{
-    struct jsonrpc_msg m;
-    char ex[80];
-
-    if (jsonrpc_parse_lax(line, len, &m) != JSONRPC_NOT_JSON && opaque_line(s, &m, line, len, 1)) {
-        jsonrpc_msg_release(&m);
-        assert(assert_session_state(s));
-        return;
-    }
-    switch (m.kind) {
-    case JSONRPC_EMPTY:
-        warn(s, "jsonrpc_empty_line", 1, "an empty line");
-        forward_raw(s, line, len);
-        break;
-    case JSONRPC_NOT_JSON:
-        excerpt(line, len, ex, sizeof(ex));
-        /* the parser's reason first, the excerpt after other words: "invalid token: 'x'" would
-         * read as a credential assignment to the redaction of the log and the events */
-        warn(s, "jsonrpc_not_json", 1, "a line of %zu bytes that is not JSON (%s), starting '%s'",
-             len, m.why, ex);
-        if (!s->server_gone)
-            forward_raw(s, line, len);
-        break;
-    case JSONRPC_NOT_RPC:
-        warn(s, "jsonrpc_invalid", 1, "JSON that is not a JSON-RPC message: %s", m.why);
-        if (!s->server_gone)
-            forward_raw(s, line, len);
-        break;
-    case JSONRPC_BATCH:
-        if (m.root == NULL)
-            warn(s, "jsonrpc_batch", 1, "a batch jansson cannot parse (relayed as is, untracked)");
-        else
-            warn(s, "jsonrpc_batch", 1, "a batch of %zu messages (relayed as is, no faults)",
-                 json_array_size(m.root));
-        if (m.root != NULL && (s->server_gone || s->server_input_closed)) {
-            answer_batch_closed(s, m.root); /* as a single request would be, never pending */
-            break;
-        }
-        track_batch(s, m.root, 1);
-        if (!s->server_gone)
-            forward_raw(s, line, len);
-        break;
-    case JSONRPC_REQUEST:
-        soft_flags(s, &m, 1);
-        handle_client_request(s, &m, line, len);
-        break;
-    case JSONRPC_NOTIFICATION:
-        soft_flags(s, &m, 1);
-        handle_client_notification(s, &m, line, len);
-        break;
-    case JSONRPC_RESPONSE:
-    case JSONRPC_ERROR:
-        soft_flags(s, &m, 1);
-        handle_client_response(s, &m, line, len);
-        break;
-    }
-    jsonrpc_msg_release(&m);
-    assert(assert_session_state(s));
-}
-
 /* ---- replies from the server ---- */
 
 static void rewrite_or_raw(struct mcp_session *s, int changed, const json_t *root, const char *line,
@@ -1762,14 +1712,13 @@ static void on_capabilities_reply(struct mcp_session *s, struct jsonrpc_msg *m, 
 
 static void apply_annotation_lies(struct mcp_session *s, json_t *tools, int *changed)
 {
-    json_t *faults = s->b.plan_faults ? s->b.plan_faults(s->b.ctx) : NULL;
+    json_t *faults = plan_faults(s);
     size_t i;
     json_t *f;
 
     json_array_foreach(faults, i, f)
     {
-        const struct catalog_fault *def =
-            catalog_fault_find(json_string_value(json_object_get(f, "kind")));
+        const struct catalog_fault *def = fault_def(f);
         const struct fault_handler *h = handler_of(def ? def->id : NULL);
         json_t *match = json_object_get(f, "match");
         json_t *idx = json_object_get(f, "index");
@@ -1939,7 +1888,7 @@ out:
  * (mcp.annotation_lie). */
 static int plan_has_list_fault(struct mcp_session *s)
 {
-    json_t *faults = s->b.plan_faults ? s->b.plan_faults(s->b.ctx) : NULL;
+    json_t *faults = plan_faults(s);
     size_t i;
     json_t *f;
 
@@ -2093,55 +2042,135 @@ static void on_server_notification(struct mcp_session *s, struct jsonrpc_msg *m,
     write_line(&s->to_client, line, len);
 }
 
-void mcp_session_server_line(struct mcp_session *s, const char *line, size_t len)
+/* What differs between the two directions of mcp_session_line: who sent the line and what
+ * handles each kind of message from it. */
+struct line_side {
+    int from_client;
+    void (*request)(struct mcp_session *s, struct jsonrpc_msg *m, const char *line, size_t len);
+    void (*notification)(struct mcp_session *s, struct jsonrpc_msg *m, const char *line,
+                         size_t len);
+    void (*response)(struct mcp_session *s, struct jsonrpc_msg *m, const char *line, size_t len);
+};
+
+static const struct line_side client_side = {1, handle_client_request, handle_client_notification,
+                                             handle_client_response};
+static const struct line_side server_side = {0, on_server_request, on_server_notification,
+                                             on_server_reply};
+
+/* A line that is not a JSON-RPC message (empty, not JSON, JSON of another shape): warned; the
+ * client's go to the server (the server decides), the server's are dropped (the client only
+ * gets protocol messages). */
+static void junk_line(struct mcp_session *s, const struct jsonrpc_msg *m, const char *line,
+                      size_t len, int from_client)
 {
-    struct jsonrpc_msg m;
     char ex[80];
 
-    if (jsonrpc_parse_lax(line, len, &m) != JSONRPC_NOT_JSON && opaque_line(s, &m, line, len, 0)) {
+    switch (m->kind) {
+    case JSONRPC_EMPTY:
+        if (from_client) {
+            warn(s, "jsonrpc_empty_line", 1, "an empty line");
+            forward_raw(s, line, len);
+        } else {
+            warn(s, "jsonrpc_empty_line", 0, "an empty line (dropped)");
+        }
+        return;
+    case JSONRPC_NOT_JSON:
+        excerpt(line, len, ex, sizeof(ex));
+        /* the parser's reason first, the excerpt after other words: "invalid token: 'x'" would
+         * read as a credential assignment to the redaction of the log and the events */
+        if (from_client)
+            warn(s, "jsonrpc_not_json", 1,
+                 "a line of %zu bytes that is not JSON (%s), starting '%s'", len, m->why, ex);
+        else
+            warn(s, "jsonrpc_not_json", 0,
+                 "a line of %zu bytes that is not JSON (%s; dropped: the client only gets protocol "
+                 "messages), starting '%s'",
+                 len, m->why, ex);
+        break;
+    default: /* JSONRPC_NOT_RPC */
+        if (from_client)
+            warn(s, "jsonrpc_invalid", 1, "JSON that is not a JSON-RPC message: %s", m->why);
+        else
+            warn(s, "jsonrpc_invalid", 0, "JSON that is not a JSON-RPC message (dropped): %s",
+                 m->why);
+        break;
+    }
+    if (from_client && !s->server_gone)
+        forward_raw(s, line, len);
+}
+
+/* A batch: relayed as is, its requests and replies tracked (track_batch); a client's batch
+ * while the server is gone or closed is answered as a single request would be. */
+static void batch_line(struct mcp_session *s, const struct jsonrpc_msg *m, const char *line,
+                       size_t len, int from_client)
+{
+    if (m->root == NULL)
+        warn(s, "jsonrpc_batch", from_client,
+             "a batch jansson cannot parse (relayed as is, untracked)");
+    else
+        warn(s, "jsonrpc_batch", from_client, "a batch of %zu messages (relayed as is, no faults)",
+             json_array_size(m->root));
+    if (!from_client) {
+        track_batch(s, m->root, 0);
+        write_line(&s->to_client, line, len);
+        return;
+    }
+    if (m->root != NULL && (s->server_gone || s->server_input_closed)) {
+        answer_batch_closed(s, m->root); /* as a single request would be, never pending */
+        return;
+    }
+    track_batch(s, m->root, 1);
+    if (!s->server_gone)
+        forward_raw(s, line, len);
+}
+
+/* One whole line from either side: the one dispatch of both directions. */
+static void session_line(struct mcp_session *s, const char *line, size_t len,
+                         const struct line_side *side)
+{
+    struct jsonrpc_msg m;
+
+    if (jsonrpc_parse_lax(line, len, &m) != JSONRPC_NOT_JSON &&
+        opaque_line(s, &m, line, len, side->from_client)) {
         jsonrpc_msg_release(&m);
         assert(assert_session_state(s));
         return;
     }
     switch (m.kind) {
     case JSONRPC_EMPTY:
-        warn(s, "jsonrpc_empty_line", 0, "an empty line (dropped)");
-        break;
     case JSONRPC_NOT_JSON:
-        excerpt(line, len, ex, sizeof(ex));
-        warn(s, "jsonrpc_not_json", 0,
-             "a line of %zu bytes that is not JSON (%s; dropped: the client only gets protocol "
-             "messages), starting '%s'",
-             len, m.why, ex);
-        break;
     case JSONRPC_NOT_RPC:
-        warn(s, "jsonrpc_invalid", 0, "JSON that is not a JSON-RPC message (dropped): %s", m.why);
+        junk_line(s, &m, line, len, side->from_client);
         break;
     case JSONRPC_BATCH:
-        if (m.root == NULL)
-            warn(s, "jsonrpc_batch", 0, "a batch jansson cannot parse (relayed as is, untracked)");
-        else
-            warn(s, "jsonrpc_batch", 0, "a batch of %zu messages (relayed as is, no faults)",
-                 json_array_size(m.root));
-        track_batch(s, m.root, 0);
-        write_line(&s->to_client, line, len);
+        batch_line(s, &m, line, len, side->from_client);
         break;
     case JSONRPC_REQUEST:
-        soft_flags(s, &m, 0);
-        on_server_request(s, &m, line, len);
+        soft_flags(s, &m, side->from_client);
+        side->request(s, &m, line, len);
         break;
     case JSONRPC_NOTIFICATION:
-        soft_flags(s, &m, 0);
-        on_server_notification(s, &m, line, len);
+        soft_flags(s, &m, side->from_client);
+        side->notification(s, &m, line, len);
         break;
     case JSONRPC_RESPONSE:
     case JSONRPC_ERROR:
-        soft_flags(s, &m, 0);
-        on_server_reply(s, &m, line, len);
+        soft_flags(s, &m, side->from_client);
+        side->response(s, &m, line, len);
         break;
     }
     jsonrpc_msg_release(&m);
     assert(assert_session_state(s));
+}
+
+void mcp_session_client_line(struct mcp_session *s, const char *line, size_t len)
+{
+    session_line(s, line, len, &client_side);
+}
+
+void mcp_session_server_line(struct mcp_session *s, const char *line, size_t len)
+{
+    session_line(s, line, len, &server_side);
 }
 
 /* Batches are relayed whole; their requests and replies are tracked so ids stay consistent,
@@ -2261,13 +2290,20 @@ void mcp_session_server_too_long(struct mcp_session *s, uint64_t len, const stru
     assert(assert_session_state(s));
 }
 
-void mcp_session_client_eof(struct mcp_session *s, uint64_t partial)
+/* The end of one side's output, partial bytes of an unfinished line dropped: warned when any. */
+static void side_eof(struct mcp_session *s, int from_client, uint64_t partial)
 {
     if (partial)
-        warn(s, "jsonrpc_partial_line", 1,
-             "the client closed its output in the middle of a line (%llu bytes dropped)",
+        warn(s, "jsonrpc_partial_line", from_client,
+             "%s in the middle of a line (%llu bytes dropped)",
+             from_client ? "the client closed its output" : "the server's output ended",
              (unsigned long long)partial);
     assert(assert_session_state(s));
+}
+
+void mcp_session_client_eof(struct mcp_session *s, uint64_t partial)
+{
+    side_eof(s, 1, partial);
 }
 
 void mcp_session_client_gone(struct mcp_session *s)
@@ -2291,11 +2327,7 @@ void mcp_session_client_gone(struct mcp_session *s)
 
 void mcp_session_server_eof(struct mcp_session *s, uint64_t partial)
 {
-    if (partial)
-        warn(s, "jsonrpc_partial_line", 0,
-             "the server's output ended in the middle of a line (%llu bytes dropped)",
-             (unsigned long long)partial);
-    assert(assert_session_state(s));
+    side_eof(s, 0, partial);
 }
 
 void mcp_session_server_input_closed(struct mcp_session *s)

@@ -9,6 +9,7 @@
 #include "score/jscan.h"
 #include "util/buf.h"
 #include "util/num.h"
+#include "util/utf8.h"
 #include "util/banned.h"
 
 static int is_ws(unsigned c)
@@ -63,26 +64,7 @@ static size_t decode_escape(const char **pp, char *out)
             p += 6;
         }
         *pp = (const char *)p;
-        if (u < 0x80) {
-            out[0] = (char)u;
-            return 1;
-        }
-        if (u < 0x800) {
-            out[0] = (char)(0xC0 | (u >> 6));
-            out[1] = (char)(0x80 | (u & 0x3F));
-            return 2;
-        }
-        if (u < 0x10000) {
-            out[0] = (char)(0xE0 | (u >> 12));
-            out[1] = (char)(0x80 | ((u >> 6) & 0x3F));
-            out[2] = (char)(0x80 | (u & 0x3F));
-            return 3;
-        }
-        out[0] = (char)(0xF0 | (u >> 18));
-        out[1] = (char)(0x80 | ((u >> 12) & 0x3F));
-        out[2] = (char)(0x80 | ((u >> 6) & 0x3F));
-        out[3] = (char)(0x80 | (u & 0x3F));
-        return 4;
+        return utf8_encode(u, out);
     default: /* '"', '\\', '/' */
         out[0] = (char)p[1];
         break;
@@ -199,12 +181,12 @@ int jscan_int(const struct jscan_val *v, int64_t *out)
 int jscan_bool(const struct jscan_val *v)
 {
     if (v == NULL)
-        return -1;
+        return JSCAN_NOT_BOOL;
     if (v->type == JSCAN_TRUE)
         return 1;
     if (v->type == JSCAN_FALSE)
         return 0;
-    return -1;
+    return JSCAN_NOT_BOOL;
 }
 
 /* ---- iteration over validated text ---- */

@@ -82,7 +82,10 @@ int jscan_number(const struct jscan_val *v, double *out);
 /* Integer value of v into *out: 0, or ERR_INVALID when v is not a
  * JSCAN_INT. */
 int jscan_int(const struct jscan_val *v, int64_t *out);
-/* 1 for JSCAN_TRUE, 0 for JSCAN_FALSE, -1 for anything else. */
+/* jscan_bool's answer for anything but true or false (or no value): not an error code. */
+#define JSCAN_NOT_BOOL (-1)
+
+/* 1 for JSCAN_TRUE, 0 for JSCAN_FALSE, JSCAN_NOT_BOOL for anything else. */
 int jscan_bool(const struct jscan_val *v);
 
 /* Iterates the elements of an array or the members of an object. */

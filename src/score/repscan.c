@@ -225,12 +225,16 @@ static void first_here(struct repscan *s, struct evid *slot)
         evid_here(s, slot);
 }
 
-/* Milliseconds from a to b, -1 when either time is unknown. Events come from several clocks and
- * any t is possible: a later event stamped earlier counts as no wait, never as an overflow. */
+/* tdiff's "either time is unknown": below every wait, not an error code. */
+#define TDIFF_UNKNOWN ((int64_t)-1)
+
+/* Milliseconds from a to b, TDIFF_UNKNOWN when either time is unknown. Events come from several
+ * clocks and any t is possible: a later event stamped earlier counts as no wait, never as an
+ * overflow. */
 static int64_t tdiff(int64_t b, int64_t a)
 {
     if (a < 0 || b < 0)
-        return -1;
+        return TDIFF_UNKNOWN;
     return b > a ? b - a : 0;
 }
 
@@ -268,12 +272,12 @@ static int get_num(const struct repscan *s, const char *key, double *out)
     return field(s, key, &v) && jscan_number(&v, out) == 0;
 }
 
-/* 1 true, 0 false, -1 absent or not a boolean */
+/* 1 true, 0 false, JSCAN_NOT_BOOL absent or not a boolean */
 static int get_bool(const struct repscan *s, const char *key)
 {
     struct jscan_val v;
     if (!field(s, key, &v))
-        return -1;
+        return JSCAN_NOT_BOOL;
     return jscan_bool(&v);
 }
 
@@ -1366,13 +1370,17 @@ static int ord_cmp(const void *a, const void *b)
     const struct ord *x = a, *y = b;
 
     if (x->us != y->us)
-        return x->us < y->us ? -1 : 1;
+        return (x->us > y->us) - (x->us < y->us);
     if (x->seq != y->seq)
-        return x->seq < y->seq ? -1 : 1;
-    return x->lineno < y->lineno ? -1 : x->lineno > y->lineno;
+        return (x->seq > y->seq) - (x->seq < y->seq);
+    return (x->lineno > y->lineno) - (x->lineno < y->lineno);
 }
 
-/* A non-negative integer at *p (at most 18 digits), its end in *p; -1 when there is none. */
+/* lead_int's "no integer here": below every value, not an error code. */
+#define LEAD_NONE ((int64_t)-1)
+
+/* A non-negative integer at *p (at most 18 digits), its end in *p; LEAD_NONE when there is
+ * none. */
 static int64_t lead_int(const char **p, const char *end)
 {
     int64_t v = 0;
@@ -1383,7 +1391,7 @@ static int64_t lead_int(const char **p, const char *end)
         (*p)++;
         n++;
     }
-    return n > 0 && *p < end && (**p == ',' || **p == '}') ? v : -1;
+    return n > 0 && *p < end && (**p == ',' || **p == '}') ? v : LEAD_NONE;
 }
 
 /* 1 when line starts with lit, moving *p past it. */

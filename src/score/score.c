@@ -206,7 +206,7 @@ static int warning_cmp(const void *a, const void *b)
     if (c)
         return c;
     if (fx != fy)
-        return fx < fy ? -1 : 1;
+        return (fx > fy) - (fx < fy);
     return strcmp(x->message, y->message);
 }
 

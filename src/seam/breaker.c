@@ -42,7 +42,7 @@ int seam_breaker_probe_due(struct seam_breaker *b, int64_t now_ms)
 int64_t seam_breaker_wait_ms(const struct seam_breaker *b, int64_t now_ms)
 {
     if (!b->open)
-        return -1;
+        return SEAM_BREAKER_CLOSED;
     return b->next_probe_ms > now_ms ? b->next_probe_ms - now_ms : 0;
 }
 

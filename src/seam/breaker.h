@@ -34,7 +34,10 @@ int seam_breaker_trip(struct seam_breaker *b, int64_t now_ms);
 /* 1 when the breaker is open and a probe is due at now_ms (the next one is then scheduled
  * probe_ms later); 0 otherwise. */
 int seam_breaker_probe_due(struct seam_breaker *b, int64_t now_ms);
-/* Milliseconds from now_ms until the next probe is due (0: due now), or -1 when closed. */
+/* seam_breaker_wait_ms's "closed, no probe to wait for": below every wait, not an error code. */
+#define SEAM_BREAKER_CLOSED ((int64_t)-1)
+
+/* Milliseconds from now_ms until the next probe is due (0: due now), or SEAM_BREAKER_CLOSED. */
 int64_t seam_breaker_wait_ms(const struct seam_breaker *b, int64_t now_ms);
 /* A probe found the controller answering: closes the breaker. Returns how many decisions were
  * skipped while it was open (0 when it was closed). */

@@ -379,7 +379,7 @@ static void *sender_main(void *arg)
         int64_t wait = -1, bw = seam_breaker_wait_ms(&s->br, now);
         if (!healthy)
             wait = next_try > now ? next_try - now : 0;
-        if (bw >= 0 && (wait < 0 || bw < wait))
+        if (bw != SEAM_BREAKER_CLOSED && (wait < 0 || bw < wait))
             wait = bw;
         if (s->stop && (wait < 0 || s->stop_deadline_ms - now < wait))
             wait = s->stop_deadline_ms - now;

@@ -420,6 +420,36 @@ static void test_bad_lines(void **state)
     end_session(s);
 }
 
+/* Either side's output ending inside a line: one jsonrpc_partial_line warning each, naming the
+ * side and the bytes dropped; an end on a line boundary says nothing. An empty client line goes
+ * to the server, an empty server line is dropped. */
+static void test_partial_lines_at_eof(void **state)
+{
+    struct mcp_session *s = new_session();
+    json_t *w;
+
+    client(s, "");
+    assert_string_equal(TO_SERVER(s), "\n");
+    server(s, "");
+    assert_string_equal(TO_CLIENT(s), "");
+    mcp_session_client_eof(s, 0);
+    mcp_session_server_eof(s, 0);
+    assert_null(warning("jsonrpc_partial_line"));
+    mcp_session_client_eof(s, 7);
+    mcp_session_server_eof(s, 9);
+    w = event("warning", count_events("warning") - 2);
+    assert_string_equal(str_at(w, "code"), "jsonrpc_partial_line");
+    assert_string_equal(str_at(w, "direction"), "client_to_server");
+    assert_string_equal(str_at(w, "message"),
+                        "the client closed its output in the middle of a line (7 bytes dropped)");
+    w = event("warning", count_events("warning") - 1);
+    assert_string_equal(str_at(w, "code"), "jsonrpc_partial_line");
+    assert_string_equal(str_at(w, "direction"), "server_to_client");
+    assert_string_equal(str_at(w, "message"),
+                        "the server's output ended in the middle of a line (9 bytes dropped)");
+    end_session(s);
+}
+
 static void test_batches(void **state)
 {
     struct mcp_session *s = new_session();
@@ -1073,6 +1103,10 @@ static void test_server_exit_and_ends(void **state)
     assert_non_null(strstr(out, "\"id\":11,\"error\":{\"code\":-32000"));
     assert_int_equal(mcp_session_pending(s), 0);
     assert_string_equal(TO_SERVER(s), "");
+    /* Lines that are no message are not relayed to a dead server either. */
+    client(s, "not json");
+    client(s, "{\"hello\":1}");
+    assert_string_equal(TO_SERVER(s), "");
     end_session(s);
 
     /* The client's EOF keeps pending calls (it may still read their answers); its output
@@ -1472,6 +1506,7 @@ int main(void)
         cmocka_unit_test(test_events_for_calls),
         cmocka_unit_test(test_ids_per_direction),
         cmocka_unit_test(test_bad_lines),
+        cmocka_unit_test(test_partial_lines_at_eof),
         cmocka_unit_test(test_batches),
         cmocka_unit_test(test_request_side_errors),
         cmocka_unit_test(test_auth_expiry_and_partial_failure),

@@ -181,6 +181,32 @@ static void test_err_first_wins(void **state)
     assert_string_equal(err_name(ERR_LIMIT), "limit");
 }
 
+/* utf8_encode at each length's edges, and what utf8_seq reads back. */
+static void test_utf8_encode(void **state)
+{
+    static const struct {
+        unsigned long cp;
+        const char *want;
+    } cases[] = {{0x41, "A"},
+                 {0x7F, "\x7F"},
+                 {0x80, "\xC2\x80"},
+                 {0xE9, "\xC3\xA9"},
+                 {0x7FF, "\xDF\xBF"},
+                 {0x800, "\xE0\xA0\x80"},
+                 {0x20AC, "\xE2\x82\xAC"},
+                 {0xFFFF, "\xEF\xBF\xBF"},
+                 {0x10000, "\xF0\x90\x80\x80"},
+                 {0x1F600, "\xF0\x9F\x98\x80"},
+                 {0x10FFFF, "\xF4\x8F\xBF\xBF"}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char out[4];
+        size_t n = utf8_encode(cases[i].cp, out);
+        assert_int_equal(n, strlen(cases[i].want));
+        assert_memory_equal(out, cases[i].want, n);
+        assert_int_equal(utf8_seq(out, n), n);
+    }
+}
+
 static void test_utf8(void **state)
 {
     struct buf b = BUF_INIT;
@@ -264,6 +290,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_regex_check),
+        cmocka_unit_test(test_utf8_encode),
         cmocka_unit_test(test_utf8),
         cmocka_unit_test(test_text),
         cmocka_unit_test(test_buf_invariants), cmocka_unit_test(test_buf_limit),
