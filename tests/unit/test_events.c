@@ -135,8 +135,8 @@ static void test_redact_long_words(void **state)
 {
     struct redact_lits *l = redact_lits_new();
     struct buf in = BUF_INIT, out = BUF_INIT;
-    const char *parts[] = {"_ghp_0123456789abcdefghijklmnopqrstuv", "%3Dsk-proj-0123456789abcdefghij",
-                           "Zq9LiteralSecret7"};
+    const char *parts[] = {"_ghp_0123456789abcdefghijklmnopqrstuv",
+                           "%3Dsk-proj-0123456789abcdefghij", "Zq9LiteralSecret7"};
 
     (void)state;
     assert_int_equal(redact_lits_add(l, "Zq9LiteralSecret7"), 0);
