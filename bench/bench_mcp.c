@@ -36,9 +36,9 @@
 #include "util/timeutil.h"
 #include "util/banned.h"
 
-#define ROUNDS 7                /* the chains take turns, so a burst of load hits all of them */
-#define ROUND_TRIPS 2000        /* per round, SMALL-byte messages */
-#define ROUND_TRIPS_LARGE 500   /* per round, LARGE-byte messages */
+#define ROUNDS 7              /* the chains take turns, so a burst of load hits all of them */
+#define ROUND_TRIPS 2000      /* per round, SMALL-byte messages */
+#define ROUND_TRIPS_LARGE 500 /* per round, LARGE-byte messages */
 #define SMALL 32
 #define LARGE 16384
 #define WARMUP 200
@@ -263,8 +263,8 @@ static double measure_pipelined(struct chain *c, int *next_id)
 
 #define ADD_CALL()                                                                                 \
     buf_addf(&b,                                                                                   \
-             "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":"     \
-             "\"echo\",\"arguments\":{\"message\":\"0123456789abcdef0123456789abcdef\"}}}\n",     \
+             "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":"      \
+             "\"echo\",\"arguments\":{\"message\":\"0123456789abcdef0123456789abcdef\"}}}\n",      \
              ++*next_id)
     for (; sent < INFLIGHT && sent < PIPELINED; sent++)
         ADD_CALL();
@@ -326,8 +326,8 @@ static void row(const char *name, double fig, double ref, double ratio, const ch
                 double bar, double goal, double checked)
 {
     int met = le ? checked <= bar : checked >= bar;
-    printf("  %-44s %10.1f %-7s reference %10.1f  ratio %6.2fx  %s (bar %s %g, goal %s %g)\n",
-           name, fig, unit, ref, ratio, met ? "met" : "NOT MET", le ? "<=" : ">=", bar,
+    printf("  %-44s %10.1f %-7s reference %10.1f  ratio %6.2fx  %s (bar %s %g, goal %s %g)\n", name,
+           fig, unit, ref, ratio, met ? "met" : "NOT MET", le ? "<=" : ">=", bar,
            le ? "<=" : ">=", goal);
     notmet += !met;
 }
@@ -387,8 +387,8 @@ int main(int argc, char **argv)
     }
     {
         /* the controller for the controller-mode chain */
-        const char *argv[] = {faultline, "proxy", "--plan", plan, "--events", ctl_events,
-                              "--ready-file", ready, NULL};
+        const char *argv[] = {faultline,  "proxy",        "--plan", plan, "--events",
+                              ctl_events, "--ready-file", ready,    NULL};
         struct proc_opts o = {.argv = argv, .in = PROC_NULL, .out = PROC_NULL, .err = PROC_NULL};
         struct buf addr = BUF_INIT;
         struct err e = {0};
@@ -478,19 +478,19 @@ int main(int argc, char **argv)
                "server):\n");
         row("added p50, 32 B message", median(add_s[SHIMP], ROUNDS), median(add_s[RELAY], ROUNDS),
             median(r_small[SHIMP], ROUNDS), "us", 1, 2, 2, median(r_small[SHIMP], ROUNDS));
-        row("added p50, 16 KiB message", median(add_l[SHIMP], ROUNDS),
-            median(add_l[RELAY], ROUNDS), median(r_large[SHIMP], ROUNDS), "us", 1, 4, 2,
-            median(r_large[SHIMP], ROUNDS));
+        row("added p50, 16 KiB message", median(add_l[SHIMP], ROUNDS), median(add_l[RELAY], ROUNDS),
+            median(r_large[SHIMP], ROUNDS), "us", 1, 4, 2, median(r_large[SHIMP], ROUNDS));
         row("calls/s, 64 in flight (bar in calls/s)", median(cps[SHIMP], ROUNDS),
-            median(cps[RELAY], ROUNDS), median(r_cps[SHIMP], ROUNDS), "calls/s", 0, 100000,
-            150000, median(cps[SHIMP], ROUNDS));
+            median(cps[RELAY], ROUNDS), median(r_cps[SHIMP], ROUNDS), "calls/s", 0, 100000, 150000,
+            median(cps[SHIMP], ROUNDS));
         {
             double d[ROUNDS];
             for (int r = 0; r < ROUNDS; r++)
                 d[r] = p50s[SHIMC][r] - p50s[SHIMP][r];
             row("controller mode: p50 minus standalone's (us)", median(p50s[SHIMC], ROUNDS),
-                median(p50s[SHIMP], ROUNDS), median(p50s[SHIMC], ROUNDS) / median(p50s[SHIMP], ROUNDS),
-                "us", 1, 1000, 1000, median(d, ROUNDS));
+                median(p50s[SHIMP], ROUNDS),
+                median(p50s[SHIMC], ROUNDS) / median(p50s[SHIMP], ROUNDS), "us", 1, 1000, 1000,
+                median(d, ROUNDS));
         }
     }
     loadavg("after");
