@@ -487,7 +487,7 @@ int main(int argc, char **argv)
             double d[ROUNDS];
             for (int r = 0; r < ROUNDS; r++)
                 d[r] = p50s[SHIMC][r] - p50s[SHIMP][r];
-            row("controller mode: p50 minus standalone's (us)", median(p50s[SHIMC], ROUNDS),
+            row("controller mode: p50 minus standalone's", median(d, ROUNDS),
                 median(p50s[SHIMP], ROUNDS),
                 median(p50s[SHIMC], ROUNDS) / median(p50s[SHIMP], ROUNDS), "us", 1, 1000, 1000,
                 median(d, ROUNDS));
