@@ -150,13 +150,15 @@ int main(void)
 
     a.plan = make_plan("{\"kind\":\"inject.tool_result\",\"injectors\":[\"mcp\"],"
                        "\"match\":{\"tool\":\"*_file\"},"
-                       "\"when\":{\"path\":\"$.path\",\"contains\":\"README\"},\"times\":0}");
+                       "\"when\":{\"path\":\"$.path\",\"contains\":\"README\"},\"times\":0,"
+                       "\"options\":{\"payload\":\"x\"}}");
     report("plan_decide, + when contains", best_rate(run_decide, &a), base);
     plan_free(a.plan);
 
     a.plan = make_plan("{\"kind\":\"inject.tool_result\",\"injectors\":[\"mcp\",\"gate\"],"
                        "\"match\":{\"tool\":\"*\"},"
-                       "\"when\":{\"path\":\"$.command\",\"matches\":\"(^|[;&| ])rm -rf\"}}");
+                       "\"when\":{\"path\":\"$.command\",\"matches\":\"(^|[;&| ])rm -rf\"},"
+                       "\"options\":{\"payload\":\"x\"}}");
     report("plan_decide, + when matches (regex)", best_rate(run_decide, &a), base);
     plan_free(a.plan);
 

@@ -19,6 +19,7 @@
 #include "events/view.h"
 #include "util/buf.h"
 #include "util/fs.h"
+#include "util/redact.h"
 #include "util/timeutil.h"
 #include "helpers.h"
 #include "util/banned.h"
@@ -125,6 +126,36 @@ static void test_redact_header_lists(void **state)
                       "{\"headers\":[{\"name\":\"x-api-key\",\"value\":\"[REDACTED]\"},"
                       "{\"name\":\"Host\",\"value\":\"h\"}]}",
                       1);
+}
+
+/* Credentials deep inside long words, where redact_text skips a word's inner bytes without
+ * asking token_at: a key glued after '_', one after a %XX escape, and a registered literal
+ * right after a letter, each past 20 KB of letters (and ending at a space). */
+static void test_redact_long_words(void **state)
+{
+    struct redact_lits *l = redact_lits_new();
+    struct buf in = BUF_INIT, out = BUF_INIT;
+    const char *parts[] = {"_ghp_0123456789abcdefghijklmnopqrstuv",
+                           "%3Dsk-proj-0123456789abcdefghij", "Zq9LiteralSecret7"};
+
+    (void)state;
+    assert_int_equal(redact_lits_add(l, "Zq9LiteralSecret7"), 0);
+    for (size_t k = 0; k < 3; k++) {
+        for (int i = 0; i < 20000; i++)
+            buf_addc(&in, (char)('a' + i % 26));
+        buf_adds(&in, parts[k]);
+        buf_addc(&in, ' ');
+    }
+    buf_adds(&in, "tail");
+    assert_int_equal(redact_text(l, in.data, in.len, NULL), 1);
+    assert_int_equal(redact_text(l, in.data, in.len, &out), 3);
+    assert_null(strstr(out.data, "ghp_0123"));
+    assert_null(strstr(out.data, "sk-proj-0123"));
+    assert_null(strstr(out.data, "LiteralSecret"));
+    assert_non_null(strstr(out.data, "tail"));
+    buf_release(&in);
+    buf_release(&out);
+    redact_lits_free(l);
 }
 
 static void test_redact_strings(void **state)
@@ -1162,6 +1193,7 @@ int main(void)
         cmocka_unit_test(test_redact_fields),
         cmocka_unit_test(test_redact_header_lists),
         cmocka_unit_test(test_redact_strings),
+        cmocka_unit_test(test_redact_long_words),
         cmocka_unit_test(test_redact_corpus),
         cmocka_unit_test(test_writer_stamps),
         cmocka_unit_test(test_writer_time),
