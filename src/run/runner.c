@@ -1128,9 +1128,7 @@ static void runner_events(struct rep *p)
         json_decref(ev);
     }
     if (p->aborted && !p->abort.by_controller) {
-        const char *reason =
-            strcmp(p->abort.reason, "interrupted") == 0 ? "runner_error" : p->abort.reason;
-        ev = json_pack("{s:s, s:s, s:s}", "kind", "abort", "reason", reason, "detail",
+        ev = json_pack("{s:s, s:s, s:s}", "kind", "abort", "reason", p->abort.reason, "detail",
                        p->abort.detail);
         if (p->abort.limit > 0) {
             json_object_set_new(ev, "value", json_real(score_round(p->abort.value, 4)));
