@@ -1221,8 +1221,6 @@ static void rep_files(struct rep *p)
 static void rep_teardown(struct rep *p)
 {
     struct run *r = p->r;
-    struct buf cmd = BUF_INIT;
-    struct err e = {0};
 
     if (p->sb)
         sandbox_kill(p->sb, RUN_GRACE_MS);
@@ -1240,17 +1238,13 @@ static void rep_teardown(struct rep *p)
     rep_files(p);
     sandbox_close(p->sb);
     p->sb = NULL;
-    if (p->worktree_added && !r->o.keep) {
-        buf_adds(&cmd, "git worktree remove --force ");
-        shq(&cmd, p->work);
-        if (git(r->project, cmd.data, NULL, &e) != 0) {
-            rm_tree(p->work);
-            git(r->project, "git worktree prune", NULL, &e);
-        }
-    }
+    /* The worktree's files go now; its entry in the project's .git/worktrees goes with one
+     * `git worktree prune` after the last repetition (run_execute): a git process less per
+     * repetition. */
+    if (p->worktree_added && !r->o.keep)
+        rm_tree(p->work);
     if (!r->o.keep)
         rm_tree(p->home);
-    buf_release(&cmd);
 }
 
 /* Runs repetition index. Returns the repetition's status: "complete", "aborted", "error"; the
@@ -1526,6 +1520,10 @@ int run_execute(struct run *r, struct err *e)
         run_phase(r, r->x->repeat, 2 * r->x->repeat, &ended, &baseline_failed);
     }
     stop_mock(r);
+    if (!r->o.keep) {
+        struct err pe = {0};
+        git(r->project, "git worktree prune", NULL, &pe); /* at worst, entries git prunes later */
+    }
     r->status_text[0] = '\0';
     status_clear(r);
     collect_reps(r);
