@@ -1,19 +1,20 @@
 /*
  * runner: see runner.h. One struct run per `faultline run`; one struct rep per repetition,
- * alive while it runs. Every child of a repetition (mock model, controller, the sandbox with
- * the agent and verify) is ended on every path out of rep_run, including the stop flag, so a
+ * alive while it runs. The run's mock model is the runner's child from before the first
+ * repetition to after the last. Every child of a repetition (controller, the sandbox with the
+ * agent and verify) is ended on every path out of rep_run, including the stop flag, so a
  * SIGTERM of the runner leaves no process, namespace or worktree behind.
  *
  * Repetition states (rep_run):
- *   PREPARE  --plan, worktree, carry-in, HOME, mock, sandbox, controller healthy--> AGENT
+ *   PREPARE  --plan, worktree, carry-in, HOME, sandbox, controller healthy--> AGENT
  *   PREPARE  --any failure--> ERROR
  *   AGENT    --agent exited--> VERIFY
  *   AGENT    --monitor condition (monitor_check)--> ABORTED (sandbox_kill)
  *   AGENT    --stop flag--> ABORTED ("interrupted")
  *   AGENT    --controller exited--> ERROR (sandbox_kill)
  *   VERIFY   --verify exited / timed out--> DONE
- *   any      --> teardown (rep_teardown): controller, mock, runner events, files, sandbox,
- *                worktree
+ *   any      --> teardown (rep_teardown): controller, runner events, files, sandbox,
+ *                worktree files
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -532,8 +533,10 @@ static int wait_ready(struct proc *pr, const char *file, int timeout_ms, struct 
         }
         if (stopped(r) || left <= 0)
             break;
-        /* the timer only where a descriptor is missing */
-        poll(pf, 2, pf[0].fd >= 0 && pf[1].fd >= 0 ? (int)left : (left < 20 ? (int)left : 20));
+        /* woken by the descriptors; the timer only bounds how late the stop flag is seen (a
+         * signal landing just before poll) and stands in for a missing descriptor */
+        int tick = pf[0].fd >= 0 && pf[1].fd >= 0 ? RUN_TICK_MS : 20;
+        poll(pf, 2, left < tick ? (int)left : tick);
         if (pf[0].fd >= 0)
             while (read(pf[0].fd, drain, sizeof(drain)) > 0)
                 ;
