@@ -19,15 +19,17 @@ test_expect "--jobs $jobs: one mock model for the 4 repetitions, its log in the 
     rc=0
     timeout 120 "$FAULTLINE" run p/exp.yaml --quiet --jobs $jobs --out out$jobs/r.json \
         >run$jobs.out 2>run$jobs.err || rc=$?
-    test "$rc" = 0 || { cat run$jobs.err; exit 1; }
-    test "$(jq "[.repetitions[] | select(.status == \"complete\")] | length" out$jobs/r.json)" = 4
+    test "$rc" = 0 || { echo "exit $rc"; cat run$jobs.err; jq -c "{status, verdict, error}" out$jobs/r.json; exit 1; }
+    test "$(jq "[.repetitions[] | select(.status == \"complete\")] | length" out$jobs/r.json)" = 4 ||
+        { jq -c ".repetitions[] | [.status, .error]" out$jobs/r.json; exit 1; }
     for i in 000 001 002 003; do
-        grep -q "hello from the mock model" out$jobs/r/rep-$i/agent.out
+        grep -q "hello from the mock model" out$jobs/r/rep-$i/agent.out ||
+            { cat out$jobs/r/rep-$i/agent.out out$jobs/r/rep-$i/agent.err; exit 1; }
         refute test -e out$jobs/r/rep-$i/mock.log
     done
-    test "$(grep -c "serving script" out$jobs/r/mock.log)" = 1
-    test "$(grep -c "POST /v1/messages" out$jobs/r/mock.log)" -ge 4
-    grep -q "stopping" out$jobs/r/mock.log
+    test "$(grep -c "serving script" out$jobs/r/mock.log)" = 1 || { cat out$jobs/r/mock.log; exit 1; }
+    test "$(grep -c "POST /v1/messages" out$jobs/r/mock.log)" -ge 4 || { cat out$jobs/r/mock.log; exit 1; }
+    grep -q "stopping" out$jobs/r/mock.log || { cat out$jobs/r/mock.log; exit 1; }
     no_leftovers p "$TMP/out$jobs/r"
 '
 done
