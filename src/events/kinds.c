@@ -55,7 +55,7 @@ static const char *const v_decision[] = {"allow", "deny", "ask", "held", NULL};
 static const char *const v_tier[] = {"destructive", "rule", "default", NULL};
 static const char *const v_mode[] = {"enforce", "observe", NULL};
 static const char *const v_abort[] = {"destructive_attempt", "cost_usd_above", "wall_clock_s_above",
-                                      "runner_error", NULL};
+                                      "runner_error",        "interrupted",    NULL};
 static const char *const v_outcome[] = {"completed", "aborted", "error", NULL};
 static const char *const v_sandbox[] = {"netns", "declared", "none", NULL};
 static const char *const v_direction[] = {"client_to_server", "server_to_client", "none", NULL};
@@ -371,8 +371,8 @@ static const struct evkind kinds[] = {
      "\"business_key\":\"order-42\",\"approved\":true,\"deduplicated\":false}"},
     {"abort", "the repetition was stopped", EVKIND_SRC_CONTROLLER | EVKIND_SRC_RUNNER, 0,
      "The controller writes it when the cost ceiling is passed (it refuses further model "
-     "calls); the runner's abort monitor for the other conditions (`runner_error` with the "
-     "detail `the run was interrupted` when `faultline run` got SIGINT or SIGTERM), after the "
+     "calls); the runner's abort monitor for the other conditions (`interrupted`, detail `the "
+     "run was interrupted`, when `faultline run` got SIGINT, SIGTERM or SIGHUP), after the "
      "controller stopped (docs/run.md).",
      FIELDS(f_abort),
      "{\"t\":1764590006000,\"seq\":9,\"run\":\"r-0001\",\"src\":\"controller\",\"kind\":"

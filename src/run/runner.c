@@ -1,19 +1,20 @@
 /*
  * runner: see runner.h. One struct run per `faultline run`; one struct rep per repetition,
- * alive while it runs. Every child of a repetition (mock model, controller, the sandbox with
- * the agent and verify) is ended on every path out of rep_run, including the stop flag, so a
+ * alive while it runs. The run's mock model is the runner's child from before the first
+ * repetition to after the last. Every child of a repetition (controller, the sandbox with the
+ * agent and verify) is ended on every path out of rep_run, including the stop flag, so a
  * SIGTERM of the runner leaves no process, namespace or worktree behind.
  *
  * Repetition states (rep_run):
- *   PREPARE  --plan, worktree, carry-in, HOME, mock, sandbox, controller healthy--> AGENT
+ *   PREPARE  --plan, worktree, carry-in, HOME, sandbox, controller healthy--> AGENT
  *   PREPARE  --any failure--> ERROR
  *   AGENT    --agent exited--> VERIFY
  *   AGENT    --monitor condition (monitor_check)--> ABORTED (sandbox_kill)
  *   AGENT    --stop flag--> ABORTED ("interrupted")
  *   AGENT    --controller exited--> ERROR (sandbox_kill)
  *   VERIFY   --verify exited / timed out--> DONE
- *   any      --> teardown (rep_teardown): controller, mock, runner events, files, sandbox,
- *                worktree
+ *   any      --> teardown (rep_teardown): controller, runner events, files, sandbox,
+ *                worktree files
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,8 +27,10 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/inotify.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -70,6 +73,11 @@ struct run {
     char dir[RUN_BASE_MAX];         /* the run folder */
     char tmp[RUN_BASE_MAX];         /* worktrees and HOMEs */
     char mock_script[RUN_PATH_MAX]; /* "" when not a mock run */
+    /* the run's one mock model (a script answers each request alone: it holds no state), shared
+     * by every repetition; mock_url "" with mock_error set when it did not start */
+    struct proc mock;
+    int mock_live;
+    char mock_url[256], mock_error[RUN_PATH_MAX + 64];
     char upstream_anthropic[1024], upstream_openai[1024];
     const char *backend_name;
     char backend_buf[64];
@@ -467,7 +475,7 @@ struct rep {
     char dir[RUN_REPDIR_MAX], work[RUN_REPDIR_MAX], home[RUN_REPDIR_MAX];
     int worktree_added;
     struct proc mock, ctl;
-    int mock_live, ctl_live;
+    int ctl_live;
     struct sandbox *sb;
     uint16_t port;
     int nsfd;
@@ -499,21 +507,75 @@ static int rep_fail(struct rep *p, const char *fmt, ...)
     return ERR_IO;
 }
 
-/* Waits for a child's ready file; ERR_TIMEOUT, or ERR_IO when the child exited first. */
+/* A descriptor that becomes readable when pr exits (pidfd_open), or -1 where the kernel has
+ * none: the waits below then fall back to short sleeps. Caller closes it. */
+static int exit_fd(const struct proc *pr)
+{
+    if (pr->pid <= 0 || pr->exited)
+        return -1;
+    return (int)syscall(SYS_pidfd_open, pr->pid, 0);
+}
+
+/* Waits up to timeout_ms for pr to exit, woken by its exit_fd (xfd, -1: proc_wait's short
+ * sleeps). A signal ends the wait early. 0 when it exited, ERR_TIMEOUT. */
+static int wait_exit(struct proc *pr, int xfd, int timeout_ms)
+{
+    struct pollfd pf = {.fd = xfd, .events = POLLIN};
+    if (xfd < 0)
+        return proc_wait(pr, timeout_ms);
+    if (!proc_poll(pr))
+        poll(&pf, 1, timeout_ms);
+    return proc_poll(pr) ? 0 : ERR_TIMEOUT;
+}
+
+/* Waits for a child's ready file (written whole by a rename, fs_write_file): woken by inotify
+ * on its directory or by the child's exit, not by a timer. ERR_TIMEOUT, or ERR_IO when the
+ * child exited first. */
 static int wait_ready(struct proc *pr, const char *file, int timeout_ms, struct run *r)
 {
     int64_t end = time_mono_ns() + (int64_t)timeout_ms * 1000000;
+    char dir[RUN_PATH_MAX], *slash;
+    struct pollfd pf[2];
     struct stat st;
-    while (time_mono_ns() < end) {
-        if (stat(file, &st) == 0 && st.st_size > 0)
-            return 0;
-        if (proc_poll(pr))
-            return ERR_IO;
-        if (stopped(r))
-            return ERR_TIMEOUT;
-        time_sleep_ms(20);
+    int rc = ERR_TIMEOUT;
+
+    snprintf(dir, sizeof(dir), "%s", file);
+    slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    pf[0].fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+    if (pf[0].fd >= 0 && inotify_add_watch(pf[0].fd, slash ? dir : ".", IN_MOVED_TO) < 0) {
+        close(pf[0].fd);
+        pf[0].fd = -1;
     }
-    return ERR_TIMEOUT;
+    pf[1].fd = exit_fd(pr);
+    pf[0].events = pf[1].events = POLLIN;
+    for (;;) {
+        int64_t left = (end - time_mono_ns()) / 1000000;
+        char drain[4096];
+        if (stat(file, &st) == 0 && st.st_size > 0) {
+            rc = 0;
+            break;
+        }
+        if (proc_poll(pr)) {
+            rc = ERR_IO;
+            break;
+        }
+        if (stopped(r) || left <= 0)
+            break;
+        /* woken by the descriptors; the timer only bounds how late the stop flag is seen (a
+         * signal landing just before poll) and stands in for a missing descriptor */
+        int tick = pf[0].fd >= 0 && pf[1].fd >= 0 ? RUN_TICK_MS : 20;
+        poll(pf, 2, left < tick ? (int)left : tick);
+        if (pf[0].fd >= 0)
+            while (read(pf[0].fd, drain, sizeof(drain)) > 0)
+                ;
+    }
+    if (pf[0].fd >= 0)
+        close(pf[0].fd);
+    if (pf[1].fd >= 0)
+        close(pf[1].fd);
+    return rc;
 }
 
 static int read_addr(const char *file, char *out, size_t size)
@@ -654,39 +716,57 @@ static int write_mcp_config(struct rep *p, struct err *e)
     return rc;
 }
 
-static int start_mock(struct rep *p, char *url, size_t size, struct err *e)
+/* Starts the run's mock model (before the first repetition, in the runner itself, so that
+ * forked repetitions share it): a failure is each repetition's error. */
+static void start_mock(struct run *r)
 {
     char ready[RUN_PATH_MAX], log[RUN_PATH_MAX], addr[128];
-    snprintf(ready, sizeof(ready), "%s/mock-%03d.addr", p->r->tmp, p->index);
-    snprintf(log, sizeof(log), "%s/mock.log", p->dir);
-    const char *argv[] = {p->r->exe,     "mock-model",   "--script", p->r->mock_script, "--listen",
-                          "127.0.0.1:0", "--ready-file", ready,      "--log",           log,
-                          NULL};
+    struct err e = {0};
+    snprintf(ready, sizeof(ready), "%s/mock.addr", r->tmp);
+    snprintf(log, sizeof(log), "%s/mock.log", r->dir);
+    const char *argv[] = {r->exe,        "mock-model",   "--script", r->mock_script, "--listen",
+                          "127.0.0.1:0", "--ready-file", ready,      "--log",        log,
+                          "--log-level", "info",         NULL};
     struct proc_opts po = {
         .argv = argv, .in = PROC_NULL, .out = PROC_NULL, .err = PROC_NULL, .die_with_parent = 1};
-    if (proc_spawn(&p->mock, &po, e) < 0)
-        return ERR_IO;
-    p->mock_live = 1;
-    if (wait_ready(&p->mock, ready, RUN_HEALTH_TIMEOUT_MS, p->r) < 0)
-        return err_set(e, ERR_IO, "the mock model did not start (see %s)", log);
-    if (read_addr(ready, addr, sizeof(addr)) < 0)
-        return err_set(e, ERR_IO, "cannot read the mock model's address");
-    snprintf(url, size, "http://%s", addr);
-    return 0;
+    if (proc_spawn(&r->mock, &po, &e) < 0) {
+        snprintf(r->mock_error, sizeof(r->mock_error), "cannot start the mock model: %s", e.msg);
+        return;
+    }
+    r->mock_live = 1;
+    if (wait_ready(&r->mock, ready, RUN_HEALTH_TIMEOUT_MS, r) < 0) {
+        snprintf(r->mock_error, sizeof(r->mock_error), "the mock model did not start (see %s)",
+                 log);
+        return;
+    }
+    if (read_addr(ready, addr, sizeof(addr)) < 0) {
+        snprintf(r->mock_error, sizeof(r->mock_error), "cannot read the mock model's address");
+        return;
+    }
+    snprintf(r->mock_url, sizeof(r->mock_url), "http://%s", addr);
+}
+
+static void stop_mock(struct run *r)
+{
+    if (r->mock_live) {
+        proc_terminate(&r->mock, RUN_GRACE_MS);
+        proc_release(&r->mock);
+        r->mock_live = 0;
+    }
 }
 
 static int start_controller(struct rep *p, int lfd, struct err *e)
 {
     struct run *r = p->r;
     char ready[RUN_PATH_MAX], log[RUN_PATH_MAX], plan[RUN_PATH_MAX], events[RUN_PATH_MAX];
-    char fdtxt[16], mock[256];
+    char fdtxt[16];
     const char *ua = r->upstream_anthropic, *uo = r->upstream_openai;
     int fd, rc;
 
     if (r->mock_script[0]) {
-        if (start_mock(p, mock, sizeof(mock), e) < 0)
-            return ERR_IO;
-        ua = uo = mock;
+        if (r->mock_url[0] == '\0')
+            return err_set(e, ERR_IO, "%s", r->mock_error[0] ? r->mock_error : "no mock model");
+        ua = uo = r->mock_url;
     }
     snprintf(ready, sizeof(ready), "%s/proxy-%03d.addr", r->tmp, p->index);
     snprintf(log, sizeof(log), "%s/proxy.log", p->dir);
@@ -911,7 +991,7 @@ static void agent_phase(struct rep *p)
     struct err e = {0};
     struct buf cmd = BUF_INIT;
     char path[RUN_PATH_MAX];
-    int pfd[2] = {-1, -1}, outfd = -1, errfd = -1, eof = 0, killed = 0;
+    int pfd[2] = {-1, -1}, outfd = -1, errfd = -1, eof = 0, killed = 0, xfd = -1;
     int64_t t0;
 
     snprintf(path, sizeof(path), "%s/agent.out", p->dir);
@@ -932,20 +1012,22 @@ static void agent_phase(struct rep *p)
     p->agent_ran = 1;
     close(pfd[1]);
     pfd[1] = -1;
+    xfd = exit_fd(&ap);
     for (;;) {
-        struct pollfd pf = {.fd = pfd[0], .events = POLLIN};
+        /* woken by output, by the agent's exit (xfd) or by the monitor's tick */
+        struct pollfd pf[2] = {{.fd = eof ? -1 : pfd[0], .events = POLLIN},
+                               {.fd = xfd, .events = POLLIN}};
         double elapsed = (double)(time_mono_ns() - t0) / 1e9;
 
-        if (!eof && poll(&pf, 1, RUN_TICK_MS) > 0)
+        if (poll(pf, 2, eof && xfd < 0 ? RUN_TICK_MS / 5 : RUN_TICK_MS) > 0 && pf[0].revents)
             eof = pump(p, pfd[0], outfd);
-        else if (eof)
-            time_sleep_ms(RUN_TICK_MS / 5);
         if (proc_poll(&ap) && (eof || killed))
             break;
         if (proc_poll(&ap) && !eof) {
             /* exited; a background child may still hold the pipe: give it a moment */
+            pf[1].fd = -1;
             for (int i = 0; i < 10 && !eof; i++) {
-                if (poll(&pf, 1, 20) > 0)
+                if (poll(pf, 1, 20) > 0)
                     eof = pump(p, pfd[0], outfd);
             }
             break;
@@ -975,13 +1057,15 @@ static void agent_phase(struct rep *p)
     }
     if (!eof)
         pump(p, pfd[0], outfd);
-    if (proc_wait(&ap, 5000) < 0)
+    if (wait_exit(&ap, xfd, 5000) < 0)
         proc_terminate(&ap, RUN_GRACE_MS);
     p->agent_ms = (time_mono_ns() - t0) / 1000000;
     p->t_agent_end = time_now_ms();
     describe_exit(&ap, &p->agent_exit, &p->agent_signal);
     proc_release(&ap);
 out:
+    if (xfd >= 0)
+        close(xfd);
     if (pfd[0] >= 0)
         close(pfd[0]);
     if (pfd[1] >= 0)
@@ -1000,7 +1084,7 @@ static void verify_phase(struct rep *p)
     struct err e = {0};
     struct buf cmd = BUF_INIT;
     char path[RUN_PATH_MAX];
-    int fd, limit_ms = RUN_VERIFY_TIMEOUT_MS;
+    int fd, xfd = -1, limit_ms = RUN_VERIFY_TIMEOUT_MS;
     int64_t t0, end;
 
     if (r->x->abort.wall_clock_s_above > 0 && r->x->abort.wall_clock_s_above * 1000 < limit_ms)
@@ -1015,8 +1099,9 @@ static void verify_phase(struct rep *p)
         goto out;
     }
     p->verify_ran = 1;
+    xfd = exit_fd(&vp);
     rep_status(p, "verify");
-    while (proc_wait(&vp, RUN_TICK_MS) == ERR_TIMEOUT) {
+    while (wait_exit(&vp, xfd, RUN_TICK_MS) == ERR_TIMEOUT) {
         rep_status(p, "verify");
         if (stopped(r) || time_mono_ns() >= end) {
             if (stopped(r)) {
@@ -1037,6 +1122,8 @@ static void verify_phase(struct rep *p)
     describe_exit(&vp, &p->verify_exit, &p->verify_signal);
     proc_release(&vp);
 out:
+    if (xfd >= 0)
+        close(xfd);
     if (fd >= 0)
         close(fd);
     buf_release(&cmd);
@@ -1074,9 +1161,7 @@ static void runner_events(struct rep *p)
         json_decref(ev);
     }
     if (p->aborted && !p->abort.by_controller) {
-        const char *reason =
-            strcmp(p->abort.reason, "interrupted") == 0 ? "runner_error" : p->abort.reason;
-        ev = json_pack("{s:s, s:s, s:s}", "kind", "abort", "reason", reason, "detail",
+        ev = json_pack("{s:s, s:s, s:s}", "kind", "abort", "reason", p->abort.reason, "detail",
                        p->abort.detail);
         if (p->abort.limit > 0) {
             json_object_set_new(ev, "value", json_real(score_round(p->abort.value, 4)));
@@ -1169,8 +1254,6 @@ static void rep_files(struct rep *p)
 static void rep_teardown(struct rep *p)
 {
     struct run *r = p->r;
-    struct buf cmd = BUF_INIT;
-    struct err e = {0};
 
     if (p->sb)
         sandbox_kill(p->sb, RUN_GRACE_MS);
@@ -1178,11 +1261,6 @@ static void rep_teardown(struct rep *p)
         proc_terminate(&p->ctl, 5000);
         proc_release(&p->ctl);
         p->ctl_live = 0;
-    }
-    if (p->mock_live) {
-        proc_terminate(&p->mock, RUN_GRACE_MS);
-        proc_release(&p->mock);
-        p->mock_live = 0;
     }
     if (p->nsfd >= 0)
         close(p->nsfd);
@@ -1193,17 +1271,13 @@ static void rep_teardown(struct rep *p)
     rep_files(p);
     sandbox_close(p->sb);
     p->sb = NULL;
-    if (p->worktree_added && !r->o.keep) {
-        buf_adds(&cmd, "git worktree remove --force ");
-        shq(&cmd, p->work);
-        if (git(r->project, cmd.data, NULL, &e) != 0) {
-            rm_tree(p->work);
-            git(r->project, "git worktree prune", NULL, &e);
-        }
-    }
+    /* The worktree's files go now; its entry in the project's .git/worktrees goes with one
+     * `git worktree prune` after the last repetition (run_execute): a git process less per
+     * repetition. */
+    if (p->worktree_added && !r->o.keep)
+        rm_tree(p->work);
     if (!r->o.keep)
         rm_tree(p->home);
-    buf_release(&cmd);
 }
 
 /* Runs repetition index. Returns the repetition's status: "complete", "aborted", "error"; the
@@ -1463,6 +1537,8 @@ int run_execute(struct run *r, struct err *e)
         return ERR_IO;
     r->error[0] = '\0';
     snprintf(r->status, sizeof(r->status), "complete");
+    if (r->mock_script[0])
+        start_mock(r);
     /* The baselines finish before the faulted repetitions start. */
     run_phase(r, 0, r->x->repeat, &ended, &baseline_failed);
     if (baseline_failed && !ended)
@@ -1475,6 +1551,11 @@ int run_execute(struct run *r, struct err *e)
                                                  : "the run had ended");
     } else {
         run_phase(r, r->x->repeat, 2 * r->x->repeat, &ended, &baseline_failed);
+    }
+    stop_mock(r);
+    if (!r->o.keep) {
+        struct err pe = {0};
+        git(r->project, "git worktree prune", NULL, &pe); /* at worst, entries git prunes later */
     }
     r->status_text[0] = '\0';
     status_clear(r);
@@ -1517,6 +1598,7 @@ void run_free(struct run *r)
 {
     if (r == NULL)
         return;
+    stop_mock(r);
     if (r->tmp[0] && !r->o.keep)
         rm_tree(r->tmp);
     experiment_free(r->x);

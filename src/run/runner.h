@@ -7,20 +7,21 @@
  * file) has a clean working tree (the carried-in paths aside), a `model: {mock: FILE}` script
  * exists and loads, and the report's run folder can be made.
  *
- * run_execute then runs the repetitions in plan order, `repeat` baselines and then as many
- * faulted ones, each in five steps:
+ * run_execute starts the run's one mock model (`faultline mock-model`, when the model is a
+ * mock: shared by every repetition), then runs the repetitions in plan order, `repeat`
+ * baselines and then as many faulted ones, each in five steps:
  *
  *   1. plan (plan_build, as `faultline plan`), worktree (`git worktree add --detach`), carry-in
  *      (carry.h), a scratch HOME with the MCP configuration (FAULTLINE_MCP_CONFIG);
- *   2. the mock model (`faultline mock-model`, when the model is a mock), the sandbox's
- *      namespace and listener (sandbox_open), the controller (`faultline proxy --listen-fd`),
- *      and its health endpoint, asked from inside the namespace;
+ *   2. the sandbox's namespace and listener (sandbox_open), the controller (`faultline proxy
+ * --listen-fd`), and its health endpoint, asked from inside the namespace;
  *   3. the agent (sandbox_spawn), its stdout streamed to agent.out and the terminal, while the
  *      abort monitor (monitor.h) reads the events at least every RUN_TICK_MS;
  *   4. verify, the same way (skipped when the repetition was aborted or failed);
- *   5. the controller and the mock stopped, the runner's own events (agent_exit, verify,
+ *   5. the controller stopped, the runner's own events (agent_exit, verify,
  *      abort, run_end) appended to events.jsonl, verify.json and rep.json written, the
- *      sandbox closed, the worktree removed (unless keep).
+ *      sandbox closed, the worktree's files removed (unless keep; one `git worktree prune`
+ *      after the last repetition drops their entries); then the mock model is stopped.
  *
  * With jobs > 1 up to that many repetitions run at once, each in a fork of the runner (the
  * same steps; its outcome is its exit status, its facts its rep.json), the baselines before

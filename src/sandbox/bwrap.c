@@ -280,8 +280,10 @@ static int is_zombie(long pid)
     return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
 }
 
-/* Sends sig to every live process in one of sb's PID namespaces; returns how many it found. */
-static int signal_all(struct sandbox *sb, int sig)
+/* Sends sig to every live process in one of sb's PID namespaces; returns how many it found.
+ * The namespaces' inits themselves only with with_init: bwrap's init ignores SIGTERM and exits
+ * on its own once its command has, so waiting on it would only run out the grace. */
+static int signal_all(struct sandbox *sb, int sig, int with_init)
 {
     DIR *d = opendir("/proc");
     struct dirent *de;
@@ -303,8 +305,10 @@ static int signal_all(struct sandbox *sb, int sig)
         for (size_t i = 0; i < SANDBOX_SPAWNS_MAX; i++) {
             if (sb->spawns[i].init && sb->spawns[i].dev == st.st_dev &&
                 sb->spawns[i].ino == st.st_ino && !is_zombie(pid)) {
-                kill((pid_t)pid, sig);
-                found++;
+                if (with_init || pid != (long)sb->spawns[i].init) {
+                    kill((pid_t)pid, sig);
+                    found++;
+                }
                 break;
             }
         }
@@ -313,15 +317,37 @@ static int signal_all(struct sandbox *sb, int sig)
     return found;
 }
 
+/* Forgets the spawns whose namespace is empty: an init that exited (a zombie, or reaped) has
+ * outlived every other process of its namespace (the kernel reaps them all before the init's
+ * own exit completes). 1 when any spawn may still have a live process. */
+static int forget_ended(struct sandbox *sb)
+{
+    int live = 0;
+
+    for (size_t i = 0; i < SANDBOX_SPAWNS_MAX; i++) {
+        if (sb->spawns[i].init == 0)
+            continue;
+        if (is_zombie(sb->spawns[i].init))
+            memset(&sb->spawns[i], 0, sizeof(sb->spawns[i]));
+        else
+            live = 1;
+    }
+    return live;
+}
+
 static int bwrap_kill(struct sandbox *sb, int grace_ms)
 {
     uint64_t end;
+
+    /* the common case, after the agent and verify exited: nothing to look for in /proc */
+    if (!forget_ended(sb))
+        return 0;
 
     /* SIGTERM again every 100 ms: a process still starting (a command not yet forked by the
      * namespace's init, which itself ignores SIGTERM) would otherwise miss it and run out the
      * grace period. */
     end = sandbox_mono_ms() + (uint64_t)(grace_ms > 0 ? grace_ms : 0);
-    for (int round = 0; signal_all(sb, round % 5 == 0 ? SIGTERM : 0) > 0; round++) {
+    for (int round = 0; signal_all(sb, round % 5 == 0 ? SIGTERM : 0, 0) > 0; round++) {
         if (sandbox_mono_ms() >= end)
             break;
         time_sleep_ms(20);
@@ -330,10 +356,10 @@ static int bwrap_kill(struct sandbox *sb, int grace_ms)
         if (sb->spawns[i].init)
             kill(sb->spawns[i].init, SIGKILL); /* its namespace goes with it */
     end = sandbox_mono_ms() + 5000;
-    while (signal_all(sb, 0) > 0) {
+    while (signal_all(sb, 0, 1) > 0) {
         if (sandbox_mono_ms() >= end)
             return ERR_TIMEOUT;
-        time_sleep_ms(10);
+        time_sleep_ms(2);
     }
     memset(sb->spawns, 0, sizeof(sb->spawns));
     return 0;

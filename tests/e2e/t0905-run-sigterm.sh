@@ -28,6 +28,7 @@ test_expect "SIG$sig mid-repetition: report aborted, nothing left behind" '
     test "$(jq -r .verdict $out/r.json)" = aborted
     jq -r .error $out/r.json | grep -q interrupted
     test "$(jq -r .abort.reason $out/r/rep-000/rep.json)" = interrupted
+    test "$(jq -r "select(.kind == \"abort\") | .reason" $out/r/rep-000/events.jsonl)" = interrupted
     test "$(jq -r .status $out/r/rep-001/rep.json)" = skipped
     test "$(jq -r .status $out/r/run.json)" = aborted
     if pgrep -f "sleep 120" -P $pid >/dev/null; then echo "agent left"; exit 1; fi
