@@ -507,13 +507,19 @@ static int rep_fail(struct rep *p, const char *fmt, ...)
     return ERR_IO;
 }
 
-/* A descriptor that becomes readable when pr exits (pidfd_open), or -1 where the kernel has
+/* exit_fd's "no descriptor", and poll(2)'s "ignore this entry". */
+#define NO_FD (-1)
+
+/* A descriptor that becomes readable when pr exits (pidfd_open), or NO_FD where the kernel has
  * none: the waits below then fall back to short sleeps. Caller closes it. */
 static int exit_fd(const struct proc *pr)
 {
+    int fd;
+
     if (pr->pid <= 0 || pr->exited)
-        return -1;
-    return (int)syscall(SYS_pidfd_open, pr->pid, 0);
+        return NO_FD;
+    fd = (int)syscall(SYS_pidfd_open, pr->pid, 0);
+    return fd >= 0 ? fd : NO_FD;
 }
 
 /* Waits up to timeout_ms for pr to exit, woken by its exit_fd (xfd, -1: proc_wait's short
@@ -1015,7 +1021,7 @@ static void agent_phase(struct rep *p)
     xfd = exit_fd(&ap);
     for (;;) {
         /* woken by output, by the agent's exit (xfd) or by the monitor's tick */
-        struct pollfd pf[2] = {{.fd = eof ? -1 : pfd[0], .events = POLLIN},
+        struct pollfd pf[2] = {{.fd = eof ? NO_FD : pfd[0], .events = POLLIN},
                                {.fd = xfd, .events = POLLIN}};
         double elapsed = (double)(time_mono_ns() - t0) / 1e9;
 
