@@ -97,8 +97,10 @@ check: bootstrap
 	$(MAKE) MODE=asan tests
 	tests/run build/asan
 
-demo: bootstrap
-	$(MAKE) MODE=rel all
+# The demo installs only what it runs (scripts/bootstrap --demo), builds with parallel jobs.
+demo:
+	scripts/bootstrap --demo
+	$(MAKE) -j$$(nproc) MODE=rel all
 	scripts/demo
 
 bench: bootstrap
@@ -127,6 +129,7 @@ install: all
 	install -D -m 0755 faultline $(DESTDIR)$(PREFIX)/bin/faultline
 	mkdir -p $(DESTDIR)$(PREFIX)/share/faultline
 	cp -R examples $(DESTDIR)$(PREFIX)/share/faultline/
+	rm -rf $(DESTDIR)$(PREFIX)/share/faultline/examples/demo/node_modules
 
 format:
 	clang-format -i $(LIB_SRC) $(CLI_SRC) $(wildcard src/*/*.h)
