@@ -35,12 +35,17 @@ json_t *report_build(const struct experiment *x, const char *dir, const char *st
 
 int report_write(const json_t *report, const char *path, struct err *e)
 {
-    char *s = json_dumps(report, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
+    return report_write_json(report, path, e);
+}
+
+int report_write_json(const json_t *j, const char *path, struct err *e)
+{
+    char *s = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
     struct buf b = BUF_INIT;
     int rc;
 
     if (s == NULL)
-        return err_set(e, ERR_NOMEM, "cannot render the report");
+        return err_set(e, ERR_NOMEM, "cannot render '%s'", path);
     buf_adds(&b, s);
     buf_addc(&b, '\n');
     free(s);

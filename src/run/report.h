@@ -24,6 +24,9 @@ json_t *report_build(const struct experiment *x, const char *dir, const char *st
                      const char *error, const char *backend, json_t *reps, json_t *score);
 /* Writes the report (indented, sorted keys, a final newline) to path atomically. 0 or ERR_IO. */
 int report_write(const json_t *report, const char *path, struct err *e);
+/* Any of the run's JSON files (run.json, rep.json, verify.json, the report) as people read
+ * them: indented, keys sorted, a final newline, written atomically (fs_write_file). */
+int report_write_json(const json_t *j, const char *path, struct err *e);
 /* The report's run folder, "a directory named after the report": report without its ".json"
  * suffix, else report + ".d". Into out; 0 or ERR_LIMIT. */
 int report_run_dir(const char *report, char *out, size_t size);

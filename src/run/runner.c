@@ -187,17 +187,7 @@ static void rm_tree(const char *path)
 
 static int write_json(const char *path, json_t *j, struct err *e)
 {
-    char *s = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
-    int rc;
-    if (s == NULL)
-        return err_set(e, ERR_NOMEM, "cannot render '%s'", path);
-    struct buf b = BUF_INIT;
-    buf_adds(&b, s);
-    buf_addc(&b, '\n');
-    free(s);
-    rc = fs_write_file(path, b.data, b.len, e);
-    buf_release(&b);
-    return rc;
+    return report_write_json(j, path, e);
 }
 
 /* ---- preconditions ---- */
