@@ -6,10 +6,10 @@
 # calls the tool as a function_call in that namespace. Without a fault the tool's result reaches
 # the model; with tool.error the model sees the error and its canary.
 . "$FAULTLINE_ROOT/tests/e2e/lib.sh"
-CODEX="$FAULTLINE_ROOT/tests/interop/node_modules/.bin/codex"
+. "$FAULTLINE_ROOT/tests/interop/lib-codex.sh"
 M="$FAULTLINE_ROOT/tests/e2e/mcp"
 PY=/usr/bin/python3; [ -x "$PY" ] || PY=python3
-export CODEX M PY
+export M PY
 
 cat >"$TMP/mock.yaml" <<'EOF'
 name: codex-mcp-caller
@@ -36,39 +36,15 @@ start_bg "$FAULTLINE" mock-model --script "$TMP/mock.yaml" --listen 127.0.0.1:0 
     --ready-file "$TMP/mock.ready" --record "$TMP/mock.jsonl" >/dev/null 2>"$TMP/mock.log"
 wait_file 10 "$TMP/mock.ready" || echo "mock-model did not start"
 
-# run_codex DIR [PLAN]: codex exec in DIR with the fake MCP server behind the shim (events in
-# DIR/events.jsonl); stdout to DIR/out.txt. `required = true` makes Codex wait for the server
-# before its first request (it starts MCP servers in the background otherwise, and the first
-# tool search can come before the server's tools are known). The shim refuses faults outside
-# a sandbox unless told it runs in one (docs/mcp-shim.md).
-run_codex() {
-    local dir=$1 plan=${2:-} args
-    mkdir -p "$dir/work" "$dir/home" "$dir/codex"
-    args="\"mcp\", \"--name\", \"fake\", \"--i-have-a-sandbox\", \"--events\", \"$dir/events.jsonl\""
-    [ -z "$plan" ] || args="$args, \"--plan\", \"$plan\""
-    cat >"$dir/codex/config.toml" <<TOML
-model = "gpt-5.5"
-model_provider = "mock"
-
-[model_providers.mock]
-name = "faultline mock-model"
-base_url = "http://$(cat "$TMP/mock.ready")/v1"
-env_key = "MOCK_API_KEY"
-wire_api = "responses"
-
-[mcp_servers.fake]
-command = "$FAULTLINE"
-args = [$args, "--", "$PY", "$M/fake_server.py"]
-required = true
-TOML
-    (cd "$dir/work" && MOCK_API_KEY=sk-test CODEX_HOME="$dir/codex" HOME="$dir/home" \
-        timeout 120 "$CODEX" exec --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox \
-        "Use the echo tool" </dev/null >"$dir/out.txt" 2>"$dir/err.txt")
+# run_fake DIR [PLAN]: codex exec in DIR/work with the fake MCP server behind the shim
+# (lib-codex.sh).
+run_fake() {
+    run_codex "$1" "$1/work" fake "Use the echo tool" "${2:-}" "$PY" "$M/fake_server.py"
 }
-export -f run_codex
+export -f run_fake
 
 test_expect "codex finds the MCP tool by tool search and calls it through the shim" '
-    run_codex "$TMP/ok"
+    run_fake "$TMP/ok"
     grep -q "^The tool said: " "$TMP/ok/out.txt"
     grep -q "^Echo: hello through the shim" "$TMP/ok/out.txt"
     "$PY" - "$TMP/ok/events.jsonl" <<PY
@@ -100,7 +76,7 @@ json.dump({\"version\": 1, \"run\": \"codex-1\", \"canary\": \"E-FAULTLINE-c0dec
                         \"options\": {\"message\": \"the backend is down\"}}]},
           open(\"$TMP/err-plan.json\", \"w\"))
 "
-    run_codex "$TMP/err" "$TMP/err-plan.json"
+    run_fake "$TMP/err" "$TMP/err-plan.json"
     grep -q "^The tool FAILED: " "$TMP/err/out.txt"
     grep -q "the backend is down \[E-FAULTLINE-c0dec0de\] E-FAULTLINE-c0dec0de$" "$TMP/err/out.txt"
     grep -q "\"kind\":\"fault_injected\"" "$TMP/err/events.jsonl"
