@@ -28,6 +28,7 @@
 #include "util/hash.h"
 #include "util/num.h"
 #include "util/yaml.h"
+#include "util/jschema.h"
 #include "util/regex_safe.h"
 #include "util/text.h"
 #include "util/banned.h"
@@ -1215,9 +1216,91 @@ static json_t *parse_world_invariant(struct vctx *v, const struct ynode *it, con
     return j;
 }
 
+/* The node reached from n by the schema keys of *w (as far as they lead). */
+static const struct ynode *node_at(const struct ynode *n, const struct jschema_where *w)
+{
+    for (size_t i = 0; i < w->nsteps; i++) {
+        const struct ynode *k = ynode_key(n, w->steps[i]);
+        const struct ynode *next = ynode_get(n, w->steps[i]);
+        if (k == NULL || next == NULL)
+            return n;
+        if (i + 1 == w->nsteps || next->type != YNODE_MAP)
+            return k;
+        n = next;
+    }
+    return n;
+}
+
+/* input_schema: the subset util/jschema.h supports, refused at the offending key. */
+static int check_input_schema(struct vctx *v, const struct ynode *is, const char *where)
+{
+    struct jschema_where w;
+    char msg[200];
+    json_t *j = to_json(is);
+    struct jschema *s = jschema_new(j, &w, msg, sizeof(msg));
+    int rc = 0;
+
+    if (s == NULL) {
+        err_at(v, node_at(is, &w), "%s.input_schema: %s", where, msg);
+        rc = ERR_INVALID;
+    }
+    jschema_free(s);
+    json_decref(j);
+    return rc;
+}
+
+/* world.initial: collection -> list of mappings; world.expected: {effects: [{collection,
+ * business_key?, count}]}. Shapes only; the scorer reads expected as run.json holds it. */
+static int check_world_state(struct vctx *v, const struct ynode *ini, const struct ynode *exp)
+{
+    int bad = 0;
+
+    if (ini && ini->type != YNODE_MAP) {
+        err_at(v, ini, "world.initial: expected a mapping of collections to lists, found %s",
+               FOUND(ini));
+        bad = 1;
+    }
+    for (size_t i = 0; ini && ini->type == YNODE_MAP && i < ini->n; i++) {
+        const struct ynode *l = ini->items[i];
+        if (l->type != YNODE_SEQ) {
+            err_at(v, l, "world.initial.%s: expected a list of records, found %s",
+                   ini->keys[i]->str, FOUND(l));
+            bad = 1;
+            continue;
+        }
+        for (size_t k = 0; k < l->n; k++)
+            if (l->items[k]->type != YNODE_MAP) {
+                err_at(v, l->items[k], "world.initial.%s[%zu]: expected a mapping, found %s",
+                       ini->keys[i]->str, k, FOUND(l->items[k]));
+                bad = 1;
+            }
+    }
+    if (exp) {
+        const struct ynode *ef = ynode_get(exp, "effects");
+        if (exp->type != YNODE_MAP || ef == NULL || ef->type != YNODE_SEQ || exp->n != 1) {
+            err_at(v, exp,
+                   "world.expected: expected {effects: [{collection, business_key, count}]}");
+            return ERR_INVALID;
+        }
+        for (size_t k = 0; k < ef->n; k++) {
+            const struct ynode *x = ef->items[k], *c = ynode_get(x, "collection");
+            const struct ynode *n = ynode_get(x, "count");
+            if (x->type != YNODE_MAP || c == NULL || c->type != YNODE_STR || n == NULL ||
+                n->type != YNODE_INT || n->i < 0) {
+                err_at(
+                    v, x,
+                    "world.expected.effects[%zu]: expected {collection: NAME, business_key: VALUE (optional), count: N >= 0}",
+                    k);
+                bad = 1;
+            }
+        }
+    }
+    return bad ? ERR_INVALID : 0;
+}
+
 static void parse_world(struct vctx *v, const struct ynode *w)
 {
-    const struct ynode *name, *appr, *tools, *invs;
+    const struct ynode *name, *appr, *tools, *invs, *obj, *maxc, *ini, *exp;
     json_t *jt, *ji;
     int bad = 0;
 
@@ -1229,11 +1312,17 @@ static void parse_world(struct vctx *v, const struct ynode *w)
     appr = get_checked(v, w, "world", "approved", "world", &bad);
     tools = get_checked(v, w, "world", "tools", "world", &bad);
     invs = get_checked(v, w, "world", "invariants", "world", &bad);
+    obj = get_checked(v, w, "world", "objective", "world", &bad);
+    maxc = get_checked(v, w, "world", "max_calls", "world", &bad);
+    ini = get_checked(v, w, "world", "initial", "world", &bad);
+    exp = get_checked(v, w, "world", "expected", "world", &bad);
+    if (check_world_state(v, ini, exp) < 0)
+        bad = 1;
     v->world_name = xstrdup(name ? name->str : "world");
 
     jt = json_array();
     for (size_t i = 0; tools && i < tools->n; i++) {
-        const struct ynode *t = tools->items[i], *tn, *d, *is, *ef, *res;
+        const struct ynode *t = tools->items[i], *tn, *d, *is, *ef, *res, *rd;
         char where[48];
         json_t *j;
         snprintf(where, sizeof(where), "world.tools[%zu]", i);
@@ -1247,9 +1336,16 @@ static void parse_world(struct vctx *v, const struct ynode *w)
         is = get_checked(v, t, "world_tool", "input_schema", where, &bad);
         ef = get_checked(v, t, "world_tool", "effect", where, &bad);
         res = get_checked(v, t, "world_tool", "result", where, &bad);
+        rd = get_checked(v, t, "world_tool", "reads", where, &bad);
         if (is && is->type != YNODE_MAP) {
             err_at(v, is, "%s.input_schema: expected a mapping (a JSON Schema object), found %s",
                    where, FOUND(is));
+            bad = 1;
+        } else if (is && check_input_schema(v, is, where) < 0) {
+            bad = 1;
+        }
+        if (rd && ef) {
+            err_at(v, rd, "%s: a tool either reads a collection or has an effect, not both", where);
             bad = 1;
         }
         if (tn) {
@@ -1269,6 +1365,8 @@ static void parse_world(struct vctx *v, const struct ynode *w)
             json_object_set_new(j, "input_schema", to_json(is));
         if (res)
             json_object_set_new(j, "result", to_json(res));
+        if (rd)
+            json_object_set_new(j, "reads", json_string(rd->str));
         if (ef) {
             char ew[64];
             snprintf(ew, sizeof(ew), "%s.effect", where);
@@ -1276,8 +1374,18 @@ static void parse_world(struct vctx *v, const struct ynode *w)
             const struct ynode *c = get_checked(v, ef, "world_effect", "collection", ew, &bad);
             const struct ynode *bk = get_checked(v, ef, "world_effect", "business_key", ew, &bad);
             const struct ynode *dk = get_checked(v, ef, "world_effect", "dedupe_key", ew, &bad);
+            const struct ynode *op = get_checked(v, ef, "world_effect", "op", ew, &bad);
+            const struct ynode *bal = get_checked(v, ef, "world_effect", "balance", ew, &bad);
+            if (op && strcmp(op->str, "append") != 0 && bk == NULL) {
+                err_at(v, op, "%s.op: %s needs business_key (the record it changes)", ew, op->str);
+                bad = 1;
+            }
             if (c) {
                 json_t *e = json_pack("{s:s}", "collection", c->str);
+                if (op && strcmp(op->str, "append") != 0)
+                    json_object_set_new(e, "op", json_string(op->str));
+                if (bal)
+                    json_object_set_new(e, "balance", json_string(bal->str));
                 if (bk)
                     json_object_set_new(e, "business_key", json_string(bk->str));
                 if (dk)
@@ -1304,6 +1412,15 @@ static void parse_world(struct vctx *v, const struct ynode *w)
     }
     v->x->world = json_pack("{s:s,s:b,s:o,s:o}", "name", v->world_name, "approved",
                             appr ? appr->b : 1, "tools", jt, "invariants", ji);
+    /* keys added later go in only when given, so the hash of an experiment without them holds */
+    if (obj)
+        json_object_set_new(v->x->world, "objective", json_string(obj->str));
+    if (maxc)
+        json_object_set_new(v->x->world, "max_calls", json_integer(maxc->i));
+    if (ini)
+        json_object_set_new(v->x->world, "initial", to_json(ini));
+    if (exp)
+        json_object_set_new(v->x->world, "expected", to_json(exp));
 }
 
 static void parse_env(struct vctx *v, const struct ynode *n)
@@ -1690,4 +1807,88 @@ struct experiment *experiment_load(const char *path, struct experiment_diags *di
     x = experiment_parse(path, b.data, b.len, diags, e);
     buf_release(&b);
     return x;
+}
+
+/* ---- world files ----------------------------------------------------------------------------- */
+
+json_t *experiment_world_parse(const char *name, const char *text, size_t len,
+                               struct experiment_diags *diags, struct err *e)
+{
+    static const struct ydoc_limits yaml_limits = {.kind = "a world file"};
+    struct ydoc doc;
+    struct ydoc_problem fatal;
+    struct vctx v;
+    size_t first = diags->n;
+    json_t *out = NULL;
+    int rc;
+
+    memset(&v, 0, sizeof(v));
+    v.d = diags;
+    if (len > EXPERIMENT_FILE_MAX) {
+        diag_at(diags, 0, 1, 1, "the file is %zu bytes, over the limit of %zu for a world", len,
+                EXPERIMENT_FILE_MAX);
+        err_set(e, ERR_INVALID, "'%s' is invalid", name);
+        return NULL;
+    }
+    rc = ydoc_parse(text, len, &yaml_limits, &doc, &fatal);
+    for (size_t i = 0; i < doc.nproblems; i++)
+        diag_at(diags, 0, doc.problems[i].line, doc.problems[i].col, "%s", doc.problems[i].msg);
+    if (rc < 0) {
+        diag_at(diags, 0, fatal.line, fatal.col, "%s", fatal.msg);
+    } else if (doc.root && doc.root->type == YNODE_MAP && ynode_get(doc.root, "world") &&
+               ynode_get(doc.root, "agent")) {
+        /* an experiment: the whole of it is checked, its world is the answer */
+        ydoc_release(&doc);
+        struct experiment *x = experiment_parse(name, text, len, diags, e);
+        if (x == NULL)
+            return NULL;
+        out = json_incref(x->world);
+        experiment_free(x);
+        return out;
+    } else if (doc.root == NULL || doc.root->type != YNODE_MAP) {
+        if (doc.root == NULL)
+            diag_at(diags, 0, 1, 1, "empty file: a world is a mapping with name and tools");
+        else
+            err_at(&v, doc.root, "the file is %s: a world is a mapping with name and tools",
+                   FOUND(doc.root));
+    } else {
+        v.x = xcalloc(1, sizeof(*v.x));
+        v.x->path = xstrdup(name);
+        parse_world(&v, doc.root);
+        if (v.x->world == NULL && diags->nerrors == 0)
+            diag_at(diags, 0, 1, 1, "the world is invalid");
+    }
+    ydoc_release(&doc);
+    free(v.world_name);
+    sort_diags(diags, first);
+    if (diags->nerrors == 0 && v.x)
+        out = json_incref(v.x->world);
+    experiment_free(v.x);
+    if (out == NULL)
+        err_set(e, ERR_INVALID, "'%s' is invalid", name);
+    return out;
+}
+
+json_t *experiment_world_load(const char *path, struct experiment_diags *diags, struct err *e)
+{
+    struct buf b = BUF_INIT;
+    struct err re = {0};
+    json_t *w;
+    int rc = fs_read_file(path, EXPERIMENT_FILE_MAX, &b, &re);
+
+    if (rc == ERR_LIMIT) {
+        diag_at(diags, 0, 1, 1, "the file is over the limit of %zu bytes for a world",
+                EXPERIMENT_FILE_MAX);
+        err_set(e, ERR_INVALID, "'%s' is invalid", path);
+        buf_release(&b);
+        return NULL;
+    }
+    if (rc < 0) {
+        err_set(e, ERR_IO, "%s", re.msg);
+        buf_release(&b);
+        return NULL;
+    }
+    w = experiment_world_parse(path, b.data, b.len, diags, e);
+    buf_release(&b);
+    return w;
 }

@@ -112,6 +112,16 @@ struct experiment *experiment_parse(const char *name, const char *text, size_t l
  * cannot be parsed, or holds a number JSON cannot (infinite, NaN). */
 json_t *experiment_load_as_json(const char *path, struct experiment_diags *diags, struct err *e);
 void experiment_free(struct experiment *x);
+
+/* A world file (docs/world.md): a YAML or JSON document holding what an experiment's `world:`
+ * holds, checked by the same tables and rules with FILE:LINE:COL diagnostics; an experiment
+ * file (one with `agent` and `world`) is checked whole and gives its world. Returns the world's
+ * normal form (new reference: the object experiment->world would hold) or NULL: diags has the
+ * problems, e ERR_IO (cannot read) or ERR_INVALID. At most EXPERIMENT_FILE_MAX bytes. */
+json_t *experiment_world_load(const char *path, struct experiment_diags *diags, struct err *e);
+/* The same from a buffer; name is used in messages. */
+json_t *experiment_world_parse(const char *name, const char *text, size_t len,
+                               struct experiment_diags *diags, struct err *e);
 void experiment_diags_release(struct experiment_diags *d);
 
 /* Canonical JSON of the normal form (new reference): every key with its default filled in,

@@ -14,6 +14,7 @@
     }
 
 static const char *const v_sandbox[] = {"native", "oci", NULL};
+static const char *const v_effect_op[] = {"append", "update", "delete", NULL};
 
 #define NAME_RE "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 #define ENV_RE "^[A-Za-z_][A-Za-z0-9_]*$"
@@ -127,6 +128,14 @@ static const struct format_key k_world[] = {
      "the simulated tools"},
     {"invariants", FORMAT_LIST, 0, 0, 64, 0, NULL, NULL, NULL, NULL, "world_invariant",
      "invariants over the effect ledger (unique, approval, count)"},
+    {"objective", FORMAT_STRING, 0, 0, 4096, 0, NULL, NULL, NULL, NULL, NULL,
+     "the task, as the world's context tool tells the agent (never the fault schedule)"},
+    {"max_calls", FORMAT_INT, 0, 1, 1000000, 0, NULL, NULL, NULL, NULL, NULL,
+     "budget: tool calls the world answers; past it every call fails (absent: no limit)"},
+    {"initial", FORMAT_ANY, 0, UNB, 0, NULL, NULL, NULL, NULL, NULL,
+     "the state before the run: a mapping of collection names to lists of records (mappings)"},
+    {"expected", FORMAT_ANY, 0, UNB, 0, NULL, NULL, NULL, NULL, NULL,
+     "what the task should leave: {effects: [{collection, business_key, count}]} (world_matches_expected)"},
     END};
 
 static const struct format_key k_world_tool[] = {
@@ -140,6 +149,8 @@ static const struct format_key k_world_tool[] = {
      "the effect a successful call appends to the ledger; absent: the tool only reads"},
     {"result", FORMAT_ANY, 0, UNB, 0, NULL, NULL, NULL, NULL, NULL,
      "what a successful call returns (default: the recorded effect)"},
+    {"reads", FORMAT_STRING, 0, 1, 64, 0, SERVER_RE, "letters, digits, '_' and '-'", NULL, NULL,
+     NULL, "a read-only tool: returns this collection's records and balance (no effect)"},
     END};
 
 static const struct format_key k_world_effect[] = {
@@ -149,6 +160,10 @@ static const struct format_key k_world_effect[] = {
      "the argument that names the business identity (what unique counts)"},
     {"dedupe_key", FORMAT_STRING, 0, 1, 64, 0, NULL, NULL, NULL, NULL, NULL,
      "the argument whose identical value makes a repeated call a no-op (an idempotency key)"},
+    {"op", FORMAT_ENUM, 0, UNB, 0, NULL, NULL, v_effect_op, "append", NULL,
+     "append a record, update the record with the same business key, or delete it"},
+    {"balance", FORMAT_STRING, 0, 1, 64, 0, NULL, NULL, NULL, NULL, NULL,
+     "a numeric argument summed over the collection's records (the collection's balance)"},
     END};
 
 static const struct format_key k_world_invariant[] = {
