@@ -116,6 +116,12 @@ static const struct exit_row rows[] = {
     {"`sandbox exec`", "N", "COMMAND's", "COMMAND's exit code, 128 + N when killed by signal N"},
     {"`sandbox exec`", "1", "failure", "the sandbox could not be made (the reason on stderr)"},
     USAGE_ROW("`sandbox`"),
+    {"`world`", "0", "ok",
+     "the client's input ended (or SIGTERM / SIGINT) and the ledger was written"},
+    {"`world`", "1", "failure",
+     "the world file or the events file cannot be read, stdout or the ledger cannot be written"},
+    {"`world`", "2", "invalid", "an invalid world file (`FILE:LINE:COL`) or plan"},
+    USAGE_ROW("`world`"),
 };
 
 void cli_exit_codes_markdown(FILE *f)
