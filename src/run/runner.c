@@ -47,6 +47,7 @@
 #include "run/monitor.h"
 #include "run/report.h"
 #include "run/runner.h"
+#include "run/world_run.h"
 #include "sandbox/sandbox.h"
 #include "score/score.h"
 #include "util/fs.h"
@@ -644,9 +645,17 @@ static const char *const *sandbox_env(struct rep *p, struct buf *store, const ch
     off[n++] = store->len;
     buf_adds(store, "FAULTLINE_SANDBOX=1");
     buf_addc(store, '\0');
-    if (r->x->mcp_servers) {
+    if (r->x->mcp_servers || r->x->world) {
         off[n++] = store->len;
         buf_adds(store, "FAULTLINE_MCP_CONFIG=" SANDBOX_HOME "/mcp.json");
+        buf_addc(store, '\0');
+    }
+    if (r->x->world) { /* docs/world.md: for an agent that starts the world itself */
+        off[n++] = store->len;
+        buf_adds(store, "FAULTLINE_WORLD=" WORLD_RUN_FILE);
+        buf_addc(store, '\0');
+        off[n++] = store->len;
+        buf_adds(store, "FAULTLINE_LEDGER=" WORLD_RUN_LEDGER);
         buf_addc(store, '\0');
     }
     /* The providers' keys, by name. A mock run gets a placeholder: never the user's key, so
@@ -686,7 +695,7 @@ static int write_mcp_config(struct rep *p, struct err *e)
     char path[RUN_PATH_MAX];
     int rc;
 
-    if (p->r->x->mcp_servers == NULL)
+    if (p->r->x->mcp_servers == NULL && p->r->x->world == NULL)
         return 0;
     root = json_object();
     servers = json_object();
@@ -705,6 +714,10 @@ static int write_mcp_config(struct rep *p, struct err *e)
         json_object_set_new(ent, "command", json_string(SANDBOX_BINDIR "/faultline"));
         json_object_set_new(ent, "args", args);
         json_object_set_new(servers, name, ent);
+    }
+    if (p->r->x->world && (rc = world_run_config(p->r->x->world, p->home, servers, e)) < 0) {
+        json_decref(root);
+        return rc;
     }
     snprintf(path, sizeof(path), "%s/mcp.json", p->home);
     rc = write_json(path, root, e);
@@ -1263,6 +1276,12 @@ static void rep_teardown(struct rep *p)
     p->nsfd = -1;
     if (p->status[0] == '\0')
         snprintf(p->status, sizeof(p->status), "%s", p->aborted ? "aborted" : "complete");
+    if (r->x->world) { /* the world's ledger (docs/world.md); it exited with the sandbox */
+        struct err e = {0};
+        int copied;
+        if (world_run_collect(p->home, p->dir, &copied, &e) < 0)
+            progress(r, "rep %d: %s", p->index, e.msg);
+    }
     runner_events(p);
     rep_files(p);
     sandbox_close(p->sb);
