@@ -9,29 +9,25 @@
 PY=/usr/bin/python3; [ -x "$PY" ] || PY=python3
 export PY PYTHONPATH="$FAULTLINE_ROOT/tests/e2e/world"
 
-# exp FAULT [OPTIONS]: an experiment over the payments world with one fault on create_refund.
+# exp FAULT [OPTIONS_JSON]: examples/worlds/payments.yaml with one fault on create_refund
+# instead of its own (written as JSON, which is YAML), and the plan of its faulted repetition.
 exp() {
-    {
-        cat <<Y
-name: pay-${1//_/-}
-agent: "true"
-verify: "true"
-repeat: 1
-faults:
-  - { id: effect.$1, match: { tool: create_refund }, times: 1 ${2:-} }
-probes: [failure_surfaced]
-abort: [{ cost_usd_above: 1 }]
-world:
-Y
-        sed "s/^/  /" "$EXAMPLES/worlds/payments.yaml"
-    } >"exp-$1.yaml"
+    local o=${2:-}
+    [ -n "$o" ] || o="{}"
+    "$FAULTLINE" validate --as-json "$EXAMPLES/worlds/payments.yaml" | "$PY" -c "
+import json, sys
+x = json.load(sys.stdin)
+x[\"name\"] = \"pay-\" + sys.argv[1].replace(\"_\", \"-\")
+x[\"faults\"] = [dict({\"id\": \"effect.\" + sys.argv[1], \"match\": {\"tool\": \"create_refund\"}, \"times\": 1}, **json.loads(sys.argv[2]))]
+x.pop(\"model\", None)
+print(json.dumps(x, indent=1))" "$1" "$o" >"exp-$1.yaml"
     "$FAULTLINE" plan "exp-$1.yaml" --rep 1 >"plan-$1.json"
 }
 export EXAMPLES
 export -f exp
 
 test_expect "timeout before and after the effect: one client-visible error with the canary, two ledgers" '
-    exp timeout_before_effect ", delay_ms: 300"
+    exp timeout_before_effect "{\"delay_ms\": 300}"
     exp timeout_after_effect
     "$PY" - <<PY
 import json, time
@@ -64,7 +60,7 @@ PY
 '
 
 test_expect "duplicate delivery: the dedupe key makes the copy a no-op; the agent gets one answer" '
-    exp duplicate_delivery ", copies: 3"
+    exp duplicate_delivery "{\"copies\": 3}"
     "$PY" - <<PY
 import json
 from wclient import World
