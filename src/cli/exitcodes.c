@@ -121,6 +121,11 @@ static const struct exit_row rows[] = {
     {"`world`", "1", "failure",
      "the world file or the events file cannot be read, stdout or the ledger cannot be written"},
     {"`world`", "2", "invalid", "an invalid world file (`FILE:LINE:COL`) or plan"},
+    {"`world check`", "0", "holds", "every invariant holds (or is not evaluated)"},
+    {"`world check`", "1", "failure", "the world file or the ledger cannot be read"},
+    {"`world check`", "2", "invalid", "an invalid world file (`FILE:LINE:COL`) or ledger"},
+    {"`world check`", "3", "violated",
+     "an invariant fails (the earliest violating effect is named)"},
     USAGE_ROW("`world`"),
 };
 

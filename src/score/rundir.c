@@ -191,7 +191,7 @@ static int parse_expected(json_t *obj, struct rundir_expected *out, size_t *n, c
     return 0;
 }
 
-static int parse_world(struct rundir *r, json_t *w, struct err *e)
+int rundir_parse_world(struct rundir *r, json_t *w, struct err *e)
 {
     json_t *a;
     char where[96];
@@ -353,7 +353,7 @@ static int parse_run(struct rundir *r, json_t *j, struct err *e)
     if (w && !json_is_null(w)) {
         if (!json_is_object(w))
             return err_set(e, ERR_INVALID, "run.json: experiment.world: expected an object");
-        if (parse_world(r, w, e) < 0)
+        if (rundir_parse_world(r, w, e) < 0)
             return e->code;
     }
     return 0;

@@ -154,6 +154,12 @@ int rundir_rep_open(const struct rundir_rep *rep, const char *name, struct err *
  * "a symbolic link (not followed in a run folder)" or strerror's text. */
 const char *rundir_open_reason(int errnum);
 
+/* Reads an experiment's world (w, borrowed: run.json's experiment.world, or a world's normal
+ * form) into r's world fields: tools, invariants, approval, expected. 0, or ERR_INVALID with e
+ * naming the field ("run.json: experiment.world.tools[0]: ..."). For `faultline world check`
+ * too, so that it reads a world the way scoring does. */
+int rundir_parse_world(struct rundir *r, json_t *w, struct err *e);
+
 /* The world tool named name (bare name: a "mcp__S__" prefix is ignored), or NULL. */
 const struct rundir_world_tool *rundir_world_tool(const struct rundir *r, const char *name);
 
