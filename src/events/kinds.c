@@ -49,6 +49,7 @@ static const struct {
 static const char *const v_via[] = {"control_api", NULL};
 static const char *const v_component[] = {
     "controller-model", "controller-egress", "mcp", "gate", "world", NULL};
+static const char *const v_end_reason[] = {"end", "error", NULL};
 static const char *const v_api[] = {"anthropic-messages", "openai-chat", "openai-responses", NULL};
 static const char *const v_harness[] = {"claude-code", "codex", "cursor", NULL};
 static const char *const v_decision[] = {"allow", "deny", "ask", "held", NULL};
@@ -94,6 +95,10 @@ static const struct evkind_field f_plan_loaded[] = {
     {"canary", S, 0, 0, "plan canary", NULL, 0},
     {"experiment", S, 0, 0, "experiment hash, when the plan has one", NULL, 0},
     {"listen", S, 0, 0, "for the controller: the address it listens on", NULL, 0},
+    {"pid", I, 0, 0,
+     "the component's process id (inside the sandbox: in its PID namespace); a later "
+     "`component_end` names the same",
+     NULL, 0},
     {"sandbox", S, 0, 0,
      "for the controller: how it knows the agent is sandboxed (`netns`: its listener is in "
      "another network namespace; `declared`: `--i-have-a-sandbox`; `none`: it refuses mutating "
@@ -222,6 +227,16 @@ static const struct evkind_field f_gate_decision[] = {
     {"harness", S, 0, 0, "the harness", v_harness, 0},
     {"reason", S, 0, 0, "the message returned to the harness", NULL, 0},
     {"faulted", B, 0, 0, "the decision was produced by an injected fault", NULL, 0},
+};
+
+static const struct evkind_field f_component_end[] = {
+    {"component", S, 0, 1, "injector name, as its `plan_loaded` gave it", v_component, 0},
+    {"pid", I, 0, 1, "its process id, as its `plan_loaded` gave it", NULL, 0},
+    {"server", S, 0, 0, "for the MCP shim: the server's name (`--name`)", NULL, 0},
+    {"reason", S, 0, 1,
+     "`end`: it ran to its end (its input or its server ended, or it was told to stop: "
+     "SIGTERM, SIGINT, SIGHUP); `error`: its server could not be started",
+     v_end_reason, 0},
 };
 
 static const struct evkind_field f_fault_injected[] = {
@@ -403,6 +418,13 @@ static const struct evkind kinds[] = {
      FIELDS(f_run_end),
      "{\"t\":1764590008000,\"seq\":14,\"run\":\"r-0001\",\"src\":\"runner\",\"kind\":"
      "\"run_end\",\"outcome\":\"aborted\"}"},
+    {"component_end", "a component that loaded its plan ended on its own", EVKIND_SRC_MCP, 0,
+     "The MCP shim writes it as it exits. The runner pairs it with the shim's `plan_loaded` "
+     "(by `pid`): a shim that loaded its plan and never wrote it was killed (kill -9), and "
+     "its repetition is an error (docs/run.md).",
+     FIELDS(f_component_end),
+     "{\"t\":1764590006400,\"seq\":15,\"run\":\"r-0001\",\"src\":\"mcp\",\"kind\":"
+     "\"component_end\",\"component\":\"mcp\",\"pid\":7,\"server\":\"fs\",\"reason\":\"end\"}"},
 };
 
 /* Rows in enum evkind_id order: evkind_get indexes them (test_events_ev ties each id to its

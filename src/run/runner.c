@@ -1031,6 +1031,19 @@ static void rep_status(struct rep *p, const char *phase)
 
 static void verify_start(struct rep *p);
 
+/* After the agent's end: gives its MCP shims, whose input just ended, a moment to write their
+ * component_end through the controller (the check in rep_teardown), without a timer when
+ * they already did. */
+static void wait_shims(struct rep *p)
+{
+    int64_t end = time_mono_ns() + (int64_t)RUN_SHIM_END_MS * 1000000;
+    struct err e = {0};
+
+    while (monitor_poll(&p->mon, &e) == 0 && monitor_shims_open(&p->mon, NULL) > 0 &&
+           time_mono_ns() < end && !stopped(p->r))
+        time_sleep_ms(10);
+}
+
 /* How the agent really ended, from its supervisor in the sandbox (stfd, sandbox/supervise.h;
  * NO_FD where the backend has none): a signal the runner did not send (kill -9 from outside,
  * the kernel's OOM killer) is not the agent's own end, and makes the repetition an error; so
@@ -1150,6 +1163,8 @@ static void agent_phase(struct rep *p)
     p->t_agent_end = time_now_ms();
     describe_exit(&ap, &p->agent_exit, &p->agent_signal);
     agent_end(p, stfd, killed);
+    if (!killed)
+        wait_shims(p);
     proc_release(&ap);
 out:
     if (stfd >= 0)
@@ -1397,6 +1412,17 @@ static void rep_teardown(struct rep *p)
     if (p->nsfd >= 0)
         close(p->nsfd);
     p->nsfd = -1;
+    /* every event is in the file now: a shim that loaded its plan and never ended was killed */
+    {
+        const struct monitor_shim *lost;
+        struct err e = {0};
+        if (monitor_poll(&p->mon, &e) == 0 && !p->aborted && strcmp(p->status, "error") != 0 &&
+            monitor_shims_open(&p->mon, &lost) > 0)
+            rep_fail(p,
+                     "an MCP shim (faultline mcp, pid %lld in the sandbox) ended without a word "
+                     "while the agent ran (killed?)",
+                     lost->pid);
+    }
     if (p->status[0] == '\0')
         snprintf(p->status, sizeof(p->status), "%s", p->aborted ? "aborted" : "complete");
     runner_events(p);

@@ -86,6 +86,12 @@ int seam_records(const struct seam *s);
  * the caller stamped it earlier with events_stamp) and "src" to it and keep a reference, so
  * the caller must not change it afterwards). Never blocks on the controller. */
 void seam_emit(struct seam *s, json_t *ev);
+
+/* The pair of the plan_loaded event seam_new wrote: a component_end event (its pid, server
+ * when not NULL, reason `error` when failed, else `end`), written as the component exits. A
+ * component that loaded its plan and never wrote it was killed; the runner makes that an
+ * error (docs/run.md). */
+void seam_end(struct seam *s, const char *server, int failed);
 /* Standalone: writes the queued events; controller mode: wakes the sender thread (never waits
  * for it). For a component's idle hook, once what its peers were waiting for is written. */
 void seam_flush(struct seam *s);
