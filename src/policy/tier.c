@@ -720,54 +720,56 @@ static void view_of(const struct shell_list *l, size_t idx, struct cmdv *v)
     }
 }
 
-/* The words of c joined, each quoted when the shell would need it, cut to fit out. */
+/* A bounded writer: text past the end is dropped and the end marked with "...". */
+struct bw {
+    char *out;
+    size_t size, len;
+    int full;
+};
+
+static void bw_add(struct bw *w, const char *s, size_t n)
+{
+    if (w->full)
+        return;
+    if (w->len + n + 1 > w->size) {
+        size_t room = w->size - 1 - w->len;
+        memcpy(w->out + w->len, s, room);
+        memcpy(w->out + w->size - 4, "...", 4);
+        w->len = w->size - 1;
+        w->full = 1;
+        return;
+    }
+    memcpy(w->out + w->len, s, n);
+    w->len += n;
+    w->out[w->len] = '\0';
+}
+
+/* The words of c joined, each quoted when the shell would need it, cut to fit out (outsz >= 4),
+ * then its output redirections. */
 static void quote_command(const struct shell_simple *c, char *out, size_t outsz)
 {
-    size_t o = 0;
+    struct bw w = {out, outsz, 0, 0};
 
     out[0] = '\0';
     for (size_t i = 0; i < c->nwords; i++) {
         const char *t = c->words[i].text;
-        int plain = t[0] != '\0' && strpbrk(t, " \t\n'\"\\$`;&|<>()*?[]#~{}!") == NULL;
-        char w[512];
-        size_t n = 0;
-
-        if (plain) {
-            n = (size_t)snprintf(w, sizeof(w), "%s", t);
-        } else {
-            w[n++] = '\'';
-            for (; *t && n + 6 < sizeof(w); t++) {
-                if (*t == '\'') {
-                    memcpy(w + n, "'\\''", 4);
-                    n += 4;
-                } else {
-                    w[n++] = *t;
-                }
-            }
-            w[n++] = '\'';
-            w[n] = '\0';
-        }
-        if (n >= sizeof(w))
-            n = sizeof(w) - 1;
-        if (o + (i > 0) + n + 1 > outsz) {
-            if (outsz >= 4)
-                memcpy(out + outsz - 4, "...", 4);
-            return;
-        }
         if (i > 0)
-            out[o++] = ' ';
-        memcpy(out + o, w, n);
-        o += n;
-        out[o] = '\0';
+            bw_add(&w, " ", 1);
+        if (t[0] != '\0' && strpbrk(t, " \t\n'\"\\$`;&|<>()*?[]#~{}!") == NULL) {
+            bw_add(&w, t, strlen(t));
+            continue;
+        }
+        bw_add(&w, "'", 1);
+        for (const char *q; (q = strchr(t, '\'')) != NULL; t = q + 1) {
+            bw_add(&w, t, (size_t)(q - t));
+            bw_add(&w, "'\\''", 4);
+        }
+        bw_add(&w, t, strlen(t));
+        bw_add(&w, "'", 1);
     }
     for (size_t i = 0; i < c->nredir_out; i++) {
-        int r = snprintf(out + o, outsz - o, "%s> %s", o ? " " : "", c->redir_out[i]);
-        if (r < 0 || (size_t)r >= outsz - o) {
-            if (outsz >= 4)
-                memcpy(out + outsz - 4, "...", 4);
-            return;
-        }
-        o += (size_t)r;
+        bw_add(&w, w.len ? " > " : "> ", w.len ? 3 : 2);
+        bw_add(&w, c->redir_out[i], strlen(c->redir_out[i]));
     }
 }
 
