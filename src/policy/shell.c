@@ -56,7 +56,7 @@ struct heredoc {
 struct sp {
     const char *s; /* current source (the input, or a nested string) */
     size_t len, pos;
-    int depth;
+    int depth, max_depth;
     struct shell_list *out;
     size_t acmds;
     struct arena_chunk *arena;
@@ -107,16 +107,27 @@ static char *arena_strndup(struct sp *p, const char *s, size_t n)
     return r;
 }
 
+/* Character classes: CH_META ends an unquoted word, CH_SPECIAL needs lex_word's attention
+ * inside one (quotes, expansions, escapes, the = of an assignment). */
+enum { CH_BLANK = 1, CH_META = 2, CH_SPECIAL = 4 };
+static const unsigned char ch_class[256] = {
+    [' '] = CH_BLANK | CH_META,  ['\t'] = CH_BLANK | CH_META, ['\r'] = CH_BLANK | CH_META,
+    ['\n'] = CH_META,           [';'] = CH_META,             ['&'] = CH_META,
+    ['|'] = CH_META,            ['<'] = CH_META,             ['>'] = CH_META,
+    ['('] = CH_META,            [')'] = CH_META,             ['\\'] = CH_SPECIAL,
+    ['\''] = CH_SPECIAL,        ['"'] = CH_SPECIAL,          ['$'] = CH_SPECIAL,
+    ['`'] = CH_SPECIAL,         ['='] = CH_SPECIAL,
+};
+
 static int is_blank(char c)
 {
-    return c == ' ' || c == '\t' || c == '\r';
+    return ch_class[(unsigned char)c] & CH_BLANK;
 }
 
 /* Characters that end an unquoted word. */
 static int is_meta(char c)
 {
-    return is_blank(c) || c == '\n' || c == ';' || c == '&' || c == '|' || c == '<' || c == '>' ||
-           c == '(' || c == ')';
+    return ch_class[(unsigned char)c] & CH_META;
 }
 
 static int is_name_start(char c)
@@ -159,6 +170,8 @@ static int enter(struct sp *p)
         return err_set(p->err, ERR_INVALID, "command nested deeper than %d levels",
                        SHELL_MAX_DEPTH);
     p->depth++;
+    if (p->depth > p->max_depth)
+        p->max_depth = p->depth;
     return 0;
 }
 
@@ -558,10 +571,19 @@ static int lex_word(struct sp *p, struct buf *b, struct lexed *lx)
                 buf_add(b, p->s + start, p->pos - start);
             }
         } else {
-            if (!lx->assign && !(b->len == 0 ? is_name_start(c) : is_name_char(c)))
-                name_ok = 0;
-            buf_addc(b, c);
-            p->pos++;
+            /* a run of plain characters, appended at once */
+            size_t j = p->pos + 1;
+            while (j < p->len && !(ch_class[(unsigned char)p->s[j]] & (CH_META | CH_SPECIAL)))
+                j++;
+            if (!lx->assign && name_ok) {
+                if (b->len == 0 && !is_name_start(c))
+                    name_ok = 0;
+                for (size_t k = p->pos; k < j && name_ok; k++)
+                    if (!is_name_char(p->s[k]))
+                        name_ok = 0;
+            }
+            buf_add(b, p->s + p->pos, j - p->pos);
+            p->pos = j;
         }
     }
     return any;
@@ -681,6 +703,8 @@ size_t shell_command_start(const struct shell_word *w, size_t n)
         const char *const *vs, *const *vl;
         int dur = 0, envvars = 0;
 
+        if (prog[0] == '\0' || strchr("sdenitbcx", prog[0]) == NULL)
+            return i;
         if (strcmp(prog, "sudo") == 0 || strcmp(prog, "doas") == 0) {
             vs = sudo_s;
             vl = sudo_l;
@@ -752,6 +776,8 @@ static enum sh_kind shell_kind(const struct shell_word *w, size_t n, size_t *ci)
     if (i >= n)
         return SH_NONE;
     prog = shell_program(w[i].text);
+    if (prog[0] == '\0' || strchr("sbdzkame", prog[0]) == NULL)
+        return SH_NONE;
     if (strcmp(prog, "eval") == 0) {
         *ci = i + 1;
         return i + 1 < n ? SH_EVAL : SH_NONE;
@@ -819,6 +845,8 @@ static int reserved_prefix(const char *w)
 {
     static const char *const r[] = {"if", "then", "else", "elif", "fi", "do", "done", "while",
                                     "until", "!", "esac", NULL};
+    if (strchr("itefdwu!", w[0]) == NULL || w[0] == '\0')
+        return 0;
     return word_in(w, r);
 }
 
@@ -1268,7 +1296,7 @@ int shell_parse(const char *src, size_t len, struct shell_list *out, struct err 
     for (int d = 0; d <= SHELL_MAX_DEPTH; d++)
         buf_init(&p.wbuf[d], SHELL_MAX_INPUT * 2);
     rc = parse_list(&p, TERM_NONE);
-    for (int d = 0; d <= SHELL_MAX_DEPTH; d++) {
+    for (int d = 0; d <= p.max_depth; d++) {
         buf_release(&p.wbuf[d]);
         free(p.vec[d].words);
         free(p.vec[d].redir);

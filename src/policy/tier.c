@@ -660,42 +660,44 @@ static int m_fork_bomb(const struct cmdv *v, int arg)
 
 /*
  * The table (docs/gate.md lists it; tier_pattern_ids hands out the ids in this order): id,
- * matcher, the matcher's argument (the kind of protected target for rm).
+ * matcher, the matcher's argument (the kind of protected target for rm), and the first letters
+ * of the programs it can match (NULL: any command), so most matchers are never called.
  */
 #define TIER_PATTERNS(X)                                                                           \
-    X("rm-recursive-root", m_rm, T_ROOT)                                                           \
-    X("rm-recursive-home", m_rm, T_HOME)                                                           \
-    X("rm-recursive-cwd", m_rm, T_CWD)                                                             \
-    X("rm-recursive-git", m_rm, T_GIT)                                                             \
-    X("rm-recursive-system", m_rm, T_SYSTEM)                                                       \
-    X("find-delete-protected", m_find, 0)                                                          \
-    X("git-push-force", m_git_push_force, 0)                                                       \
-    X("git-push-delete", m_git_push_delete, 0)                                                     \
-    X("git-reset-hard", m_git_reset_hard, 0)                                                       \
-    X("git-clean-force", m_git_clean, 0)                                                           \
-    X("git-branch-force-delete", m_git_branch_delete, 0)                                           \
-    X("dd-to-device", m_dd, 0)                                                                     \
-    X("mkfs", m_mkfs, 0)                                                                           \
-    X("write-block-device", m_block_write, 0)                                                      \
-    X("chmod-recursive-protected", m_chmod, 0)                                                     \
-    X("chown-recursive-protected", m_chown, 0)                                                     \
-    X("download-into-shell", m_download_shell, 0)                                                  \
-    X("sql-drop-truncate", m_sql, 0)                                                               \
-    X("kubectl-delete-namespace", m_kubectl_ns, 0)                                                 \
-    X("kubectl-delete-all", m_kubectl_all, 0)                                                      \
-    X("terraform-destroy", m_terraform, 0)                                                         \
-    X("docker-system-prune-all", m_docker_prune, 0)                                                \
-    X("cloud-storage-recursive-delete", m_cloud_storage, 0)                                        \
-    X("gh-repo-delete", m_gh_repo_delete, 0)                                                       \
-    X("fork-bomb", m_fork_bomb, 0)
+    X("rm-recursive-root", m_rm, T_ROOT, "r")                                                           \
+    X("rm-recursive-home", m_rm, T_HOME, "r")                                                           \
+    X("rm-recursive-cwd", m_rm, T_CWD, "r")                                                             \
+    X("rm-recursive-git", m_rm, T_GIT, "r")                                                             \
+    X("rm-recursive-system", m_rm, T_SYSTEM, "r")                                                       \
+    X("find-delete-protected", m_find, 0, "f")                                                          \
+    X("git-push-force", m_git_push_force, 0, "g")                                                       \
+    X("git-push-delete", m_git_push_delete, 0, "g")                                                     \
+    X("git-reset-hard", m_git_reset_hard, 0, "g")                                                       \
+    X("git-clean-force", m_git_clean, 0, "g")                                                           \
+    X("git-branch-force-delete", m_git_branch_delete, 0, "g")                                           \
+    X("dd-to-device", m_dd, 0, "d")                                                                     \
+    X("mkfs", m_mkfs, 0, "m")                                                                           \
+    X("write-block-device", m_block_write, 0, NULL)                                                      \
+    X("chmod-recursive-protected", m_chmod, 0, "c")                                                     \
+    X("chown-recursive-protected", m_chown, 0, "c")                                                     \
+    X("download-into-shell", m_download_shell, 0, NULL)                                                  \
+    X("sql-drop-truncate", m_sql, 0, "pmsdc")                                                               \
+    X("kubectl-delete-namespace", m_kubectl_ns, 0, "ko")                                                 \
+    X("kubectl-delete-all", m_kubectl_all, 0, "ko")                                                      \
+    X("terraform-destroy", m_terraform, 0, "t")                                                         \
+    X("docker-system-prune-all", m_docker_prune, 0, "dp")                                                \
+    X("cloud-storage-recursive-delete", m_cloud_storage, 0, "ag")                                        \
+    X("gh-repo-delete", m_gh_repo_delete, 0, "g")                                                       \
+    X("fork-bomb", m_fork_bomb, 0, NULL)
 
 struct pattern {
     int (*match)(const struct cmdv *v, int arg);
     int arg;
+    const char *first;
 };
 
-#define TIER_ID(id, fn, arg) id,
-#define TIER_ROW(id, fn, arg) {fn, arg},
+#define TIER_ID(id, fn, arg, first) id,
+#define TIER_ROW(id, fn, arg, first) {fn, arg, first},
 static const char *const ids[] = {TIER_PATTERNS(TIER_ID) NULL};
 static const struct pattern patterns[] = {TIER_PATTERNS(TIER_ROW)};
 
@@ -788,6 +790,9 @@ int tier_of_command(const char *cmd, size_t len, struct tier_result *res)
         struct cmdv v;
         view_of(&l, i, &v);
         for (size_t p = 0; p < NPATTERNS; p++) {
+            const char *first = patterns[p].first;
+            if (first != NULL && (v.prog[0] == '\0' || strchr(first, v.prog[0]) == NULL))
+                continue;
             if (patterns[p].match(&v, patterns[p].arg)) {
                 res->level = TIER_DESTRUCTIVE;
                 snprintf(res->pattern, sizeof(res->pattern), "%s", ids[p]);
