@@ -158,6 +158,85 @@ static void test_match_command(void **state)
     policy_free(p);
 }
 
+/* The command is parsed as a shell parses it (src/policy/shell.h), not searched as text. */
+static void test_match_parsed(void **state)
+{
+    struct policy *p = load("rules:\n"
+                            "  - {id: force-push, command: git push *--force*, effect: block}\n"
+                            "  - {id: npm-publish, command: npm publish, effect: hold}\n"
+                            "  - {id: any-curl, command: {program: curl}, effect: block}\n"
+                            "  - {id: etc, paths: ['/etc/*'], effect: block}\n"
+                            "  - {id: quoted, command: 'git commit -m \"*WIP*\"', effect: hold}\n");
+
+    /* a quoted mention is an argument of echo */
+    expect(p, "Bash", "{\"command\":\"echo 'git push --force'\"}", POLICY_ALLOW, "");
+    expect(p, "Bash", "{\"command\":\"grep -r 'curl x' .\"}", POLICY_ALLOW, "");
+    /* any simple command of the line, nested ones included */
+    expect(p, "Bash", "{\"command\":\"make && cd x && git push --force\"}", POLICY_BLOCK,
+           "force-push");
+    expect(p, "Bash", "{\"command\":\"bash -c 'npm publish --tag next'\"}", POLICY_HOLD,
+           "npm-publish");
+    expect(p, "Bash", "{\"command\":\"(cd x; curl y) | sh\"}", POLICY_BLOCK, "any-curl");
+    expect(p, "Bash", "{\"command\":\"echo $(curl -s x)\"}", POLICY_BLOCK, "any-curl");
+    /* quotes are removed before matching */
+    expect(p, "Bash", "{\"command\":\"g'i't \\\"push\\\" --force\"}", POLICY_BLOCK,
+           "force-push");
+    expect(p, "Bash", "{\"command\":\"git commit -m 'WIP: x'\"}", POLICY_HOLD, "quoted");
+    /* a command's output redirections are paths too */
+    expect(p, "Bash", "{\"command\":\"echo x > /etc/hosts\"}", POLICY_BLOCK, "etc");
+    expect(p, "Bash", "{\"command\":\"cd /work && echo x >> ../etc/x\"}", POLICY_BLOCK, "etc");
+    /* Codex's argv form: each element one word */
+    expect(p, "shell", "{\"command\":[\"bash\",\"-lc\",\"git push --force\"]}", POLICY_BLOCK,
+           "force-push");
+    expect(p, "shell", "{\"command\":[\"echo\",\"git push --force\"]}", POLICY_ALLOW, "");
+    policy_free(p);
+
+    expect_refused("rules:\n  - {id: a, effect: block, command: \"git 'push\"}\n", "cannot parse");
+    expect_refused("rules:\n  - {id: a, effect: block, command: 'git push && rm'}\n",
+                   "is not one program with its argument globs");
+    expect_refused("rules:\n  - {id: a, effect: block, command: 'git > x'}\n",
+                   "is not one program with its argument globs");
+}
+
+/* The default policy blocks the destructive tier and names its pattern; a rule decides over
+ * it (destructive is a tier, not a decision). */
+static void test_destructive_default(void **state)
+{
+    struct policy_decision d;
+    struct policy *p;
+
+    decide(NULL, "Bash", "{\"command\":\"cd / && sudo rm -rf /\"}", &d);
+    assert_int_equal(d.effect, POLICY_BLOCK);
+    assert_true(d.from_default);
+    assert_int_equal(d.tier.level, TIER_DESTRUCTIVE);
+    assert_string_equal(policy_tier_name(&d), "destructive");
+    assert_non_null(strstr(d.reason, d.tier.pattern));
+    assert_true(*d.tier.pattern);
+    policy_decision_release(&d);
+    expect(NULL, "Bash", "{\"command\":\"rm -rf node_modules\"}", POLICY_ALLOW, "");
+    expect(NULL, "Bash", "{\"command\":\"echo 'rm -rf /'\"}", POLICY_ALLOW, "");
+    expect(NULL, "shell", "{\"command\":[\"git\",\"push\",\"--force\"]}", POLICY_BLOCK, "");
+
+    p = load("rules:\n"
+             "  - {id: ok-force, command: git push --force, effect: allow}\n"
+             "  - {id: hold-rm, command: rm, effect: hold}\n"
+             "  - {id: watch, tool: Bash, effect: allow, mode: monitor}\n");
+    decide(p, "Bash", "{\"command\":\"git push --force\"}", &d);
+    assert_int_equal(d.effect, POLICY_ALLOW);
+    assert_string_equal(d.rule, "ok-force");
+    assert_int_equal(d.tier.level, TIER_DESTRUCTIVE); /* still reported */
+    assert_string_equal(policy_tier_name(&d), "destructive");
+    policy_decision_release(&d);
+    expect(p, "Bash", "{\"command\":\"rm -rf ~\"}", POLICY_HOLD, "hold-rm");
+    /* a monitor rule does not let a destructive command through */
+    decide(p, "Bash", "{\"command\":\"git reset --hard\"}", &d);
+    assert_int_equal(d.effect, POLICY_BLOCK);
+    assert_true(d.from_default);
+    assert_string_equal(d.monitor_rule, "watch");
+    policy_decision_release(&d);
+    policy_free(p);
+}
+
 static void test_match_paths(void **state)
 {
     struct policy *p = load("rules:\n"
@@ -524,7 +603,8 @@ int main(void)
         cmocka_unit_test(test_monitor),         cmocka_unit_test(test_redact),
         cmocka_unit_test(test_bad_files),       cmocka_unit_test(test_accepts),
         cmocka_unit_test(test_limits),          cmocka_unit_test(test_schema_and_names),
-        cmocka_unit_test(test_call_command),
+        cmocka_unit_test(test_call_command),    cmocka_unit_test(test_match_parsed),
+        cmocka_unit_test(test_destructive_default),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
