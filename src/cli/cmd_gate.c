@@ -22,6 +22,7 @@
 
 #include "cli/cli.h"
 #include "gate/gate.h"
+#include "policy/policy.h"
 #include "util/fs.h"
 #include "util/timeutil.h"
 #include "util/banned.h"
@@ -79,7 +80,7 @@ static int gate_decide(const char *harness_name)
     o.control_url = getenv("FAULTLINE_CONTROL_URL");
     o.user_policy = getenv("FAULTLINE_USER_POLICY");
     if ((o.user_policy == NULL || *o.user_policy == '\0') && home && *home) {
-        buf_addf(&user, "%s/.config/faultline/policy.yaml", home);
+        buf_addf(&user, "%s/%s", home, POLICY_USER_FILE);
         o.user_policy = user.data;
     }
     if (o.harness == GATE_CLAUDE_CODE)

@@ -17,8 +17,6 @@
 #include "seam/client.h"
 #include "util/banned.h"
 
-#define PROJECT_POLICY ".faultline/policy.yaml"
-
 void gate_result_init(struct gate_result *r)
 {
     memset(r, 0, sizeof(*r));
@@ -30,27 +28,6 @@ void gate_result_release(struct gate_result *r)
 {
     buf_release(&r->out);
     buf_release(&r->err);
-}
-
-static const char *effect_name(enum policy_effect f)
-{
-    switch (f) {
-    case POLICY_BLOCK:
-        return "block";
-    case POLICY_HOLD:
-        return "hold";
-    case POLICY_REDACT:
-        return "redact";
-    default:
-        return "allow";
-    }
-}
-
-static const char *tier_name(const struct policy_decision *d)
-{
-    if (d->tier.level == TIER_DESTRUCTIVE)
-        return "destructive";
-    return d->rule[0] ? "rule" : "default";
 }
 
 /* The reason for the agent, always with the [faultline] prefix (and HELD: for a hold). */
@@ -122,9 +99,9 @@ static int ask_controller(const struct gate_opts *o, const struct gate_call *c,
     if (cl == NULL)
         return e->code;
     seam_client_set_limits(cl, GATE_CONTROL_CONNECT_MS, GATE_CONTROL_IO_MS, GATE_INPUT_MAX);
-    decided = json_pack("{ssssssss}", "effect", effect_name(d->effect), "mode",
-                        d->mode == POLICY_MONITOR ? "monitor" : "enforce", "tier", tier_name(d),
-                        "reason", d->reason);
+    decided = json_pack("{ssssssss}", "effect", policy_effect_name(d->effect), "mode",
+                        policy_mode_name(d->mode), "tier", policy_tier_name(d), "reason",
+                        d->reason);
     json_object_set_new(decided, "rule", d->rule[0] ? json_string(d->rule) : json_null());
     body = json_pack("{sssssOso}", "harness", gate_harness_name(c->harness), "tool", c->tool,
                      "input", c->input, "mcp_server",
@@ -250,7 +227,7 @@ void gate_run(const struct gate_opts *o, const char *text, size_t len, struct ga
         project_of(cwd, project, sizeof(project));
     else
         snprintf(project, sizeof(project), ".");
-    snprintf(ppath, sizeof(ppath), "%s/%s", project, PROJECT_POLICY);
+    snprintf(ppath, sizeof(ppath), "%s/%s", project, POLICY_PROJECT_FILE);
     paths[npaths++] = ppath;
     if (o->user_policy && *o->user_policy)
         paths[npaths++] = o->user_policy;

@@ -60,53 +60,6 @@ static int opt_string(const json_t *o, const char *key, char **out, struct err *
     return 0;
 }
 
-/* Appends word to b as one shell word (single-quoted unless it needs no quoting). */
-static void add_shell_word(struct buf *b, const char *w, size_t n)
-{
-    int plain = n > 0;
-
-    for (size_t i = 0; i < n && plain; i++)
-        plain = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:@%+,",
-                       w[i]) != NULL &&
-                w[i] != '\0';
-    if (plain) {
-        buf_add(b, w, n);
-        return;
-    }
-    buf_addc(b, '\'');
-    for (size_t i = 0; i < n; i++) {
-        if (w[i] == '\'')
-            buf_adds(b, "'\\''");
-        else
-            buf_addc(b, w[i]);
-    }
-    buf_addc(b, '\'');
-}
-
-/* A `command` given as an array of strings becomes one shell-quoted string. */
-static int normalise_command(json_t *input, struct err *e)
-{
-    json_t *c = json_object_get(input, "command"), *w;
-    struct buf b = BUF_INIT;
-    size_t i;
-
-    if (!json_is_array(c))
-        return 0;
-    json_array_foreach(c, i, w)
-    {
-        if (!json_is_string(w)) {
-            buf_release(&b);
-            return err_set(e, ERR_INVALID, "hook input: 'command' word %zu is not a string", i);
-        }
-        if (i > 0)
-            buf_addc(&b, ' ');
-        add_shell_word(&b, json_string_value(w), json_string_length(w));
-    }
-    json_object_set_new(input, "command", json_stringn(b.data, b.len));
-    buf_release(&b);
-    return 0;
-}
-
 /* mcp__SERVER__TOOL -> SERVER (NULL for any other name). */
 static char *mcp_server_of(const char *tool)
 {
@@ -151,8 +104,6 @@ static int read_tool(json_t *root, struct gate_call *c, struct err *e)
     }
     if (c->input == NULL)
         return err_set(e, ERR_NOMEM, "hook input: out of memory");
-    if ((rc = normalise_command(c->input, e)) < 0)
-        return rc;
     c->mcp_server = mcp_server_of(c->tool);
     return 0;
 }

@@ -13,9 +13,8 @@
  *   cursor       beforeMCPExecution         tool_name         tool_input      server|url|command
  *   cursor       preToolUse                 tool_name         tool_input      mcp__S__T -> S
  *
- * Any other event is passed through (answered with "no opinion"). A `command` given as an
- * array of words (Codex's exec form) is joined into one shell-quoted string, so the policy sees
- * one command line whatever the harness sent.
+ * Any other event is passed through (answered with "no opinion"). The input is kept as the
+ * harness sent it (a `command` given as an array of words is the policy's to join).
  *
  * Answers (gate_answer_render), per verdict:
  *
