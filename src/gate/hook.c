@@ -231,7 +231,9 @@ static void decode_string(const char *p, const char *end, struct buf *out)
                                           : h >= 'A' && h <= 'F' ? h - 'A' + 10
                                                                  : 0);
             }
-            if (k == 5) {
+            if (k != 5)
+                return; /* cut inside the escape: the text ends here */
+            {
                 char u[4];
                 size_t n = utf8_encode(cp >= 0xd800 && cp <= 0xdfff ? 0xfffd : cp, u);
                 buf_add(out, u, n);
