@@ -13,6 +13,7 @@
 
 #include "gate/gate.h"
 #include "policy/policy.h"
+#include "policy/shell.h"
 #include "policy/tier.h"
 #include "seam/client.h"
 #include "util/banned.h"
@@ -175,8 +176,9 @@ static void run_failsafe(const struct gate_opts *o, const char *text, size_t len
 
     r->failsafe = 1;
     found = gate_hook_recover_command(text, len > GATE_INPUT_MAX ? GATE_INPUT_MAX : len, &cmd);
+    /* a cut input may leave a command longer than the parser takes: its start is judged */
     if (found)
-        tier_of_command(cmd.data, cmd.len, &t);
+        tier_of_command(cmd.data, cmd.len > SHELL_MAX_INPUT ? SHELL_MAX_INPUT : cmd.len, &t);
     if (found && t.level == TIER_DESTRUCTIVE) {
         a.verdict = GATE_DENY;
         snprintf(a.reason, sizeof(a.reason),

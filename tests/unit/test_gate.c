@@ -496,7 +496,7 @@ static void test_run_failsafe(void **state)
     assert_non_null(strstr(r.err.data, "no command"));
     gate_result_release(&r);
     /* an input of the wrong shape is unreadable too */
-    run(&o, "{\"tool_name\":\"Bash\",\"tool_input\":\"x\",\"command\":\"rm -rf /\"}", &r);
+    run(&o, "{\"tool_name\":\"Bash\",\"tool_input\":5,\"command\":\"rm -rf /\"}", &r);
     assert_int_equal(r.exit_code, 2);
     gate_result_release(&r);
 
@@ -504,7 +504,10 @@ static void test_run_failsafe(void **state)
     big = xmalloc(GATE_INPUT_MAX + 100);
     memset(big, ' ', GATE_INPUT_MAX + 99);
     big[GATE_INPUT_MAX + 99] = '\0';
-    memcpy(big, "{\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"rm -rf / ", 55);
+    {
+        const char *start = "{\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"rm -rf / ";
+        memcpy(big, start, strlen(start));
+    }
     gate_result_init(&r);
     gate_run(&o, big, GATE_INPUT_MAX + 99, &r);
     assert_int_equal(r.exit_code, 2);
