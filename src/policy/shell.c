@@ -985,6 +985,15 @@ static int lex_redir(struct sp *p, int *strip_tabs)
     return 0;
 }
 
+/* At the body of a function definition: something other than an operator or the end. */
+static int body_follows(struct sp *p)
+{
+    int c = peek(p, 0);
+    if (c < 0 || (is_meta((char)c) && c != '('))
+        return err_set(p->err, ERR_INVALID, "function without a body");
+    return 0;
+}
+
 static int parse_simple(struct sp *p, enum term term)
 {
     struct simple_vec *v = &p->vec[p->depth];
@@ -1039,7 +1048,7 @@ static int parse_simple(struct sp *p, enum term term)
                 p->pos++;
                 p->func = v->words[0].text;
                 v->nwords = 0;
-                if ((rc = skip_space(p)) < 0)
+                if ((rc = skip_space(p)) < 0 || (rc = body_follows(p)) < 0)
                     return rc;
                 if ((rc = enter(p)) < 0)
                     return rc;
@@ -1093,7 +1102,7 @@ static int parse_simple(struct sp *p, enum term term)
                             return err_set(p->err, ERR_INVALID, "unexpected '('");
                         p->pos++;
                     }
-                    if ((rc = skip_space(p)) < 0)
+                    if ((rc = skip_space(p)) < 0 || (rc = body_follows(p)) < 0)
                         return rc;
                 }
                 if ((rc = enter(p)) < 0)
@@ -1221,7 +1230,13 @@ static int parse_pipeline(struct sp *p, enum term term)
             p->pos += peek(p, 1) == '&' ? 2 : 1;
             if ((rc = skip_space(p)) < 0)
                 return rc;
-            p->pipe_pending = 1;
+            /* the next member reads a pipe only if a member before it ran something */
+            p->pipe_pending = 0;
+            for (size_t k = p->out->ncmds; k-- > start;)
+                if (p->out->cmds[k].pipeline == id) {
+                    p->pipe_pending = 1;
+                    break;
+                }
             continue;
         }
         break;

@@ -145,6 +145,8 @@ static void test_operators(void **state)
     expect("a || b; c & d\ne", "[a] [b] [c] [d] [e]");
     expect("a |& b", "[a] |[b]");
     expect("a |\n  b", "[a] |[b]");
+    expect("| a", "[a]");
+    expect("FOO=1 | a", "[a]");
     expect("a &&\n b", "[a] [b]");
     expect("a;b;", "[a] [b]");
     expect(";; ; a", "[a]");
@@ -245,6 +247,8 @@ static void test_errors(void **state)
     expect_error("case x in a) ls", 15, "unterminated case");
     expect_error("echo >", 6, "redirection without a target");
     expect_error("a\0b", 3, "NUL");
+    expect_error("function f| { f & f; }; f", 25, "function without a body");
+    expect_error("f() ;", 5, "function without a body");
 }
 
 static void test_limits(void **state)

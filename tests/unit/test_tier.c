@@ -11,6 +11,7 @@
 
 #include "policy/shell.h"
 #include "policy/tier.h"
+#include "util/fs.h"
 #include "helpers.h"
 #include "util/banned.h"
 
@@ -371,12 +372,36 @@ static void test_result(void **state)
     assert_int_equal(r.level, TIER_NORMAL);
 }
 
+/* docs/gate.md's table names every pattern id as a row: | `id` | */
+static void test_doc_names_every_pattern(void **state)
+{
+    const char *root = getenv("FAULTLINE_ROOT");
+    struct buf path = BUF_INIT, doc = BUF_INIT;
+    struct err e = {0};
+    const char *const *ids;
+    size_t n;
+
+    (void)state;
+    buf_addf(&path, "%s/docs/gate.md", root ? root : ".");
+    assert_int_equal(fs_read_file(path.data, 1 << 20, &doc, &e), 0);
+    ids = tier_pattern_ids(&n);
+    for (size_t i = 0; i < n; i++) {
+        char needle[80];
+        snprintf(needle, sizeof(needle), "\n| `%s` |", ids[i]);
+        if (strstr(doc.data, needle) == NULL)
+            fail_msg("docs/gate.md has no row for pattern %s", ids[i]);
+    }
+    buf_release(&path);
+    buf_release(&doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cases),
         cmocka_unit_test(test_table),
         cmocka_unit_test(test_result),
+        cmocka_unit_test(test_doc_names_every_pattern),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
