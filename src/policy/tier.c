@@ -93,6 +93,23 @@ static void norm_path(const char *t, char *out, size_t outsz)
 
 enum target { T_NONE, T_ROOT, T_HOME, T_CWD, T_GIT, T_SYSTEM };
 
+/* ".", "..", "../..", "./.." ...: the working directory or one above it. */
+static int only_dots(const char *p)
+{
+    for (;;) {
+        if (p[0] == '.' && p[1] == '.')
+            p += 2;
+        else if (p[0] == '.')
+            p += 1;
+        else
+            return 0;
+        if (*p == '\0')
+            return 1;
+        if (*p++ != '/')
+            return 0;
+    }
+}
+
 /* What a path operand names, among the targets the tier protects. */
 static enum target target_of(const struct shell_word *w)
 {
@@ -121,7 +138,7 @@ static enum target target_of(const struct shell_word *w)
         if (streq(p, "~") || streq(p, "$HOME") || streq(p, "${HOME}"))
             return T_HOME;
     }
-    if (streq(p, ".") || streq(p, "..") || streq(p, "*") || streq(p, ".*") || streq(p, "../*"))
+    if (streq(p, "*") || streq(p, ".*") || only_dots(p))
         return T_CWD;
     if (streq(p, ".git"))
         return T_GIT;
@@ -422,8 +439,53 @@ static int runs_stdin(const struct cmdv *v)
 
 static void view_of(const struct shell_list *l, size_t idx, struct cmdv *v);
 
+static int is_downloader(const char *prog)
+{
+    static const char *const dl[] = {"curl", "wget", "fetch", "aria2c", "http", "https", NULL};
+    return in_set(prog, dl);
+}
+
+/* Does a word's substitution ($(...), `...`, <(...)) run a download? The word is parsed again
+ * as written: its nested commands are the substitution's. */
+static int word_downloads(const struct shell_word *w)
+{
+    struct shell_list l;
+    struct err e = {0};
+    int found = 0;
+
+    if (!w->has_expansion || shell_parse(w->text, strlen(w->text), &l, &e) < 0)
+        return 0;
+    for (size_t i = 0; i < l.ncmds && !found; i++) {
+        size_t k = shell_command_start(l.cmds[i].words, l.cmds[i].nwords);
+        found = k < l.cmds[i].nwords && is_downloader(shell_program(l.cmds[i].words[k].text));
+    }
+    shell_list_free(&l);
+    return found;
+}
+
+/* A shell running a downloaded string or file: sh -c "$(curl ...)", bash <(curl ...),
+ * source <(curl ...), eval "$(curl ...)". */
+static int runs_download_arg(const struct cmdv *v)
+{
+    static const char *const runners[] = {"sh", "bash", "dash", "zsh", "ksh", "ash", "mksh",
+                                          "fish", "eval", "source", ".", "python", "python3",
+                                          "perl", "ruby", "node", NULL};
+    size_t i;
+
+    for (i = 0; i < v->nargs && !v->args[i].has_expansion; i++)
+        ;
+    if (i == v->nargs || !in_set(v->prog, runners))
+        return 0;
+    for (; i < v->nargs; i++)
+        if (word_downloads(&v->args[i]))
+            return 1;
+    return 0;
+}
+
 static int m_download_shell(const struct cmdv *v, int arg)
 {
+    if (runs_download_arg(v))
+        return 1;
     if (!v->c->pipe_from_prev || !runs_stdin(v))
         return 0;
     for (size_t k = v->idx; k-- > 0;) {
@@ -431,8 +493,7 @@ static int m_download_shell(const struct cmdv *v, int arg)
         if (v->l->cmds[k].pipeline != v->c->pipeline)
             break;
         view_of(v->l, k, &u);
-        if (streq(u.prog, "curl") || streq(u.prog, "wget") || streq(u.prog, "fetch") ||
-            streq(u.prog, "aria2c") || streq(u.prog, "http") || streq(u.prog, "https"))
+        if (is_downloader(u.prog))
             return 1;
     }
     return 0;
