@@ -111,12 +111,23 @@ static char *arena_strndup(struct sp *p, const char *s, size_t n)
  * inside one (quotes, expansions, escapes, the = of an assignment). */
 enum { CH_BLANK = 1, CH_META = 2, CH_SPECIAL = 4 };
 static const unsigned char ch_class[256] = {
-    [' '] = CH_BLANK | CH_META,  ['\t'] = CH_BLANK | CH_META, ['\r'] = CH_BLANK | CH_META,
-    ['\n'] = CH_META,           [';'] = CH_META,             ['&'] = CH_META,
-    ['|'] = CH_META,            ['<'] = CH_META,             ['>'] = CH_META,
-    ['('] = CH_META,            [')'] = CH_META,             ['\\'] = CH_SPECIAL,
-    ['\''] = CH_SPECIAL,        ['"'] = CH_SPECIAL,          ['$'] = CH_SPECIAL,
-    ['`'] = CH_SPECIAL,         ['='] = CH_SPECIAL,
+    [' '] = CH_BLANK | CH_META,
+    ['\t'] = CH_BLANK | CH_META,
+    ['\r'] = CH_BLANK | CH_META,
+    ['\n'] = CH_META,
+    [';'] = CH_META,
+    ['&'] = CH_META,
+    ['|'] = CH_META,
+    ['<'] = CH_META,
+    ['>'] = CH_META,
+    ['('] = CH_META,
+    [')'] = CH_META,
+    ['\\'] = CH_SPECIAL,
+    ['\''] = CH_SPECIAL,
+    ['"'] = CH_SPECIAL,
+    ['$'] = CH_SPECIAL,
+    ['`'] = CH_SPECIAL,
+    ['='] = CH_SPECIAL,
 };
 
 static int is_blank(char c)
@@ -348,15 +359,31 @@ static int lex_ansi(struct sp *p, struct buf *b)
         }
         c = p->s[p->pos++];
         switch (c) {
-        case 'n': buf_addc(b, '\n'); break;
-        case 't': buf_addc(b, '\t'); break;
-        case 'r': buf_addc(b, '\r'); break;
-        case 'a': buf_addc(b, '\a'); break;
-        case 'b': buf_addc(b, '\b'); break;
+        case 'n':
+            buf_addc(b, '\n');
+            break;
+        case 't':
+            buf_addc(b, '\t');
+            break;
+        case 'r':
+            buf_addc(b, '\r');
+            break;
+        case 'a':
+            buf_addc(b, '\a');
+            break;
+        case 'b':
+            buf_addc(b, '\b');
+            break;
         case 'e':
-        case 'E': buf_addc(b, 27); break;
-        case 'f': buf_addc(b, '\f'); break;
-        case 'v': buf_addc(b, '\v'); break;
+        case 'E':
+            buf_addc(b, 27);
+            break;
+        case 'f':
+            buf_addc(b, '\f');
+            break;
+        case 'v':
+            buf_addc(b, '\v');
+            break;
         case 'x': {
             int v = 0, k = 0, h;
             while (k < 2 && (h = hexval(peek(p, 0))) >= 0) {
@@ -677,11 +704,11 @@ static int takes_value(const char *o, const char *const *shorts, const char *con
 
 size_t shell_command_start(const struct shell_word *w, size_t n)
 {
-    static const char *const sudo_s[] = {"-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U",
-                                         "-T", NULL};
-    static const char *const sudo_l[] = {"--user",        "--group", "--host",  "--prompt",
-                                         "--chdir",       "--role",  "--type",  "--other-user",
-                                         "--close-from",  "--command-timeout", NULL};
+    static const char *const sudo_s[] = {"-u", "-g", "-h", "-p", "-C", "-D",
+                                         "-r", "-t", "-U", "-T", NULL};
+    static const char *const sudo_l[] = {
+        "--user", "--group",      "--host",       "--prompt",          "--chdir", "--role",
+        "--type", "--other-user", "--close-from", "--command-timeout", NULL};
     static const char *const env_s[] = {"-u", "-C", "-S", NULL};
     static const char *const env_l[] = {"--unset", "--chdir", "--split-string", NULL};
     static const char *const nice_s[] = {"-n", NULL};
@@ -691,9 +718,9 @@ size_t shell_command_start(const struct shell_word *w, size_t n)
     static const char *const exec_s[] = {"-a", NULL};
     static const char *const none[] = {NULL};
     static const char *const xa_s[] = {"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", NULL};
-    static const char *const xa_l[] = {"--arg-file",  "--delimiter", "--eof",     "--replace",
-                                       "--max-lines", "--max-args",  "--max-procs", "--max-chars",
-                                       "--process-slot-var", NULL};
+    static const char *const xa_l[] = {
+        "--arg-file", "--delimiter", "--eof",       "--replace",          "--max-lines",
+        "--max-args", "--max-procs", "--max-chars", "--process-slot-var", NULL};
     static const char *const time_s[] = {"-f", "-o", NULL};
     static const char *const time_l[] = {"--format", "--output", NULL};
     size_t i = 0;
@@ -843,8 +870,8 @@ static int reparse(struct sp *p, const struct shell_word *w, size_t n, const cha
 
 static int reserved_prefix(const char *w)
 {
-    static const char *const r[] = {"if", "then", "else", "elif", "fi", "do", "done", "while",
-                                    "until", "!", "esac", NULL};
+    static const char *const r[] = {"if",   "then",  "else",  "elif", "fi",   "do",
+                                    "done", "while", "until", "!",    "esac", NULL};
     if (strchr("itefdwu!", w[0]) == NULL || w[0] == '\0')
         return 0;
     return word_in(w, r);

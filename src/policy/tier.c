@@ -19,10 +19,10 @@
 /* One command as the matchers see it. */
 struct cmdv {
     const struct shell_list *l;
-    size_t idx;                     /* in l->cmds */
-    const struct shell_simple *c;   /* l->cmds[idx] */
-    const char *prog;               /* basename of the program; "" when there is none */
-    const struct shell_word *args;  /* the arguments after the program */
+    size_t idx;                    /* in l->cmds */
+    const struct shell_simple *c;  /* l->cmds[idx] */
+    const char *prog;              /* basename of the program; "" when there is none */
+    const struct shell_word *args; /* the arguments after the program */
     size_t nargs;
 };
 
@@ -113,9 +113,9 @@ static int only_dots(const char *p)
 /* What a path operand names, among the targets the tier protects. */
 static enum target target_of(const struct shell_word *w)
 {
-    static const char *const sys[] = {"/etc", "/usr", "/bin",  "/boot", "/var",  "/home",
-                                      "/lib", "/lib32", "/lib64", "/opt", "/root", "/sbin",
-                                      "/srv", "/sys", "/proc", "/dev",  NULL};
+    static const char *const sys[] = {"/etc", "/usr",   "/bin",   "/boot", "/var",  "/home",
+                                      "/lib", "/lib32", "/lib64", "/opt",  "/root", "/sbin",
+                                      "/srv", "/sys",   "/proc",  "/dev",  NULL};
     char p[256], *star;
     size_t n;
 
@@ -169,20 +169,18 @@ static int m_rm(const struct cmdv *v, int arg)
         return 0;
     if (arg == T_ROOT && has_opt(v->args, v->nargs, 0, "--no-preserve-root"))
         return 1;
-    if (!has_opt(v->args, v->nargs, 'r', "--recursive") &&
-        !has_opt(v->args, v->nargs, 'R', NULL))
+    if (!has_opt(v->args, v->nargs, 'r', "--recursive") && !has_opt(v->args, v->nargs, 'R', NULL))
         return 0;
     return any_target(v, 0, (enum target)arg);
 }
 
 static int m_find(const struct cmdv *v, int arg)
 {
-    static const char *const narrow[] = {"-name",  "-iname", "-path",  "-ipath", "-regex",
-                                         "-iregex", "-wholename", "-iwholename", "-newer",
-                                         "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin",
-                                         "-size",  "-empty", "-user", "-group", "-perm",
-                                         "-inum", "-samefile", "-links", "-lname", "-ilname",
-                                         NULL};
+    static const char *const narrow[] = {
+        "-name",       "-iname", "-path",  "-ipath",  "-regex", "-iregex", "-wholename",
+        "-iwholename", "-newer", "-mtime", "-mmin",   "-atime", "-amin",   "-ctime",
+        "-cmin",       "-size",  "-empty", "-user",   "-group", "-perm",   "-inum",
+        "-samefile",   "-links", "-lname", "-ilname", NULL};
     int del = 0, start = 0;
     size_t i;
 
@@ -212,8 +210,7 @@ static int m_find(const struct cmdv *v, int arg)
             return 0;
         if (streq(t, "-delete"))
             del = 1;
-        if ((streq(t, "-exec") || streq(t, "-execdir") || streq(t, "-ok") ||
-             streq(t, "-okdir")) &&
+        if ((streq(t, "-exec") || streq(t, "-execdir") || streq(t, "-ok") || streq(t, "-okdir")) &&
             i + 1 < v->nargs) {
             const char *p = shell_program(v->args[i + 1].text);
             if (streq(p, "rm") || streq(p, "shred") || streq(p, "unlink"))
@@ -226,8 +223,9 @@ static int m_find(const struct cmdv *v, int arg)
 /* git [global options] SUBCOMMAND: the index of SUBCOMMAND in args, or nargs. */
 static size_t git_sub(const struct cmdv *v, const char *want)
 {
-    static const char *const vals[] = {"-C", "-c", "--git-dir", "--work-tree", "--namespace",
-                                       "--exec-path", "--config-env", "--super-prefix", NULL};
+    static const char *const vals[] = {
+        "-C",          "-c",           "--git-dir",      "--work-tree", "--namespace",
+        "--exec-path", "--config-env", "--super-prefix", NULL};
     size_t i;
 
     if (!streq(v->prog, "git"))
@@ -240,8 +238,8 @@ static size_t git_sub(const struct cmdv *v, const char *want)
 
 static int m_git_push_force(const struct cmdv *v, int arg)
 {
-    static const char *const vals[] = {"-o", "--push-option", "--receive-pack", "--exec",
-                                       "--repo", NULL};
+    static const char *const vals[] = {"-o",     "--push-option", "--receive-pack",
+                                       "--exec", "--repo",        NULL};
     size_t s = git_sub(v, "push"), n, i, operands = 0;
     const struct shell_word *a;
 
@@ -264,8 +262,8 @@ static int m_git_push_force(const struct cmdv *v, int arg)
 
 static int m_git_push_delete(const struct cmdv *v, int arg)
 {
-    static const char *const vals[] = {"-o", "--push-option", "--receive-pack", "--exec",
-                                       "--repo", NULL};
+    static const char *const vals[] = {"-o",     "--push-option", "--receive-pack",
+                                       "--exec", "--repo",        NULL};
     size_t s = git_sub(v, "push"), n, i, operands = 0;
     const struct shell_word *a;
 
@@ -324,9 +322,9 @@ static int m_git_branch_delete(const struct cmdv *v, int arg)
 /* A device file whose writing destroys data (not /dev/null, /dev/stdout, a tty ...). */
 static int is_disk_device(const char *t)
 {
-    static const char *const harmless[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/stdout",
-                                           "/dev/stderr", "/dev/stdin", "/dev/tty", "/dev/random",
-                                           "/dev/urandom", "/dev/console", "/dev/ptmx", NULL};
+    static const char *const harmless[] = {
+        "/dev/null", "/dev/zero",   "/dev/full",    "/dev/stdout",  "/dev/stderr", "/dev/stdin",
+        "/dev/tty",  "/dev/random", "/dev/urandom", "/dev/console", "/dev/ptmx",   NULL};
     if (strncmp(t, "/dev/", 5) != 0 || t[5] == '\0')
         return 0;
     if (in_set(t, harmless))
@@ -358,8 +356,8 @@ static int m_mkfs(const struct cmdv *v, int arg)
  * /dev/disk/..., /dev/mapper/...). */
 static int is_block_device(const char *t)
 {
-    static const char *const pre[] = {"sd", "nvme", "hd", "vd", "xvd", "mmcblk", "md", "dm-",
-                                      "loop", "disk/", "mapper/", "sr", NULL};
+    static const char *const pre[] = {"sd",  "nvme", "hd",    "vd",      "xvd", "mmcblk", "md",
+                                      "dm-", "loop", "disk/", "mapper/", "sr",  NULL};
     if (strncmp(t, "/dev/", 5) != 0)
         return 0;
     for (const char *const *p = pre; *p; p++)
@@ -402,10 +400,10 @@ static int m_chown(const struct cmdv *v, int arg)
  * -c / -e / -m string and no module: sh, bash -s, python3 -, node ... */
 static int runs_stdin(const struct cmdv *v)
 {
-    static const char *const shells[] = {"sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "fish",
-                                         NULL};
-    static const char *const interp[] = {"python", "python2", "python3", "perl", "ruby", "node",
-                                         "php", NULL};
+    static const char *const shells[] = {"sh",  "bash", "dash", "zsh", "ksh",
+                                         "ash", "mksh", "fish", NULL};
+    static const char *const interp[] = {"python", "python2", "python3", "perl",
+                                         "ruby",   "node",    "php",     NULL};
     int shell = in_set(v->prog, shells);
     size_t i;
 
@@ -467,9 +465,9 @@ static int word_downloads(const struct shell_word *w)
  * source <(curl ...), eval "$(curl ...)". */
 static int runs_download_arg(const struct cmdv *v)
 {
-    static const char *const runners[] = {"sh", "bash", "dash", "zsh", "ksh", "ash", "mksh",
-                                          "fish", "eval", "source", ".", "python", "python3",
-                                          "perl", "ruby", "node", NULL};
+    static const char *const runners[] = {"sh",      "bash", "dash", "zsh",    "ksh", "ash",
+                                          "mksh",    "fish", "eval", "source", ".",   "python",
+                                          "python3", "perl", "ruby", "node",   NULL};
     size_t i;
 
     for (i = 0; i < v->nargs && !v->args[i].has_expansion; i++)
@@ -501,8 +499,7 @@ static int m_download_shell(const struct cmdv *v, int arg)
 
 static int is_word_char(char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
 /* Does SQL text hold DROP or TRUNCATE as a keyword (any case, outside '...' literals)? */
@@ -530,11 +527,11 @@ static int sql_destructive(const char *s)
 
 static int m_sql(const struct cmdv *v, int arg)
 {
-    static const char *const clients[] = {"psql", "mysql", "mariadb", "sqlite3", "mongo",
-                                          "mongosh", "clickhouse-client", "cockroach", "duckdb",
-                                          NULL};
-    static const char *const opts[] = {"-c", "-e", "--command", "--execute", "--eval", "-cmd",
-                                       "--query", "-q", NULL};
+    static const char *const clients[] = {"psql",   "mysql",   "mariadb",           "sqlite3",
+                                          "mongo",  "mongosh", "clickhouse-client", "cockroach",
+                                          "duckdb", NULL};
+    static const char *const opts[] = {"-c",   "-e",      "--command", "--execute", "--eval",
+                                       "-cmd", "--query", "-q",        NULL};
     int sqlite = streq(v->prog, "sqlite3") || streq(v->prog, "duckdb");
     size_t operands = 0;
 
@@ -572,9 +569,9 @@ static int m_sql(const struct cmdv *v, int arg)
 /* kubectl [options] delete ...: the index after "delete", or nargs. */
 static size_t kubectl_delete(const struct cmdv *v)
 {
-    static const char *const vals[] = {"-n", "--namespace", "--context", "--kubeconfig", "-s",
-                                       "--server", "--cluster", "--user", "--token", "-l",
-                                       "--selector", NULL};
+    static const char *const vals[] = {"-n",      "--namespace", "--context",  "--kubeconfig",
+                                       "-s",      "--server",    "--cluster",  "--user",
+                                       "--token", "-l",          "--selector", NULL};
     size_t i;
     if (!streq(v->prog, "kubectl") && !streq(v->prog, "oc"))
         return v->nargs;
@@ -584,8 +581,9 @@ static size_t kubectl_delete(const struct cmdv *v)
 
 static int m_kubectl_ns(const struct cmdv *v, int arg)
 {
-    static const char *const vals[] = {"-n", "--namespace", "--context", "--kubeconfig", "-l",
-                                       "--selector", "-f", "--filename", NULL};
+    static const char *const vals[] = {"-n",           "--namespace", "--context",
+                                       "--kubeconfig", "-l",          "--selector",
+                                       "-f",           "--filename",  NULL};
     size_t s = kubectl_delete(v), i;
     if (s >= v->nargs)
         return 0;
@@ -633,8 +631,8 @@ static int m_terraform(const struct cmdv *v, int arg)
 
 static int m_docker_prune(const struct cmdv *v, int arg)
 {
-    static const char *const vals[] = {"-H", "--host", "--context", "-c", "--config", "-l",
-                                       "--log-level", NULL};
+    static const char *const vals[] = {"-H",       "--host", "--context",   "-c",
+                                       "--config", "-l",     "--log-level", NULL};
     size_t i;
     if (!streq(v->prog, "docker") && !streq(v->prog, "podman"))
         return 0;
@@ -725,30 +723,30 @@ static int m_fork_bomb(const struct cmdv *v, int arg)
  * of the programs it can match (NULL: any command), so most matchers are never called.
  */
 #define TIER_PATTERNS(X)                                                                           \
-    X("rm-recursive-root", m_rm, T_ROOT, "r")                                                           \
-    X("rm-recursive-home", m_rm, T_HOME, "r")                                                           \
-    X("rm-recursive-cwd", m_rm, T_CWD, "r")                                                             \
-    X("rm-recursive-git", m_rm, T_GIT, "r")                                                             \
-    X("rm-recursive-system", m_rm, T_SYSTEM, "r")                                                       \
-    X("find-delete-protected", m_find, 0, "f")                                                          \
-    X("git-push-force", m_git_push_force, 0, "g")                                                       \
-    X("git-push-delete", m_git_push_delete, 0, "g")                                                     \
-    X("git-reset-hard", m_git_reset_hard, 0, "g")                                                       \
-    X("git-clean-force", m_git_clean, 0, "g")                                                           \
-    X("git-branch-force-delete", m_git_branch_delete, 0, "g")                                           \
-    X("dd-to-device", m_dd, 0, "d")                                                                     \
-    X("mkfs", m_mkfs, 0, "m")                                                                           \
-    X("write-block-device", m_block_write, 0, NULL)                                                      \
-    X("chmod-recursive-protected", m_chmod, 0, "c")                                                     \
-    X("chown-recursive-protected", m_chown, 0, "c")                                                     \
-    X("download-into-shell", m_download_shell, 0, NULL)                                                  \
-    X("sql-drop-truncate", m_sql, 0, "pmsdc")                                                               \
-    X("kubectl-delete-namespace", m_kubectl_ns, 0, "ko")                                                 \
-    X("kubectl-delete-all", m_kubectl_all, 0, "ko")                                                      \
-    X("terraform-destroy", m_terraform, 0, "t")                                                         \
-    X("docker-system-prune-all", m_docker_prune, 0, "dp")                                                \
-    X("cloud-storage-recursive-delete", m_cloud_storage, 0, "ag")                                        \
-    X("gh-repo-delete", m_gh_repo_delete, 0, "g")                                                       \
+    X("rm-recursive-root", m_rm, T_ROOT, "r")                                                      \
+    X("rm-recursive-home", m_rm, T_HOME, "r")                                                      \
+    X("rm-recursive-cwd", m_rm, T_CWD, "r")                                                        \
+    X("rm-recursive-git", m_rm, T_GIT, "r")                                                        \
+    X("rm-recursive-system", m_rm, T_SYSTEM, "r")                                                  \
+    X("find-delete-protected", m_find, 0, "f")                                                     \
+    X("git-push-force", m_git_push_force, 0, "g")                                                  \
+    X("git-push-delete", m_git_push_delete, 0, "g")                                                \
+    X("git-reset-hard", m_git_reset_hard, 0, "g")                                                  \
+    X("git-clean-force", m_git_clean, 0, "g")                                                      \
+    X("git-branch-force-delete", m_git_branch_delete, 0, "g")                                      \
+    X("dd-to-device", m_dd, 0, "d")                                                                \
+    X("mkfs", m_mkfs, 0, "m")                                                                      \
+    X("write-block-device", m_block_write, 0, NULL)                                                \
+    X("chmod-recursive-protected", m_chmod, 0, "c")                                                \
+    X("chown-recursive-protected", m_chown, 0, "c")                                                \
+    X("download-into-shell", m_download_shell, 0, NULL)                                            \
+    X("sql-drop-truncate", m_sql, 0, "pmsdc")                                                      \
+    X("kubectl-delete-namespace", m_kubectl_ns, 0, "ko")                                           \
+    X("kubectl-delete-all", m_kubectl_all, 0, "ko")                                                \
+    X("terraform-destroy", m_terraform, 0, "t")                                                    \
+    X("docker-system-prune-all", m_docker_prune, 0, "dp")                                          \
+    X("cloud-storage-recursive-delete", m_cloud_storage, 0, "ag")                                  \
+    X("gh-repo-delete", m_gh_repo_delete, 0, "g")                                                  \
     X("fork-bomb", m_fork_bomb, 0, NULL)
 
 struct pattern {

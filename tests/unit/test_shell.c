@@ -176,8 +176,7 @@ static void test_nesting(void **state)
     expect("cat <<EOF | sh\nrm -rf /\nEOF\nls", "[cat] |[sh] 1[rm -rf /] [ls]");
     expect("sh <<'X'\ngit push -f\nX", "[sh] 1[git push -f]");
     expect("cat <<EOF > f\nrm -rf /\nEOF", "[cat >f]");
-    expect("if [ -f x ]; then rm a; elif b; then c; else d; fi",
-           "[[ -f x ]] [rm a] [b] [c] [d]");
+    expect("if [ -f x ]; then rm a; elif b; then c; else d; fi", "[[ -f x ]] [rm a] [b] [c] [d]");
     expect("for f in *.o; do rm -f \"$f\"; done", "[for f in *.o] [rm -f $f]");
     expect("while true; do ! sleep 1; done", "[true] [sleep 1]");
     expect("case $x in a) rm -rf /;; b|c) echo;; (d) ls ;& esac; echo after",
@@ -302,7 +301,8 @@ static void test_limits(void **state)
     buf_adds(&b, "ls");
     expect_error(b.data, b.len, "deeper than 16");
     buf_reset(&b);
-    expect("sh -c \"sh -c 'sh -c ls'\"", "[sh -c sh -c 'sh -c ls'] 1[sh -c sh -c ls] 2[sh -c ls] 3[ls]");
+    expect("sh -c \"sh -c 'sh -c ls'\"",
+           "[sh -c sh -c 'sh -c ls'] 1[sh -c sh -c ls] 2[sh -c ls] 3[ls]");
     /* a deep chain of function definitions is nesting too, not unbounded recursion */
     for (int i = 0; i < 100; i++)
         buf_adds(&b, "f()");
@@ -352,8 +352,7 @@ static void test_command_start(void **state)
         k = shell_command_start(l.cmds[0].words, l.cmds[0].nwords);
         if (cases[i].prog == NULL) {
             if (k != l.cmds[0].nwords)
-                fail_msg("'%s': want no program, got '%s'", cases[i].src,
-                         l.cmds[0].words[k].text);
+                fail_msg("'%s': want no program, got '%s'", cases[i].src, l.cmds[0].words[k].text);
         } else {
             if (k >= l.cmds[0].nwords)
                 fail_msg("'%s': want '%s', got none", cases[i].src, cases[i].prog);

@@ -23,8 +23,14 @@ struct tcase {
     const char *near;
 };
 
-#define HIT(c, id) {c, id, NULL}
-#define MISS(c, id) {c, "", id}
+#define HIT(c, id)                                                                                 \
+    {                                                                                              \
+        c, id, NULL                                                                                \
+    }
+#define MISS(c, id)                                                                                \
+    {                                                                                              \
+        c, "", id                                                                                  \
+    }
 
 static const struct tcase cases[] = {
     /* rm: every spelling of recursive, every protected target */
