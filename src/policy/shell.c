@@ -805,6 +805,14 @@ static enum sh_kind shell_kind(const struct shell_word *w, size_t n, size_t *ci)
     prog = shell_program(w[i].text);
     if (prog[0] == '\0' || strchr("sbdzkame", prog[0]) == NULL)
         return SH_NONE;
+    if (strcmp(prog, "su") == 0) { /* su [options] [-] [USER] -c COMMAND */
+        for (i++; i + 1 < n; i++)
+            if (strcmp(w[i].text, "-c") == 0 || strcmp(w[i].text, "--command") == 0) {
+                *ci = i + 1;
+                return SH_C;
+            }
+        return SH_NONE;
+    }
     if (strcmp(prog, "eval") == 0) {
         *ci = i + 1;
         return i + 1 < n ? SH_EVAL : SH_NONE;

@@ -83,10 +83,14 @@ static void norm_path(const char *t, char *out, size_t outsz)
         t += 2;
     snprintf(out, outsz, "%s", t);
     n = strlen(out);
-    while (n > 1 && out[n - 1] == '/')
-        out[--n] = '\0';
-    while (n > 2 && out[n - 2] == '/' && out[n - 1] == '.') /* "/etc/." */
-        out[n -= 2] = '\0';
+    for (;;) {
+        while (n > 1 && out[n - 1] == '/')
+            out[--n] = '\0';
+        if (n >= 2 && out[n - 2] == '/' && out[n - 1] == '.') /* "/etc/.", "/." */
+            out[n -= 2] = '\0';
+        else
+            break;
+    }
     if (n == 0)
         snprintf(out, outsz, "/");
 }
@@ -139,6 +143,9 @@ static enum target target_of(const struct shell_word *w)
             return T_HOME;
     }
     if (streq(p, "*") || streq(p, ".*") || only_dots(p))
+        return T_CWD;
+    if (w->has_expansion && (streq(p, "$PWD") || streq(p, "${PWD}") || streq(p, "$(pwd)") ||
+                             streq(p, "`pwd`")))
         return T_CWD;
     if (streq(p, ".git"))
         return T_GIT;

@@ -171,6 +171,8 @@ static void test_nesting(void **state)
            "[sudo -u me bash -o pipefail -c a | b] 1[a] |1[b]");
     expect("/bin/sh -c 'x'", "[/bin/sh -c x] 1[x]");
     expect("bash script.sh -c x", "[bash script.sh -c x]");
+    expect("su - me -c 'make install'", "[su - me -c make install] 1[make install]");
+    expect("su me", "[su me]");
     expect("eval 'rm' -rf /", "[eval rm -rf /] 1[rm -rf /]");
     expect("bash <<< 'rm -rf /'", "[bash] 1[rm -rf /]");
     expect("cat <<EOF | sh\nrm -rf /\nEOF\nls", "[cat] |[sh] 1[rm -rf /] [ls]");
