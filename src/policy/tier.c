@@ -144,8 +144,8 @@ static enum target target_of(const struct shell_word *w)
     }
     if (streq(p, "*") || streq(p, ".*") || only_dots(p))
         return T_CWD;
-    if (w->has_expansion && (streq(p, "$PWD") || streq(p, "${PWD}") || streq(p, "$(pwd)") ||
-                             streq(p, "`pwd`")))
+    if (w->has_expansion &&
+        (streq(p, "$PWD") || streq(p, "${PWD}") || streq(p, "$(pwd)") || streq(p, "`pwd`")))
         return T_CWD;
     if (streq(p, ".git"))
         return T_GIT;
@@ -712,10 +712,11 @@ static int m_fork_bomb(const struct cmdv *v, int arg)
 
     if (f == NULL || !streq(v->prog, f))
         return 0;
-    /* the second call of the function inside its own body (a fan-out recursion) */
-    for (size_t k = 0; k < v->l->ncmds; k++) {
+    /* a second call of the function inside the same body (one definition: the same name
+     * pointer) is a recursion that fans out */
+    for (size_t k = 0; k < v->l->ncmds && calls < 2; k++) {
         struct cmdv u;
-        if (v->l->cmds[k].in_function == NULL || !streq(v->l->cmds[k].in_function, f))
+        if (v->l->cmds[k].in_function != f)
             continue;
         view_of(v->l, k, &u);
         if (streq(u.prog, f))
