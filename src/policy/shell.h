@@ -38,12 +38,19 @@ struct shell_simple {
     char **redir_out; /* targets of > >> >| &> (and 1> 2>), after quote removal */
     size_t nredir_out;
     int pipe_from_prev; /* this command reads the previous one's stdout (cmd1 | cmd2) */
-    int depth;          /* 0 at top level; +1 per subshell, group, substitution or sh -c */
+    int depth;          /* 0 at top level; +1 per subshell, group, substitution, sh -c ... */
+    unsigned pipeline;  /* the pipeline it belongs to: the same number for every command of
+                           one pipeline (those of a ( ) or { } element included), 1, 2, ... */
+    const char *in_function; /* the function whose body holds it (NAME() { ...; }), or NULL */
 };
 
 struct shell_list {
-    struct shell_simple *cmds; /* every simple command in order, nested ones flattened in */
+    struct shell_simple *cmds; /* every simple command in order, nested ones flattened in: the
+                                  members of a pipeline are consecutive (cmds[i - 1] is what
+                                  cmds[i] reads when pipe_from_prev), nested commands follow
+                                  the pipeline that holds them */
     size_t ncmds;
+    void *mem; /* the arena that holds every text and array above (private) */
 };
 
 /*
@@ -54,5 +61,16 @@ struct shell_list {
 int shell_parse(const char *src, size_t len, struct shell_list *out, struct err *err);
 /* Frees what shell_parse stored in l; l is then empty. NULL is a no-op. */
 void shell_list_free(struct shell_list *l);
+
+/*
+ * The index of the word that names the program a simple command runs, behind the prefixes
+ * that run another command with their options: sudo, doas, env (and its VAR=x), nice, ionice,
+ * timeout (and its DURATION), nohup, command, builtin, exec, stdbuf, xargs, time. n when there
+ * is none (`sudo -v`, `command -v rm`, `env` alone).
+ */
+size_t shell_command_start(const struct shell_word *w, size_t n);
+/* The program name of a command word: the basename of an absolute path (/usr/bin/rm -> rm),
+ * other words as they are. Borrowed from word. */
+const char *shell_program(const char *word);
 
 #endif

@@ -44,6 +44,7 @@
 #include "model/mockscript.h"
 #include "plan/plan.h"
 #include "run/carry.h"
+#include "run/gatecheck.h"
 #include "run/monitor.h"
 #include "run/report.h"
 #include "run/runner.h"
@@ -1522,6 +1523,19 @@ static void collect_reps(struct run *r)
     r->reps = arr;
 }
 
+/* The project's harnesses would run ungoverned: said once, before the first repetition. */
+static void warn_gates(struct run *r)
+{
+    struct buf w = BUF_INIT;
+
+    gatecheck_warnings(r->project, &w);
+    for (char *line = w.data, *nl; (nl = strchr(line, '\n')) != NULL; line = nl + 1) {
+        *nl = '\0';
+        progress(r, "warning: %s", line);
+    }
+    buf_release(&w);
+}
+
 int run_execute(struct run *r, struct err *e)
 {
     int baseline_failed = 0, ended = 0;
@@ -1535,6 +1549,7 @@ int run_execute(struct run *r, struct err *e)
     snprintf(r->status, sizeof(r->status), "complete");
     if (r->mock_script[0])
         start_mock(r);
+    warn_gates(r);
     /* The baselines finish before the faulted repetitions start. */
     run_phase(r, 0, r->x->repeat, &ended, &baseline_failed);
     if (baseline_failed && !ended)
