@@ -30,7 +30,19 @@ start_ctl holds '[
   "options":{"message":"disk quota exceeded"}},
  {"kind":"permission.deny_or_delay","safety":"fail-safe","injectors":["gate"],"match":{"tool":"Read"},
   "options":{"mode":"deny"}}]'
+cat >"$TMP/project.yaml" <<'Y'
+rules:
+  - {id: no-etc, tool: Write, paths: ['/etc/*'], effect: block, reason: "not under /etc"}
+  - {id: hold-publish, command: npm publish, effect: hold}
+  - {id: watch-make, command: make, effect: block, mode: monitor}
+Y
+cat >"$TMP/user.yaml" <<'Y'
+rules:
+  - {id: user-no-curl, command: {program: curl}, effect: block}
+Y
 start_ctl plain '[]' --policy "$TMP/absent.yaml"
+start_ctl pol '[{"kind":"tool.error","safety":"fail-safe","injectors":["gate"],"match":{"tool":"Bash"}}]' \
+    --policy "$TMP/project.yaml" --policy "$TMP/user.yaml"
 start_ctl exh '[]'
 
 cat >"$TMP/gate.py" <<'PY'
@@ -213,6 +225,34 @@ assert len(gd) == n, (len(gd), n)
 # no gate_decision allows a call the policy blocked or held
 assert not [e for e in gd if e["decision"] == "allow" and e.get("reason", "").startswith("[faultline] BLOCKED")], gd
 PY
+'
+
+test_expect "without decided the controller runs its policy files (project first, then the user's, then the default), faults only on what they allow" '
+    "$PY" - <<PY
+from gate import call
+A = "$A_pol"
+r = call(A, "Write", {"file_path": "/etc/passwd", "content": "x"})
+assert r["decision"] == "deny" and r["code"] == "POLICY_BLOCK" and r["rule"] == "no-etc", r
+r = call(A, "Bash", {"command": "npm publish"})
+assert r["decision"] == "held" and r["code"] == "HELD" and r["rule"] == "hold-publish" and r["fault"] is None, r
+r = call(A, "Bash", {"command": "curl -s https://example.com"})
+assert r["decision"] == "deny" and r["code"] == "POLICY_BLOCK" and r["rule"] == "user-no-curl", r
+r = call(A, "Bash", {"command": "rm -rf /"})
+assert r["decision"] == "deny" and r["code"] == "POLICY_BLOCK" and r["tier"] == "destructive" and r["fault"] is None, r
+r = call(A, "Bash", {"command": "make test"})  # a monitor rule decides nothing: the fault fires
+assert r["decision"] == "deny" and r["code"] == "CHAOS_FAULT" and r["fault"]["id"] == "tool.error", r
+PY
+    jq -se "[.[] | select(.kind == \"gate_decision\")] | map([.decision, .tier, .rule, (.mode // null), .faulted]) == [[\"deny\",\"rule\",\"no-etc\",\"enforce\",false],[\"held\",\"rule\",\"hold-publish\",\"enforce\",false],[\"deny\",\"rule\",\"user-no-curl\",\"enforce\",false],[\"deny\",\"destructive\",null,null,false],[\"deny\",\"default\",\"watch-make\",\"monitor\",true]]" "$TMP/pol/events.jsonl"
+'
+
+test_expect "a bad policy file stops the controller at start-up with FILE:LINE:COL" '
+    printf "{\"version\":1,\"run\":\"r\",\"canary\":\"E-FAULTLINE-0123abcd\",\"faults\":[]}\n" >p.json
+    printf "rules:\n  - {id: a, effect: maybe}\n" >bad.yaml
+    rc=0; timeout 10 "$FAULTLINE" proxy --plan p.json --events e.jsonl --policy bad.yaml --ready-file r 2>err.txt || rc=$?
+    cat err.txt
+    test "$rc" -ne 0
+    test ! -s r
+    grep -q "bad.yaml:2:" err.txt
 '
 
 test_expect "malformed bodies get 400 (413 over 1 MiB) and the controller keeps serving" '

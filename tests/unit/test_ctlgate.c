@@ -333,6 +333,20 @@ static void test_bad_calls(void **state)
     gatectl_free(NULL);
 }
 
+static void test_bad_policy_file_is_a_start_up_error(void **state)
+{
+    struct ut_tmpfile t;
+    struct err e = {0};
+    const char *paths[1];
+
+    ut_tmpfile_with(&t, "rules:\n  - {id: a, effect: maybe}\n");
+    paths[0] = t.path;
+    assert_null(gatectl_new(paths, 1, &e));
+    assert_true(e.code != 0);
+    assert_non_null(strstr(e.msg, t.path));
+    unlink(t.path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -343,6 +357,7 @@ int main(void)
         cmocka_unit_test(test_deny_and_tool_error_refuse_with_the_canary),
         cmocka_unit_test(test_mcp_calls_are_the_shims),
         cmocka_unit_test(test_bad_calls),
+        cmocka_unit_test(test_bad_policy_file_is_a_start_up_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
