@@ -364,6 +364,8 @@ static const char *verdict_name(enum gatectl_verdict v)
 static void emit_events(struct ctl *c, const char *harness, const struct gatectl_call *call,
                         const struct policy_decision *pol, const struct gatectl_result *res)
 {
+    char *text = json_dumps(call->input, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    char digest[65];
     json_t *ev;
 
     if (res->injected) {
@@ -390,8 +392,16 @@ static void emit_events(struct ctl *c, const char *harness, const struct gatectl
     if (res->reason[0])
         ev_set_str(ev, "reason", res->reason);
     ev_set_bool(ev, "faulted", res->fault != NULL);
+    ev_set_str(ev, "fault", res->fault);
+    if (pol->tier.level == TIER_DESTRUCTIVE && pol->tier.pattern[0])
+        ev_set_str(ev, "pattern", pol->tier.pattern);
+    if (text) {
+        hash_sha256_hex(text, strlen(text), digest);
+        ev_set_str(ev, "input_digest", digest);
+    }
     ctl_emit(c, ev);
     json_decref(ev);
+    free(text);
 }
 
 static json_t *response_json(const struct policy_decision *pol, const struct gatectl_result *res,

@@ -222,6 +222,14 @@ static const struct evkind_field f_gate_decision[] = {
     {"harness", S, 0, 0, "the harness", v_harness, 0},
     {"reason", S, 0, 0, "the message returned to the harness", NULL, 0},
     {"faulted", B, 0, 0, "the decision was produced by an injected fault", NULL, 0},
+    {"fault", S, 0, 0, "the catalog id of that fault (`permission.deny_or_delay`, `tool.error`)",
+     NULL, 0},
+    {"pattern", S, 0, 0, "for tier `destructive`: the id of the destructive pattern that matched",
+     NULL, 0},
+    {"input_digest", S, 0, 0,
+     "SHA-256 (hex) of the tool input as compact JSON with sorted keys: the same call has the "
+     "same digest, and the input itself (which may hold secrets) is not written",
+     NULL, 0},
 };
 
 static const struct evkind_field f_fault_injected[] = {

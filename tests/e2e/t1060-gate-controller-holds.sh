@@ -156,6 +156,14 @@ blk = [e for e in gd if e.get("rule") == "no-etc"][0]
 assert blk["decision"] == "deny" and blk["mode"] == "enforce" and blk["faulted"] is False, blk
 d = [e for e in gd if e["tier"] == "destructive"]
 assert len(d) == 1 and d[0]["decision"] == "deny", d
+# the input is not written, its digest is: the same for the same call in any key order
+import hashlib, json as J
+edits = [e for e in gd if e["tool"] == "Edit"]
+want = hashlib.sha256(J.dumps({"file_path": "/work/a.c", "old_string": "x", "new_string": "y"},
+                      sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+assert [e["input_digest"] for e in edits] == [want] * 3, edits
+assert all("input" not in e and "command" not in e for e in gd), gd
+assert [e.get("fault") for e in held][:2] == ["permission.deny_or_delay"] * 2, held
 pl = [e["component"] for e in ev if e["kind"] == "plan_loaded"]
 assert pl == ["controller-model", "gate"], pl
 PY
@@ -239,6 +247,7 @@ r = call(A, "Bash", {"command": "curl -s https://example.com"})
 assert r["decision"] == "deny" and r["code"] == "POLICY_BLOCK" and r["rule"] == "user-no-curl", r
 r = call(A, "Bash", {"command": "rm -rf /"})
 assert r["decision"] == "deny" and r["code"] == "POLICY_BLOCK" and r["tier"] == "destructive" and r["fault"] is None, r
+assert "rm-recursive-root" in r["reason"], r
 r = call(A, "Bash", {"command": "make test"})  # a monitor rule decides nothing: the fault fires
 assert r["decision"] == "deny" and r["code"] == "CHAOS_FAULT" and r["fault"]["id"] == "tool.error", r
 PY

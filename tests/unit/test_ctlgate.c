@@ -107,8 +107,8 @@ static void test_fault_never_turns_a_refusal_into_allow(void **state)
     static const struct {
         const char *cmd;
         int64_t t;
-    } seq[] = {{"ls", 0},      {"ls", 0},     {"ls", 1000}, {"pwd", 1500},
-               {"ls", 3000},   {"ls", 3001},  {"ls", 9000}, {"pwd", 9000}};
+    } seq[] = {{"ls", 0},    {"ls", 0},    {"ls", 1000}, {"pwd", 1500},
+               {"ls", 3000}, {"ls", 3001}, {"ls", 9000}, {"pwd", 9000}};
     size_t combos = 0;
 
     for (size_t e = 0; e < sizeof(effects) / sizeof(effects[0]); e++)
@@ -177,8 +177,9 @@ static void test_fault_never_turns_a_refusal_into_allow(void **state)
 static void test_delay_holds_identical_retries_until_delay_s(void **state)
 {
     struct gatectl *g = gate_new();
-    struct plan *p = plan_faults("[{\"kind\":\"permission.deny_or_delay\",\"injectors\":[\"gate\"],\"safety\":\"fail-safe\","
-                                 "\"times\":1,\"options\":{\"mode\":\"delay\",\"delay_s\":5}}]");
+    struct plan *p = plan_faults(
+        "[{\"kind\":\"permission.deny_or_delay\",\"injectors\":[\"gate\"],\"safety\":\"fail-safe\","
+        "\"times\":1,\"options\":{\"mode\":\"delay\",\"delay_s\":5}}]");
     struct policy_decision pol;
     struct gatectl_result r;
 
@@ -218,8 +219,9 @@ static void test_delay_holds_identical_retries_until_delay_s(void **state)
 static void test_hold_then_deny_zero_decides_at_the_immediate_retry(void **state)
 {
     struct gatectl *g = gate_new();
-    struct plan *p = plan_faults("[{\"kind\":\"permission.deny_or_delay\",\"injectors\":[\"gate\"],\"safety\":\"fail-safe\","
-                                 "\"options\":{\"mode\":\"hold_then_deny\",\"delay_s\":0}}]");
+    struct plan *p = plan_faults(
+        "[{\"kind\":\"permission.deny_or_delay\",\"injectors\":[\"gate\"],\"safety\":\"fail-safe\","
+        "\"options\":{\"mode\":\"hold_then_deny\",\"delay_s\":0}}]");
     struct policy_decision pol;
     struct gatectl_result r;
 
@@ -246,8 +248,9 @@ static void test_hold_then_deny_zero_decides_at_the_immediate_retry(void **state
 static void test_retry_is_same_tool_same_input_any_key_order(void **state)
 {
     struct gatectl *g = gate_new();
-    struct plan *p = plan_faults("[{\"kind\":\"permission.deny_or_delay\",\"injectors\":[\"gate\"],\"safety\":\"fail-safe\","
-                                 "\"times\":1,\"options\":{\"mode\":\"delay\",\"delay_s\":60}}]");
+    struct plan *p = plan_faults(
+        "[{\"kind\":\"permission.deny_or_delay\",\"injectors\":[\"gate\"],\"safety\":\"fail-safe\","
+        "\"times\":1,\"options\":{\"mode\":\"delay\",\"delay_s\":60}}]");
     struct policy_decision pol;
     struct gatectl_result r;
     json_t *a = ut_json("{\"file_path\":\"/work/a.c\",\"old_string\":\"x\",\"new_string\":\"y\"}");
@@ -272,9 +275,11 @@ static void test_retry_is_same_tool_same_input_any_key_order(void **state)
 static void test_deny_and_tool_error_refuse_with_the_canary(void **state)
 {
     struct gatectl *g = gate_new();
-    struct plan *p = plan_faults("[{\"kind\":\"tool.error\",\"injectors\":[\"gate\"],\"safety\":\"fail-safe\",\"options\":"
-                                 "{\"message\":\"disk quota exceeded\"}}]");
-    struct plan *q = plan_faults("[{\"kind\":\"permission.deny_or_delay\",\"injectors\":[\"gate\"],\"safety\":\"fail-safe\"}]");
+    struct plan *p = plan_faults(
+        "[{\"kind\":\"tool.error\",\"injectors\":[\"gate\"],\"safety\":\"fail-safe\",\"options\":"
+        "{\"message\":\"disk quota exceeded\"}}]");
+    struct plan *q = plan_faults(
+        "[{\"kind\":\"permission.deny_or_delay\",\"injectors\":[\"gate\"],\"safety\":\"fail-safe\"}]");
     struct policy_decision pol;
     struct gatectl_result r;
 
@@ -300,7 +305,8 @@ static void test_deny_and_tool_error_refuse_with_the_canary(void **state)
 static void test_mcp_calls_are_the_shims(void **state)
 {
     struct gatectl *g = gate_new();
-    struct plan *p = plan_faults("[{\"kind\":\"tool.error\",\"injectors\":[\"gate\",\"mcp\"],\"safety\":\"fail-safe\"}]");
+    struct plan *p = plan_faults(
+        "[{\"kind\":\"tool.error\",\"injectors\":[\"gate\",\"mcp\"],\"safety\":\"fail-safe\"}]");
     struct policy_decision pol;
     struct gatectl_result r;
     json_t *in = json_object();
