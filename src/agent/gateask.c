@@ -1,16 +1,17 @@
 /*
- * gateask: the reference agent's gate (gateask.h): one seam client, one POST per shell call.
+ * gateask: the reference agent's gate (gateask.h): one seam_gate (seam.h), one POST per shell
+ * call.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "agent/gateask.h"
 #include "policy/tier.h"
-#include "seam/client.h"
+#include "seam/seam.h"
 #include "util/banned.h"
 
 struct gateask {
-    struct seam_client *c;
+    struct seam_gate *c;
 };
 
 void gateask_answer_init(struct gateask_answer *a)
@@ -28,7 +29,7 @@ void gateask_answer_release(struct gateask_answer *a)
 
 struct gateask *gateask_new(const char *url, struct err *e)
 {
-    struct seam_client *c = seam_client_new(url, e);
+    struct seam_gate *c = seam_gate_new(url, e);
     struct gateask *g;
 
     if (c == NULL)
@@ -42,7 +43,7 @@ void gateask_free(struct gateask *g)
 {
     if (g == NULL)
         return;
-    seam_client_free(g->c);
+    seam_gate_free(g->c);
     free(g);
 }
 
@@ -83,7 +84,7 @@ void gateask_ask(struct gateask *g, const char *tool, const json_t *input, struc
     a->verdict = GATEASK_ALLOW;
     body = json_pack("{s:s,s:s,s:O,s:n}", "harness", "agent", "tool", tool, "input",
                      (json_t *)input, "mcp_server");
-    if (body == NULL || seam_client_post_json(g->c, "/_faultline/gate", body, &reply, &e) < 0) {
+    if (body == NULL || seam_gate_post(g->c, body, &reply, &e) < 0) {
         decide_here(input, e.msg[0] ? e.msg : "out of memory", a);
         goto out;
     }

@@ -1,7 +1,7 @@
 /*
  * gateask: the reference agent's gate. With FAULTLINE_CONTROL_URL set, the agent asks the
  * controller (POST /_faultline/gate without "decided", docs/control-api.md, through
- * src/seam/client.h) before each shell call: the controller runs the policy and the plan's
+ * the seam's seam_gate) before each shell call: the controller runs the policy and the plan's
  * gate faults (permission.deny_or_delay, tool.error) and answers allow, deny or held with the
  * text the agent's model is told. When the controller cannot be asked, the call is let
  * through unless the destructive tier (src/policy/tier.h) marks its command: then it is

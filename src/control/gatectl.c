@@ -287,12 +287,13 @@ static const char *const effects[] = {"allow", "block", "hold", "redact", NULL};
 static const char *const modes[] = {"enforce", "monitor", NULL};
 static const char *const tiers[] = {"destructive", "rule", "default", NULL};
 
+/* The index of s in list, or ERR_NOTFOUND. */
 static int one_of(const char *s, const char *const *list)
 {
     for (int i = 0; list[i]; i++)
         if (strcmp(s, list[i]) == 0)
             return i;
-    return -1;
+    return ERR_NOTFOUND;
 }
 
 /* A string member that is absent/null (NULL, 0) or a string (0); ERR_INVALID otherwise. */
