@@ -110,4 +110,15 @@ json_t *seam_plan_faults(struct seam *s);
 int seam_select(struct seam *s, size_t fault_index, const char *key, uint64_t index,
                 double probability);
 
+/* The gate endpoint (POST /_faultline/gate, docs/control-api.md) for the components that ask
+ * it one call at a time (the reference agent's gate): a kept connection to the controller at
+ * url (seam_gate.c). seam_gate_new: NULL with e set for a bad URL; free with seam_gate_free
+ * (NULL: no-op). seam_gate_post: POSTs body (borrowed) and parses the reply into *reply (new
+ * reference), 0 or the client's errors (ERR_IO, ERR_TIMEOUT, ERR_PROTO for a status other than
+ * 200 or a reply that is not JSON, with the controller's message). Blocking, bounded. */
+struct seam_gate;
+struct seam_gate *seam_gate_new(const char *url, struct err *e);
+void seam_gate_free(struct seam_gate *g);
+int seam_gate_post(struct seam_gate *g, const json_t *body, json_t **reply, struct err *e);
+
 #endif
