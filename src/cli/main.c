@@ -34,6 +34,7 @@ static const struct command commands[] = {
     {"init", cmd_init,
      "init [--agent A] [--fault ID]       write a first experiment and mock script"},
     {"sandbox", cmd_sandbox, "sandbox check | exec -- COMMAND    the native sandbox, by hand"},
+    {"gate", cmd_gate, "gate claude-code | codex | cursor  a harness's pre-tool hook (stdin)"},
     {"world", cmd_world, "world FILE [--plan P --ledger L]    a simulated world as an MCP server"},
 };
 
