@@ -79,6 +79,7 @@ static void test_default(void **state)
     assert_true(d.from_default);
     assert_string_equal(d.rule, "");
     assert_string_equal(policy_tier_name(&d), "default");
+    assert_string_equal(d.reason, ""); /* nothing to tell the agent */
     assert_null(d.redacted_input);
     policy_decision_release(&d);
     assert_int_equal(policy_nrules(p), 0);
