@@ -123,6 +123,13 @@ static const struct exit_row rows[] = {
      "the hook input could not be read (malformed, cut, over 1 MiB) and its command is "
      "destructive: every harness reads exit 2 as a block, the reason on stderr"},
     {"`gate HARNESS`", "64", "usage", "an unknown harness or option"},
+    {"`gate explain`", "0", "ok", "the decision printed (whatever it is)"},
+    {"`gate explain`", "1", "failure",
+     "a policy file could not be read (not a regular file, I/O error), or stdout could not be "
+     "written"},
+    {"`gate explain`", "2", "invalid",
+     "an invalid policy file (`FILE:LINE:COL`), an `--input` that is not a JSON object"},
+    USAGE_ROW("`gate explain`"),
 };
 
 void cli_exit_codes_markdown(FILE *f)
