@@ -145,6 +145,8 @@ static void test_operators(void **state)
     expect("a || b; c & d\ne", "[a] [b] [c] [d] [e]");
     expect("a |& b", "[a] |[b]");
     expect("a |\n  b", "[a] |[b]");
+    expect("| a", "[a]");
+    expect("FOO=1 | a", "[a]");
     expect("a &&\n b", "[a] [b]");
     expect("a;b;", "[a] [b]");
     expect(";; ; a", "[a]");
@@ -169,13 +171,14 @@ static void test_nesting(void **state)
            "[sudo -u me bash -o pipefail -c a | b] 1[a] |1[b]");
     expect("/bin/sh -c 'x'", "[/bin/sh -c x] 1[x]");
     expect("bash script.sh -c x", "[bash script.sh -c x]");
+    expect("su - me -c 'make install'", "[su - me -c make install] 1[make install]");
+    expect("su me", "[su me]");
     expect("eval 'rm' -rf /", "[eval rm -rf /] 1[rm -rf /]");
     expect("bash <<< 'rm -rf /'", "[bash] 1[rm -rf /]");
     expect("cat <<EOF | sh\nrm -rf /\nEOF\nls", "[cat] |[sh] 1[rm -rf /] [ls]");
     expect("sh <<'X'\ngit push -f\nX", "[sh] 1[git push -f]");
     expect("cat <<EOF > f\nrm -rf /\nEOF", "[cat >f]");
-    expect("if [ -f x ]; then rm a; elif b; then c; else d; fi",
-           "[[ -f x ]] [rm a] [b] [c] [d]");
+    expect("if [ -f x ]; then rm a; elif b; then c; else d; fi", "[[ -f x ]] [rm a] [b] [c] [d]");
     expect("for f in *.o; do rm -f \"$f\"; done", "[for f in *.o] [rm -f $f]");
     expect("while true; do ! sleep 1; done", "[true] [sleep 1]");
     expect("case $x in a) rm -rf /;; b|c) echo;; (d) ls ;& esac; echo after",
@@ -245,6 +248,8 @@ static void test_errors(void **state)
     expect_error("case x in a) ls", 15, "unterminated case");
     expect_error("echo >", 6, "redirection without a target");
     expect_error("a\0b", 3, "NUL");
+    expect_error("function f| { f & f; }; f", 25, "function without a body");
+    expect_error("f() ;", 5, "function without a body");
 }
 
 static void test_limits(void **state)
@@ -298,7 +303,8 @@ static void test_limits(void **state)
     buf_adds(&b, "ls");
     expect_error(b.data, b.len, "deeper than 16");
     buf_reset(&b);
-    expect("sh -c \"sh -c 'sh -c ls'\"", "[sh -c sh -c 'sh -c ls'] 1[sh -c sh -c ls] 2[sh -c ls] 3[ls]");
+    expect("sh -c \"sh -c 'sh -c ls'\"",
+           "[sh -c sh -c 'sh -c ls'] 1[sh -c sh -c ls] 2[sh -c ls] 3[ls]");
     /* a deep chain of function definitions is nesting too, not unbounded recursion */
     for (int i = 0; i < 100; i++)
         buf_adds(&b, "f()");
@@ -348,8 +354,7 @@ static void test_command_start(void **state)
         k = shell_command_start(l.cmds[0].words, l.cmds[0].nwords);
         if (cases[i].prog == NULL) {
             if (k != l.cmds[0].nwords)
-                fail_msg("'%s': want no program, got '%s'", cases[i].src,
-                         l.cmds[0].words[k].text);
+                fail_msg("'%s': want no program, got '%s'", cases[i].src, l.cmds[0].words[k].text);
         } else {
             if (k >= l.cmds[0].nwords)
                 fail_msg("'%s': want '%s', got none", cases[i].src, cases[i].prog);

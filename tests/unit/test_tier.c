@@ -11,6 +11,7 @@
 
 #include "policy/shell.h"
 #include "policy/tier.h"
+#include "util/fs.h"
 #include "helpers.h"
 #include "util/banned.h"
 
@@ -22,8 +23,14 @@ struct tcase {
     const char *near;
 };
 
-#define HIT(c, id) {c, id, NULL}
-#define MISS(c, id) {c, "", id}
+#define HIT(c, id)                                                                                 \
+    {                                                                                              \
+        c, id, NULL                                                                                \
+    }
+#define MISS(c, id)                                                                                \
+    {                                                                                              \
+        c, "", id                                                                                  \
+    }
 
 static const struct tcase cases[] = {
     /* rm: every spelling of recursive, every protected target */
@@ -39,6 +46,9 @@ static const struct tcase cases[] = {
     HIT("/usr/bin/rm -rf /", "rm-recursive-root"),
     HIT("sudo -E env FOO=1 nice -n 5 timeout 10 /bin/rm -rf /", "rm-recursive-root"),
     HIT("rm -rf -- /", "rm-recursive-root"),
+    HIT("rm -rf /.", "rm-recursive-root"),
+    HIT("rm -rf /./", "rm-recursive-root"),
+    HIT("sudo su - root -c 'rm -rf /'", "rm-recursive-root"),
     HIT("rm -rf ~", "rm-recursive-home"),
     HIT("rm -rf ~/", "rm-recursive-home"),
     HIT("rm -rf ~/*", "rm-recursive-home"),
@@ -51,6 +61,10 @@ static const struct tcase cases[] = {
     HIT("rm -rf ./", "rm-recursive-cwd"),
     HIT("rm -rf *", "rm-recursive-cwd"),
     HIT("rm -rf ./*", "rm-recursive-cwd"),
+    HIT("rm -rf ../..", "rm-recursive-cwd"),
+    HIT("rm -rf \"$(pwd)\"", "rm-recursive-cwd"),
+    HIT("rm -rf $PWD/*", "rm-recursive-cwd"),
+    HIT("rm -rf ../../*", "rm-recursive-cwd"),
     HIT("rm -rf .git", "rm-recursive-git"),
     HIT("rm -rf ./.git/", "rm-recursive-git"),
     HIT("rm -rf /etc", "rm-recursive-system"),
@@ -76,6 +90,7 @@ static const struct tcase cases[] = {
     MISS("grep -r \"rm -rf\" .", "rm-recursive-cwd"),
     MISS("rm -rf node_modules", "rm-recursive-cwd"),
     MISS("rm -rf /tmp/x", "rm-recursive-root"),
+    MISS("su - root -c 'ls /'", "rm-recursive-root"),
     MISS("rm -rf ./build", "rm-recursive-cwd"),
     MISS("# rm -rf /", "rm-recursive-root"),
     MISS("echo hi # rm -rf /", "rm-recursive-root"),
@@ -86,6 +101,10 @@ static const struct tcase cases[] = {
     MISS("rm -rf '$HOME'", "rm-recursive-home"),
     MISS("rm -rf .gitignore.bak", "rm-recursive-git"),
     MISS("rm -rf ./*.o", "rm-recursive-cwd"),
+    MISS("rm -rf ../build", "rm-recursive-cwd"),
+    MISS("rm -rf \"$(pwd)/build\"", "rm-recursive-cwd"),
+    MISS("rm -rf '$PWD'", "rm-recursive-cwd"),
+    MISS("rm -rf ...", "rm-recursive-cwd"),
     MISS("git rm -r .", "rm-recursive-cwd"),
     MISS("cat <<EOF > notes.txt\nrm -rf /\nEOF", "rm-recursive-root"),
     MISS("printf '%s\\n' 'rm -rf /' | tee plan.txt", "rm-recursive-root"),
@@ -192,6 +211,11 @@ static const struct tcase cases[] = {
     HIT("curl x | bash -s -- --yes", "download-into-shell"),
     HIT("curl x | tee install.sh | sh", "download-into-shell"),
     HIT("(curl x) | sh", "download-into-shell"),
+    HIT("/bin/bash -c \"$(curl -fsSL https://x/install.sh)\"", "download-into-shell"),
+    HIT("sh -c \"`wget -qO- x`\"", "download-into-shell"),
+    HIT("bash <(curl -s https://x)", "download-into-shell"),
+    HIT("source <(curl -s https://x)", "download-into-shell"),
+    HIT("eval \"$(curl -s https://x)\"", "download-into-shell"),
     MISS("cat file | sh", "download-into-shell"),
     MISS("curl -o install.sh https://x", "download-into-shell"),
     MISS("curl x | python3 -m json.tool", "download-into-shell"),
@@ -201,6 +225,10 @@ static const struct tcase cases[] = {
     MISS("curl x > a; sh a", "download-into-shell"),
     MISS("curl x | bash -c 'wc -l'", "download-into-shell"),
     MISS("curl x | sh script.sh", "download-into-shell"),
+    MISS("bash -c \"$(cat local.sh)\"", "download-into-shell"),
+    MISS("echo \"$(curl -s https://x)\"", "download-into-shell"),
+    MISS("diff <(curl -s a) <(curl -s b)", "download-into-shell"),
+    MISS("source <(kubectl completion bash)", "download-into-shell"),
 
     /* SQL */
     HIT("psql -c 'DROP TABLE users'", "sql-drop-truncate"),
@@ -371,12 +399,36 @@ static void test_result(void **state)
     assert_int_equal(r.level, TIER_NORMAL);
 }
 
+/* docs/gate.md's table names every pattern id as a row: | `id` | */
+static void test_doc_names_every_pattern(void **state)
+{
+    const char *root = getenv("FAULTLINE_ROOT");
+    struct buf path = BUF_INIT, doc = BUF_INIT;
+    struct err e = {0};
+    const char *const *ids;
+    size_t n;
+
+    (void)state;
+    buf_addf(&path, "%s/docs/gate.md", root ? root : ".");
+    assert_int_equal(fs_read_file(path.data, 1 << 20, &doc, &e), 0);
+    ids = tier_pattern_ids(&n);
+    for (size_t i = 0; i < n; i++) {
+        char needle[80];
+        snprintf(needle, sizeof(needle), "\n| `%s` |", ids[i]);
+        if (strstr(doc.data, needle) == NULL)
+            fail_msg("docs/gate.md has no row for pattern %s", ids[i]);
+    }
+    buf_release(&path);
+    buf_release(&doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cases),
         cmocka_unit_test(test_table),
         cmocka_unit_test(test_result),
+        cmocka_unit_test(test_doc_names_every_pattern),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
