@@ -51,8 +51,8 @@ struct policy_decision {
     enum policy_effect effect; /* what applies (monitor rules never change it) */
     enum policy_mode mode;     /* of the rule in rule[] */
     struct tier_result tier;   /* of the call's shell command (TIER_NORMAL when it has none) */
-    char rule[64];   /* id of the enforce rule that decided; when none did, of the monitor rule
-                        that matched (mode POLICY_MONITOR); "" when no rule matched */
+    char rule[64];    /* id of the enforce rule that decided; when none did, of the monitor rule
+                         that matched (mode POLICY_MONITOR); "" when no rule matched */
     char reason[256]; /* human text for the agent */
     json_t *redacted_input; /* new reference when effect == POLICY_REDACT, else NULL */
     int from_default;       /* no enforce rule matched: the builtin default decided */
@@ -67,16 +67,19 @@ struct policy;
 /*
  * Loads the files of paths in order (project first, then user); a path that does not exist is
  * skipped, an unreadable or invalid one is an error. Every problem of a file is reported as
- * "FILE:LINE:COL: error: message" lines in err->msg (the first ones that fit; all of them with
- * policy_load_diags). *out gets a new policy (caller frees with policy_free) also when npaths
- * is 0 (only the default). 0, ERR_IO (unreadable), ERR_INVALID (a bad file), ERR_LIMIT (more
- * than POLICY_RULES_MAX rules in all), ERR_NOMEM.
+ * "FILE:LINE:COL: error: message"; err->msg gets the first one (all of them: policy_load_diags).
+ * *out gets a new policy (caller frees with policy_free) also when npaths is 0 (only the default).
+ * 0, ERR_IO (unreadable), ERR_INVALID (a bad file), ERR_LIMIT (more than POLICY_RULES_MAX rules in
+ * all), ERR_NOMEM.
  */
 int policy_load(struct policy **out, const char *const *paths, size_t npaths, struct err *err);
+/* policy_load, every diagnostic of every file also appended to diags (one a line). */
+struct buf;
+int policy_load_diags(struct policy **out, const char *const *paths, size_t npaths,
+                      struct buf *diags, struct err *err);
 
 /* Same, one file from a buffer (tests, fuzzing): name is used in messages. Every diagnostic
  * is appended to diags when it is non-NULL ("FILE:LINE:COL: error: message" lines). */
-struct buf;
 int policy_parse(struct policy **out, const char *name, const char *text, size_t len,
                  struct buf *diags, struct err *err);
 

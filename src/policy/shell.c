@@ -56,7 +56,7 @@ struct heredoc {
 struct sp {
     const char *s; /* current source (the input, or a nested string) */
     size_t len, pos;
-    int depth;
+    int depth, max_depth;
     struct shell_list *out;
     size_t acmds;
     struct arena_chunk *arena;
@@ -107,16 +107,38 @@ static char *arena_strndup(struct sp *p, const char *s, size_t n)
     return r;
 }
 
+/* Character classes: CH_META ends an unquoted word, CH_SPECIAL needs lex_word's attention
+ * inside one (quotes, expansions, escapes, the = of an assignment). */
+enum { CH_BLANK = 1, CH_META = 2, CH_SPECIAL = 4 };
+static const unsigned char ch_class[256] = {
+    [' '] = CH_BLANK | CH_META,
+    ['\t'] = CH_BLANK | CH_META,
+    ['\r'] = CH_BLANK | CH_META,
+    ['\n'] = CH_META,
+    [';'] = CH_META,
+    ['&'] = CH_META,
+    ['|'] = CH_META,
+    ['<'] = CH_META,
+    ['>'] = CH_META,
+    ['('] = CH_META,
+    [')'] = CH_META,
+    ['\\'] = CH_SPECIAL,
+    ['\''] = CH_SPECIAL,
+    ['"'] = CH_SPECIAL,
+    ['$'] = CH_SPECIAL,
+    ['`'] = CH_SPECIAL,
+    ['='] = CH_SPECIAL,
+};
+
 static int is_blank(char c)
 {
-    return c == ' ' || c == '\t' || c == '\r';
+    return ch_class[(unsigned char)c] & CH_BLANK;
 }
 
 /* Characters that end an unquoted word. */
 static int is_meta(char c)
 {
-    return is_blank(c) || c == '\n' || c == ';' || c == '&' || c == '|' || c == '<' || c == '>' ||
-           c == '(' || c == ')';
+    return ch_class[(unsigned char)c] & CH_META;
 }
 
 static int is_name_start(char c)
@@ -159,6 +181,8 @@ static int enter(struct sp *p)
         return err_set(p->err, ERR_INVALID, "command nested deeper than %d levels",
                        SHELL_MAX_DEPTH);
     p->depth++;
+    if (p->depth > p->max_depth)
+        p->max_depth = p->depth;
     return 0;
 }
 
@@ -335,15 +359,31 @@ static int lex_ansi(struct sp *p, struct buf *b)
         }
         c = p->s[p->pos++];
         switch (c) {
-        case 'n': buf_addc(b, '\n'); break;
-        case 't': buf_addc(b, '\t'); break;
-        case 'r': buf_addc(b, '\r'); break;
-        case 'a': buf_addc(b, '\a'); break;
-        case 'b': buf_addc(b, '\b'); break;
+        case 'n':
+            buf_addc(b, '\n');
+            break;
+        case 't':
+            buf_addc(b, '\t');
+            break;
+        case 'r':
+            buf_addc(b, '\r');
+            break;
+        case 'a':
+            buf_addc(b, '\a');
+            break;
+        case 'b':
+            buf_addc(b, '\b');
+            break;
         case 'e':
-        case 'E': buf_addc(b, 27); break;
-        case 'f': buf_addc(b, '\f'); break;
-        case 'v': buf_addc(b, '\v'); break;
+        case 'E':
+            buf_addc(b, 27);
+            break;
+        case 'f':
+            buf_addc(b, '\f');
+            break;
+        case 'v':
+            buf_addc(b, '\v');
+            break;
         case 'x': {
             int v = 0, k = 0, h;
             while (k < 2 && (h = hexval(peek(p, 0))) >= 0) {
@@ -558,10 +598,19 @@ static int lex_word(struct sp *p, struct buf *b, struct lexed *lx)
                 buf_add(b, p->s + start, p->pos - start);
             }
         } else {
-            if (!lx->assign && !(b->len == 0 ? is_name_start(c) : is_name_char(c)))
-                name_ok = 0;
-            buf_addc(b, c);
-            p->pos++;
+            /* a run of plain characters, appended at once */
+            size_t j = p->pos + 1;
+            while (j < p->len && !(ch_class[(unsigned char)p->s[j]] & (CH_META | CH_SPECIAL)))
+                j++;
+            if (!lx->assign && name_ok) {
+                if (b->len == 0 && !is_name_start(c))
+                    name_ok = 0;
+                for (size_t k = p->pos; k < j && name_ok; k++)
+                    if (!is_name_char(p->s[k]))
+                        name_ok = 0;
+            }
+            buf_add(b, p->s + p->pos, j - p->pos);
+            p->pos = j;
         }
     }
     return any;
@@ -655,11 +704,11 @@ static int takes_value(const char *o, const char *const *shorts, const char *con
 
 size_t shell_command_start(const struct shell_word *w, size_t n)
 {
-    static const char *const sudo_s[] = {"-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U",
-                                         "-T", NULL};
-    static const char *const sudo_l[] = {"--user",        "--group", "--host",  "--prompt",
-                                         "--chdir",       "--role",  "--type",  "--other-user",
-                                         "--close-from",  "--command-timeout", NULL};
+    static const char *const sudo_s[] = {"-u", "-g", "-h", "-p", "-C", "-D",
+                                         "-r", "-t", "-U", "-T", NULL};
+    static const char *const sudo_l[] = {
+        "--user", "--group",      "--host",       "--prompt",          "--chdir", "--role",
+        "--type", "--other-user", "--close-from", "--command-timeout", NULL};
     static const char *const env_s[] = {"-u", "-C", "-S", NULL};
     static const char *const env_l[] = {"--unset", "--chdir", "--split-string", NULL};
     static const char *const nice_s[] = {"-n", NULL};
@@ -669,9 +718,9 @@ size_t shell_command_start(const struct shell_word *w, size_t n)
     static const char *const exec_s[] = {"-a", NULL};
     static const char *const none[] = {NULL};
     static const char *const xa_s[] = {"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", NULL};
-    static const char *const xa_l[] = {"--arg-file",  "--delimiter", "--eof",     "--replace",
-                                       "--max-lines", "--max-args",  "--max-procs", "--max-chars",
-                                       "--process-slot-var", NULL};
+    static const char *const xa_l[] = {
+        "--arg-file", "--delimiter", "--eof",       "--replace",          "--max-lines",
+        "--max-args", "--max-procs", "--max-chars", "--process-slot-var", NULL};
     static const char *const time_s[] = {"-f", "-o", NULL};
     static const char *const time_l[] = {"--format", "--output", NULL};
     size_t i = 0;
@@ -681,6 +730,8 @@ size_t shell_command_start(const struct shell_word *w, size_t n)
         const char *const *vs, *const *vl;
         int dur = 0, envvars = 0;
 
+        if (prog[0] == '\0' || strchr("sdenitbcx", prog[0]) == NULL)
+            return i;
         if (strcmp(prog, "sudo") == 0 || strcmp(prog, "doas") == 0) {
             vs = sudo_s;
             vl = sudo_l;
@@ -752,6 +803,16 @@ static enum sh_kind shell_kind(const struct shell_word *w, size_t n, size_t *ci)
     if (i >= n)
         return SH_NONE;
     prog = shell_program(w[i].text);
+    if (prog[0] == '\0' || strchr("sbdzkame", prog[0]) == NULL)
+        return SH_NONE;
+    if (strcmp(prog, "su") == 0) { /* su [options] [-] [USER] -c COMMAND */
+        for (i++; i + 1 < n; i++)
+            if (strcmp(w[i].text, "-c") == 0 || strcmp(w[i].text, "--command") == 0) {
+                *ci = i + 1;
+                return SH_C;
+            }
+        return SH_NONE;
+    }
     if (strcmp(prog, "eval") == 0) {
         *ci = i + 1;
         return i + 1 < n ? SH_EVAL : SH_NONE;
@@ -817,8 +878,10 @@ static int reparse(struct sp *p, const struct shell_word *w, size_t n, const cha
 
 static int reserved_prefix(const char *w)
 {
-    static const char *const r[] = {"if", "then", "else", "elif", "fi", "do", "done", "while",
-                                    "until", "!", "esac", NULL};
+    static const char *const r[] = {"if",   "then",  "else",  "elif", "fi",   "do",
+                                    "done", "while", "until", "!",    "esac", NULL};
+    if (strchr("itefdwu!", w[0]) == NULL || w[0] == '\0')
+        return 0;
     return word_in(w, r);
 }
 
@@ -957,6 +1020,15 @@ static int lex_redir(struct sp *p, int *strip_tabs)
     return 0;
 }
 
+/* At the body of a function definition: something other than an operator or the end. */
+static int body_follows(struct sp *p)
+{
+    int c = peek(p, 0);
+    if (c < 0 || (is_meta((char)c) && c != '('))
+        return err_set(p->err, ERR_INVALID, "function without a body");
+    return 0;
+}
+
 static int parse_simple(struct sp *p, enum term term)
 {
     struct simple_vec *v = &p->vec[p->depth];
@@ -1011,7 +1083,7 @@ static int parse_simple(struct sp *p, enum term term)
                 p->pos++;
                 p->func = v->words[0].text;
                 v->nwords = 0;
-                if ((rc = skip_space(p)) < 0)
+                if ((rc = skip_space(p)) < 0 || (rc = body_follows(p)) < 0)
                     return rc;
                 if ((rc = enter(p)) < 0)
                     return rc;
@@ -1065,7 +1137,7 @@ static int parse_simple(struct sp *p, enum term term)
                             return err_set(p->err, ERR_INVALID, "unexpected '('");
                         p->pos++;
                     }
-                    if ((rc = skip_space(p)) < 0)
+                    if ((rc = skip_space(p)) < 0 || (rc = body_follows(p)) < 0)
                         return rc;
                 }
                 if ((rc = enter(p)) < 0)
@@ -1193,7 +1265,13 @@ static int parse_pipeline(struct sp *p, enum term term)
             p->pos += peek(p, 1) == '&' ? 2 : 1;
             if ((rc = skip_space(p)) < 0)
                 return rc;
-            p->pipe_pending = 1;
+            /* the next member reads a pipe only if a member before it ran something */
+            p->pipe_pending = 0;
+            for (size_t k = p->out->ncmds; k-- > start;)
+                if (p->out->cmds[k].pipeline == id) {
+                    p->pipe_pending = 1;
+                    break;
+                }
             continue;
         }
         break;
@@ -1268,7 +1346,7 @@ int shell_parse(const char *src, size_t len, struct shell_list *out, struct err 
     for (int d = 0; d <= SHELL_MAX_DEPTH; d++)
         buf_init(&p.wbuf[d], SHELL_MAX_INPUT * 2);
     rc = parse_list(&p, TERM_NONE);
-    for (int d = 0; d <= SHELL_MAX_DEPTH; d++) {
+    for (int d = 0; d <= p.max_depth; d++) {
         buf_release(&p.wbuf[d]);
         free(p.vec[d].words);
         free(p.vec[d].redir);

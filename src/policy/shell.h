@@ -37,10 +37,10 @@ struct shell_simple {
     size_t nwords;
     char **redir_out; /* targets of > >> >| &> (and 1> 2>), after quote removal */
     size_t nredir_out;
-    int pipe_from_prev; /* this command reads the previous one's stdout (cmd1 | cmd2) */
-    int depth;          /* 0 at top level; +1 per subshell, group, substitution, sh -c ... */
-    unsigned pipeline;  /* the pipeline it belongs to: the same number for every command of
-                           one pipeline (those of a ( ) or { } element included), 1, 2, ... */
+    int pipe_from_prev;      /* this command reads the previous one's stdout (cmd1 | cmd2) */
+    int depth;               /* 0 at top level; +1 per subshell, group, substitution, sh -c ... */
+    unsigned pipeline;       /* the pipeline it belongs to: the same number for every command of
+                                one pipeline (those of a ( ) or { } element included), 1, 2, ... */
     const char *in_function; /* the function whose body holds it (NAME() { ...; }), or NULL */
 };
 

@@ -19,10 +19,10 @@
 /* One command as the matchers see it. */
 struct cmdv {
     const struct shell_list *l;
-    size_t idx;                     /* in l->cmds */
-    const struct shell_simple *c;   /* l->cmds[idx] */
-    const char *prog;               /* basename of the program; "" when there is none */
-    const struct shell_word *args;  /* the arguments after the program */
+    size_t idx;                    /* in l->cmds */
+    const struct shell_simple *c;  /* l->cmds[idx] */
+    const char *prog;              /* basename of the program; "" when there is none */
+    const struct shell_word *args; /* the arguments after the program */
     size_t nargs;
 };
 
@@ -83,22 +83,43 @@ static void norm_path(const char *t, char *out, size_t outsz)
         t += 2;
     snprintf(out, outsz, "%s", t);
     n = strlen(out);
-    while (n > 1 && out[n - 1] == '/')
-        out[--n] = '\0';
-    while (n > 2 && out[n - 2] == '/' && out[n - 1] == '.') /* "/etc/." */
-        out[n -= 2] = '\0';
+    for (;;) {
+        while (n > 1 && out[n - 1] == '/')
+            out[--n] = '\0';
+        if (n >= 2 && out[n - 2] == '/' && out[n - 1] == '.') /* "/etc/.", "/." */
+            out[n -= 2] = '\0';
+        else
+            break;
+    }
     if (n == 0)
         snprintf(out, outsz, "/");
 }
 
 enum target { T_NONE, T_ROOT, T_HOME, T_CWD, T_GIT, T_SYSTEM };
 
+/* ".", "..", "../..", "./.." ...: the working directory or one above it. */
+static int only_dots(const char *p)
+{
+    for (;;) {
+        if (p[0] == '.' && p[1] == '.')
+            p += 2;
+        else if (p[0] == '.')
+            p += 1;
+        else
+            return 0;
+        if (*p == '\0')
+            return 1;
+        if (*p++ != '/')
+            return 0;
+    }
+}
+
 /* What a path operand names, among the targets the tier protects. */
 static enum target target_of(const struct shell_word *w)
 {
-    static const char *const sys[] = {"/etc", "/usr", "/bin",  "/boot", "/var",  "/home",
-                                      "/lib", "/lib32", "/lib64", "/opt", "/root", "/sbin",
-                                      "/srv", "/sys", "/proc", "/dev",  NULL};
+    static const char *const sys[] = {"/etc", "/usr",   "/bin",   "/boot", "/var",  "/home",
+                                      "/lib", "/lib32", "/lib64", "/opt",  "/root", "/sbin",
+                                      "/srv", "/sys",   "/proc",  "/dev",  NULL};
     char p[256], *star;
     size_t n;
 
@@ -121,7 +142,10 @@ static enum target target_of(const struct shell_word *w)
         if (streq(p, "~") || streq(p, "$HOME") || streq(p, "${HOME}"))
             return T_HOME;
     }
-    if (streq(p, ".") || streq(p, "..") || streq(p, "*") || streq(p, ".*") || streq(p, "../*"))
+    if (streq(p, "*") || streq(p, ".*") || only_dots(p))
+        return T_CWD;
+    if (w->has_expansion && (streq(p, "$PWD") || streq(p, "${PWD}") || streq(p, "$(pwd)") ||
+                             streq(p, "`pwd`")))
         return T_CWD;
     if (streq(p, ".git"))
         return T_GIT;
@@ -152,20 +176,18 @@ static int m_rm(const struct cmdv *v, int arg)
         return 0;
     if (arg == T_ROOT && has_opt(v->args, v->nargs, 0, "--no-preserve-root"))
         return 1;
-    if (!has_opt(v->args, v->nargs, 'r', "--recursive") &&
-        !has_opt(v->args, v->nargs, 'R', NULL))
+    if (!has_opt(v->args, v->nargs, 'r', "--recursive") && !has_opt(v->args, v->nargs, 'R', NULL))
         return 0;
     return any_target(v, 0, (enum target)arg);
 }
 
 static int m_find(const struct cmdv *v, int arg)
 {
-    static const char *const narrow[] = {"-name",  "-iname", "-path",  "-ipath", "-regex",
-                                         "-iregex", "-wholename", "-iwholename", "-newer",
-                                         "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin",
-                                         "-size",  "-empty", "-user", "-group", "-perm",
-                                         "-inum", "-samefile", "-links", "-lname", "-ilname",
-                                         NULL};
+    static const char *const narrow[] = {
+        "-name",       "-iname", "-path",  "-ipath",  "-regex", "-iregex", "-wholename",
+        "-iwholename", "-newer", "-mtime", "-mmin",   "-atime", "-amin",   "-ctime",
+        "-cmin",       "-size",  "-empty", "-user",   "-group", "-perm",   "-inum",
+        "-samefile",   "-links", "-lname", "-ilname", NULL};
     int del = 0, start = 0;
     size_t i;
 
@@ -195,8 +217,7 @@ static int m_find(const struct cmdv *v, int arg)
             return 0;
         if (streq(t, "-delete"))
             del = 1;
-        if ((streq(t, "-exec") || streq(t, "-execdir") || streq(t, "-ok") ||
-             streq(t, "-okdir")) &&
+        if ((streq(t, "-exec") || streq(t, "-execdir") || streq(t, "-ok") || streq(t, "-okdir")) &&
             i + 1 < v->nargs) {
             const char *p = shell_program(v->args[i + 1].text);
             if (streq(p, "rm") || streq(p, "shred") || streq(p, "unlink"))
@@ -209,8 +230,9 @@ static int m_find(const struct cmdv *v, int arg)
 /* git [global options] SUBCOMMAND: the index of SUBCOMMAND in args, or nargs. */
 static size_t git_sub(const struct cmdv *v, const char *want)
 {
-    static const char *const vals[] = {"-C", "-c", "--git-dir", "--work-tree", "--namespace",
-                                       "--exec-path", "--config-env", "--super-prefix", NULL};
+    static const char *const vals[] = {
+        "-C",          "-c",           "--git-dir",      "--work-tree", "--namespace",
+        "--exec-path", "--config-env", "--super-prefix", NULL};
     size_t i;
 
     if (!streq(v->prog, "git"))
@@ -223,8 +245,8 @@ static size_t git_sub(const struct cmdv *v, const char *want)
 
 static int m_git_push_force(const struct cmdv *v, int arg)
 {
-    static const char *const vals[] = {"-o", "--push-option", "--receive-pack", "--exec",
-                                       "--repo", NULL};
+    static const char *const vals[] = {"-o",     "--push-option", "--receive-pack",
+                                       "--exec", "--repo",        NULL};
     size_t s = git_sub(v, "push"), n, i, operands = 0;
     const struct shell_word *a;
 
@@ -247,8 +269,8 @@ static int m_git_push_force(const struct cmdv *v, int arg)
 
 static int m_git_push_delete(const struct cmdv *v, int arg)
 {
-    static const char *const vals[] = {"-o", "--push-option", "--receive-pack", "--exec",
-                                       "--repo", NULL};
+    static const char *const vals[] = {"-o",     "--push-option", "--receive-pack",
+                                       "--exec", "--repo",        NULL};
     size_t s = git_sub(v, "push"), n, i, operands = 0;
     const struct shell_word *a;
 
@@ -307,9 +329,9 @@ static int m_git_branch_delete(const struct cmdv *v, int arg)
 /* A device file whose writing destroys data (not /dev/null, /dev/stdout, a tty ...). */
 static int is_disk_device(const char *t)
 {
-    static const char *const harmless[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/stdout",
-                                           "/dev/stderr", "/dev/stdin", "/dev/tty", "/dev/random",
-                                           "/dev/urandom", "/dev/console", "/dev/ptmx", NULL};
+    static const char *const harmless[] = {
+        "/dev/null", "/dev/zero",   "/dev/full",    "/dev/stdout",  "/dev/stderr", "/dev/stdin",
+        "/dev/tty",  "/dev/random", "/dev/urandom", "/dev/console", "/dev/ptmx",   NULL};
     if (strncmp(t, "/dev/", 5) != 0 || t[5] == '\0')
         return 0;
     if (in_set(t, harmless))
@@ -341,8 +363,8 @@ static int m_mkfs(const struct cmdv *v, int arg)
  * /dev/disk/..., /dev/mapper/...). */
 static int is_block_device(const char *t)
 {
-    static const char *const pre[] = {"sd", "nvme", "hd", "vd", "xvd", "mmcblk", "md", "dm-",
-                                      "loop", "disk/", "mapper/", "sr", NULL};
+    static const char *const pre[] = {"sd",  "nvme", "hd",    "vd",      "xvd", "mmcblk", "md",
+                                      "dm-", "loop", "disk/", "mapper/", "sr",  NULL};
     if (strncmp(t, "/dev/", 5) != 0)
         return 0;
     for (const char *const *p = pre; *p; p++)
@@ -385,10 +407,10 @@ static int m_chown(const struct cmdv *v, int arg)
  * -c / -e / -m string and no module: sh, bash -s, python3 -, node ... */
 static int runs_stdin(const struct cmdv *v)
 {
-    static const char *const shells[] = {"sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "fish",
-                                         NULL};
-    static const char *const interp[] = {"python", "python2", "python3", "perl", "ruby", "node",
-                                         "php", NULL};
+    static const char *const shells[] = {"sh",  "bash", "dash", "zsh", "ksh",
+                                         "ash", "mksh", "fish", NULL};
+    static const char *const interp[] = {"python", "python2", "python3", "perl",
+                                         "ruby",   "node",    "php",     NULL};
     int shell = in_set(v->prog, shells);
     size_t i;
 
@@ -422,8 +444,53 @@ static int runs_stdin(const struct cmdv *v)
 
 static void view_of(const struct shell_list *l, size_t idx, struct cmdv *v);
 
+static int is_downloader(const char *prog)
+{
+    static const char *const dl[] = {"curl", "wget", "fetch", "aria2c", "http", "https", NULL};
+    return in_set(prog, dl);
+}
+
+/* Does a word's substitution ($(...), `...`, <(...)) run a download? The word is parsed again
+ * as written: its nested commands are the substitution's. */
+static int word_downloads(const struct shell_word *w)
+{
+    struct shell_list l;
+    struct err e = {0};
+    int found = 0;
+
+    if (!w->has_expansion || shell_parse(w->text, strlen(w->text), &l, &e) < 0)
+        return 0;
+    for (size_t i = 0; i < l.ncmds && !found; i++) {
+        size_t k = shell_command_start(l.cmds[i].words, l.cmds[i].nwords);
+        found = k < l.cmds[i].nwords && is_downloader(shell_program(l.cmds[i].words[k].text));
+    }
+    shell_list_free(&l);
+    return found;
+}
+
+/* A shell running a downloaded string or file: sh -c "$(curl ...)", bash <(curl ...),
+ * source <(curl ...), eval "$(curl ...)". */
+static int runs_download_arg(const struct cmdv *v)
+{
+    static const char *const runners[] = {"sh",      "bash", "dash", "zsh",    "ksh", "ash",
+                                          "mksh",    "fish", "eval", "source", ".",   "python",
+                                          "python3", "perl", "ruby", "node",   NULL};
+    size_t i;
+
+    for (i = 0; i < v->nargs && !v->args[i].has_expansion; i++)
+        ;
+    if (i == v->nargs || !in_set(v->prog, runners))
+        return 0;
+    for (; i < v->nargs; i++)
+        if (word_downloads(&v->args[i]))
+            return 1;
+    return 0;
+}
+
 static int m_download_shell(const struct cmdv *v, int arg)
 {
+    if (runs_download_arg(v))
+        return 1;
     if (!v->c->pipe_from_prev || !runs_stdin(v))
         return 0;
     for (size_t k = v->idx; k-- > 0;) {
@@ -431,8 +498,7 @@ static int m_download_shell(const struct cmdv *v, int arg)
         if (v->l->cmds[k].pipeline != v->c->pipeline)
             break;
         view_of(v->l, k, &u);
-        if (streq(u.prog, "curl") || streq(u.prog, "wget") || streq(u.prog, "fetch") ||
-            streq(u.prog, "aria2c") || streq(u.prog, "http") || streq(u.prog, "https"))
+        if (is_downloader(u.prog))
             return 1;
     }
     return 0;
@@ -440,8 +506,7 @@ static int m_download_shell(const struct cmdv *v, int arg)
 
 static int is_word_char(char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
 /* Does SQL text hold DROP or TRUNCATE as a keyword (any case, outside '...' literals)? */
@@ -469,11 +534,11 @@ static int sql_destructive(const char *s)
 
 static int m_sql(const struct cmdv *v, int arg)
 {
-    static const char *const clients[] = {"psql", "mysql", "mariadb", "sqlite3", "mongo",
-                                          "mongosh", "clickhouse-client", "cockroach", "duckdb",
-                                          NULL};
-    static const char *const opts[] = {"-c", "-e", "--command", "--execute", "--eval", "-cmd",
-                                       "--query", "-q", NULL};
+    static const char *const clients[] = {"psql",   "mysql",   "mariadb",           "sqlite3",
+                                          "mongo",  "mongosh", "clickhouse-client", "cockroach",
+                                          "duckdb", NULL};
+    static const char *const opts[] = {"-c",   "-e",      "--command", "--execute", "--eval",
+                                       "-cmd", "--query", "-q",        NULL};
     int sqlite = streq(v->prog, "sqlite3") || streq(v->prog, "duckdb");
     size_t operands = 0;
 
@@ -511,9 +576,9 @@ static int m_sql(const struct cmdv *v, int arg)
 /* kubectl [options] delete ...: the index after "delete", or nargs. */
 static size_t kubectl_delete(const struct cmdv *v)
 {
-    static const char *const vals[] = {"-n", "--namespace", "--context", "--kubeconfig", "-s",
-                                       "--server", "--cluster", "--user", "--token", "-l",
-                                       "--selector", NULL};
+    static const char *const vals[] = {"-n",      "--namespace", "--context",  "--kubeconfig",
+                                       "-s",      "--server",    "--cluster",  "--user",
+                                       "--token", "-l",          "--selector", NULL};
     size_t i;
     if (!streq(v->prog, "kubectl") && !streq(v->prog, "oc"))
         return v->nargs;
@@ -523,8 +588,9 @@ static size_t kubectl_delete(const struct cmdv *v)
 
 static int m_kubectl_ns(const struct cmdv *v, int arg)
 {
-    static const char *const vals[] = {"-n", "--namespace", "--context", "--kubeconfig", "-l",
-                                       "--selector", "-f", "--filename", NULL};
+    static const char *const vals[] = {"-n",           "--namespace", "--context",
+                                       "--kubeconfig", "-l",          "--selector",
+                                       "-f",           "--filename",  NULL};
     size_t s = kubectl_delete(v), i;
     if (s >= v->nargs)
         return 0;
@@ -572,8 +638,8 @@ static int m_terraform(const struct cmdv *v, int arg)
 
 static int m_docker_prune(const struct cmdv *v, int arg)
 {
-    static const char *const vals[] = {"-H", "--host", "--context", "-c", "--config", "-l",
-                                       "--log-level", NULL};
+    static const char *const vals[] = {"-H",       "--host", "--context",   "-c",
+                                       "--config", "-l",     "--log-level", NULL};
     size_t i;
     if (!streq(v->prog, "docker") && !streq(v->prog, "podman"))
         return 0;
@@ -660,42 +726,44 @@ static int m_fork_bomb(const struct cmdv *v, int arg)
 
 /*
  * The table (docs/gate.md lists it; tier_pattern_ids hands out the ids in this order): id,
- * matcher, the matcher's argument (the kind of protected target for rm).
+ * matcher, the matcher's argument (the kind of protected target for rm), and the first letters
+ * of the programs it can match (NULL: any command), so most matchers are never called.
  */
 #define TIER_PATTERNS(X)                                                                           \
-    X("rm-recursive-root", m_rm, T_ROOT)                                                           \
-    X("rm-recursive-home", m_rm, T_HOME)                                                           \
-    X("rm-recursive-cwd", m_rm, T_CWD)                                                             \
-    X("rm-recursive-git", m_rm, T_GIT)                                                             \
-    X("rm-recursive-system", m_rm, T_SYSTEM)                                                       \
-    X("find-delete-protected", m_find, 0)                                                          \
-    X("git-push-force", m_git_push_force, 0)                                                       \
-    X("git-push-delete", m_git_push_delete, 0)                                                     \
-    X("git-reset-hard", m_git_reset_hard, 0)                                                       \
-    X("git-clean-force", m_git_clean, 0)                                                           \
-    X("git-branch-force-delete", m_git_branch_delete, 0)                                           \
-    X("dd-to-device", m_dd, 0)                                                                     \
-    X("mkfs", m_mkfs, 0)                                                                           \
-    X("write-block-device", m_block_write, 0)                                                      \
-    X("chmod-recursive-protected", m_chmod, 0)                                                     \
-    X("chown-recursive-protected", m_chown, 0)                                                     \
-    X("download-into-shell", m_download_shell, 0)                                                  \
-    X("sql-drop-truncate", m_sql, 0)                                                               \
-    X("kubectl-delete-namespace", m_kubectl_ns, 0)                                                 \
-    X("kubectl-delete-all", m_kubectl_all, 0)                                                      \
-    X("terraform-destroy", m_terraform, 0)                                                         \
-    X("docker-system-prune-all", m_docker_prune, 0)                                                \
-    X("cloud-storage-recursive-delete", m_cloud_storage, 0)                                        \
-    X("gh-repo-delete", m_gh_repo_delete, 0)                                                       \
-    X("fork-bomb", m_fork_bomb, 0)
+    X("rm-recursive-root", m_rm, T_ROOT, "r")                                                      \
+    X("rm-recursive-home", m_rm, T_HOME, "r")                                                      \
+    X("rm-recursive-cwd", m_rm, T_CWD, "r")                                                        \
+    X("rm-recursive-git", m_rm, T_GIT, "r")                                                        \
+    X("rm-recursive-system", m_rm, T_SYSTEM, "r")                                                  \
+    X("find-delete-protected", m_find, 0, "f")                                                     \
+    X("git-push-force", m_git_push_force, 0, "g")                                                  \
+    X("git-push-delete", m_git_push_delete, 0, "g")                                                \
+    X("git-reset-hard", m_git_reset_hard, 0, "g")                                                  \
+    X("git-clean-force", m_git_clean, 0, "g")                                                      \
+    X("git-branch-force-delete", m_git_branch_delete, 0, "g")                                      \
+    X("dd-to-device", m_dd, 0, "d")                                                                \
+    X("mkfs", m_mkfs, 0, "m")                                                                      \
+    X("write-block-device", m_block_write, 0, NULL)                                                \
+    X("chmod-recursive-protected", m_chmod, 0, "c")                                                \
+    X("chown-recursive-protected", m_chown, 0, "c")                                                \
+    X("download-into-shell", m_download_shell, 0, NULL)                                            \
+    X("sql-drop-truncate", m_sql, 0, "pmsdc")                                                      \
+    X("kubectl-delete-namespace", m_kubectl_ns, 0, "ko")                                           \
+    X("kubectl-delete-all", m_kubectl_all, 0, "ko")                                                \
+    X("terraform-destroy", m_terraform, 0, "t")                                                    \
+    X("docker-system-prune-all", m_docker_prune, 0, "dp")                                          \
+    X("cloud-storage-recursive-delete", m_cloud_storage, 0, "ag")                                  \
+    X("gh-repo-delete", m_gh_repo_delete, 0, "g")                                                  \
+    X("fork-bomb", m_fork_bomb, 0, NULL)
 
 struct pattern {
     int (*match)(const struct cmdv *v, int arg);
     int arg;
+    const char *first;
 };
 
-#define TIER_ID(id, fn, arg) id,
-#define TIER_ROW(id, fn, arg) {fn, arg},
+#define TIER_ID(id, fn, arg, first) id,
+#define TIER_ROW(id, fn, arg, first) {fn, arg, first},
 static const char *const ids[] = {TIER_PATTERNS(TIER_ID) NULL};
 static const struct pattern patterns[] = {TIER_PATTERNS(TIER_ROW)};
 
@@ -720,54 +788,56 @@ static void view_of(const struct shell_list *l, size_t idx, struct cmdv *v)
     }
 }
 
-/* The words of c joined, each quoted when the shell would need it, cut to fit out. */
+/* A bounded writer: text past the end is dropped and the end marked with "...". */
+struct bw {
+    char *out;
+    size_t size, len;
+    int full;
+};
+
+static void bw_add(struct bw *w, const char *s, size_t n)
+{
+    if (w->full)
+        return;
+    if (w->len + n + 1 > w->size) {
+        size_t room = w->size - 1 - w->len;
+        memcpy(w->out + w->len, s, room);
+        memcpy(w->out + w->size - 4, "...", 4);
+        w->len = w->size - 1;
+        w->full = 1;
+        return;
+    }
+    memcpy(w->out + w->len, s, n);
+    w->len += n;
+    w->out[w->len] = '\0';
+}
+
+/* The words of c joined, each quoted when the shell would need it, cut to fit out (outsz >= 4),
+ * then its output redirections. */
 static void quote_command(const struct shell_simple *c, char *out, size_t outsz)
 {
-    size_t o = 0;
+    struct bw w = {out, outsz, 0, 0};
 
     out[0] = '\0';
     for (size_t i = 0; i < c->nwords; i++) {
         const char *t = c->words[i].text;
-        int plain = t[0] != '\0' && strpbrk(t, " \t\n'\"\\$`;&|<>()*?[]#~{}!") == NULL;
-        char w[512];
-        size_t n = 0;
-
-        if (plain) {
-            n = (size_t)snprintf(w, sizeof(w), "%s", t);
-        } else {
-            w[n++] = '\'';
-            for (; *t && n + 6 < sizeof(w); t++) {
-                if (*t == '\'') {
-                    memcpy(w + n, "'\\''", 4);
-                    n += 4;
-                } else {
-                    w[n++] = *t;
-                }
-            }
-            w[n++] = '\'';
-            w[n] = '\0';
-        }
-        if (n >= sizeof(w))
-            n = sizeof(w) - 1;
-        if (o + (i > 0) + n + 1 > outsz) {
-            if (outsz >= 4)
-                memcpy(out + outsz - 4, "...", 4);
-            return;
-        }
         if (i > 0)
-            out[o++] = ' ';
-        memcpy(out + o, w, n);
-        o += n;
-        out[o] = '\0';
+            bw_add(&w, " ", 1);
+        if (t[0] != '\0' && strpbrk(t, " \t\n'\"\\$`;&|<>()*?[]#~{}!") == NULL) {
+            bw_add(&w, t, strlen(t));
+            continue;
+        }
+        bw_add(&w, "'", 1);
+        for (const char *q; (q = strchr(t, '\'')) != NULL; t = q + 1) {
+            bw_add(&w, t, (size_t)(q - t));
+            bw_add(&w, "'\\''", 4);
+        }
+        bw_add(&w, t, strlen(t));
+        bw_add(&w, "'", 1);
     }
     for (size_t i = 0; i < c->nredir_out; i++) {
-        int r = snprintf(out + o, outsz - o, "%s> %s", o ? " " : "", c->redir_out[i]);
-        if (r < 0 || (size_t)r >= outsz - o) {
-            if (outsz >= 4)
-                memcpy(out + outsz - 4, "...", 4);
-            return;
-        }
-        o += (size_t)r;
+        bw_add(&w, w.len ? " > " : "> ", w.len ? 3 : 2);
+        bw_add(&w, c->redir_out[i], strlen(c->redir_out[i]));
     }
 }
 
@@ -786,6 +856,9 @@ int tier_of_command(const char *cmd, size_t len, struct tier_result *res)
         struct cmdv v;
         view_of(&l, i, &v);
         for (size_t p = 0; p < NPATTERNS; p++) {
+            const char *first = patterns[p].first;
+            if (first != NULL && (v.prog[0] == '\0' || strchr(first, v.prog[0]) == NULL))
+                continue;
             if (patterns[p].match(&v, patterns[p].arg)) {
                 res->level = TIER_DESTRUCTIVE;
                 snprintf(res->pattern, sizeof(res->pattern), "%s", ids[p]);
