@@ -67,6 +67,7 @@ CMD(init);
 CMD(gate);
 /* `faultline gate explain` (engineer policy's src/cli/cmd_gate_explain.c), dispatched by cmd_gate */
 CMD(gate_explain);
+CMD(connect);
 #undef CMD
 
 #endif

@@ -35,6 +35,8 @@ static const struct command commands[] = {
      "init [--agent A] [--fault ID]       write a first experiment and mock script"},
     {"sandbox", cmd_sandbox, "sandbox check | exec -- COMMAND    the native sandbox, by hand"},
     {"gate", cmd_gate, "gate claude-code | codex | cursor  a harness's pre-tool hook (stdin)"},
+    {"connect", cmd_connect,
+     "connect [HARNESS|all] [--dry-run]   write the project's hook settings"},
 };
 
 static void usage(FILE *f)

@@ -974,8 +974,7 @@ int policy_decide(const struct policy *p, const struct policy_call *call, struct
                        "blocks the destructive tier",
                        d->tier.pattern, d->tier.command);
         } else {
-            d->effect = POLICY_ALLOW;
-            set_reason(d, "[faultline] allowed by the default policy");
+            d->effect = POLICY_ALLOW; /* nothing to tell the agent: reason stays "" */
         }
     }
     facts_release(&f);
