@@ -543,11 +543,20 @@ static void test_run_policy_file(void **state)
              "\"ls\"}}",
              dir);
     run(&o, input, &r);
-    if (r.verdict == GATE_DENY) { /* once the policy engine reads files */
-        v = stdout_json(&r);
-        assert_non_null(strstr(hso_string(v, "permissionDecisionReason"), "policy.yaml:"));
-        json_decref(v);
-    }
+    assert_int_equal(r.verdict, GATE_DENY);
+    v = stdout_json(&r);
+    assert_non_null(strstr(hso_string(v, "permissionDecisionReason"), "/.faultline/policy.yaml:2:1: error"));
+    json_decref(v);
+    gate_result_release(&r);
+    /* a valid project rule decides; the user's file comes after it */
+    ut_put(dir, ".faultline/policy.yaml",
+           "rules:\n  - id: no-ls\n    tool: Bash\n    command: ls\n    effect: block\n"
+           "    reason: not here\n");
+    run(&o, input, &r);
+    assert_int_equal(r.verdict, GATE_DENY);
+    v = stdout_json(&r);
+    assert_non_null(strstr(hso_string(v, "permissionDecisionReason"), "not here"));
+    json_decref(v);
     gate_result_release(&r);
     {
         char cmd[200];
