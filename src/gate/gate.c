@@ -116,20 +116,19 @@ static int ask_controller(struct seam_client *cl, const struct gate_call *c,
     char *text;
     int rc, status = 0;
 
-    decided = json_pack("{ssssssss}", "effect", policy_effect_name(d->effect), "mode",
-                        policy_mode_name(d->mode), "tier", policy_tier_name(d), "reason",
-                        d->reason);
+    decided =
+        json_pack("{ssssssss}", "effect", policy_effect_name(d->effect), "mode",
+                  policy_mode_name(d->mode), "tier", policy_tier_name(d), "reason", d->reason);
     json_object_set_new(decided, "rule", d->rule[0] ? json_string(d->rule) : json_null());
-    body = json_pack("{sssssOso}", "harness", gate_harness_name(c->harness), "tool", c->tool,
-                     "input", c->input, "mcp_server",
-                     c->mcp_server ? json_string(c->mcp_server) : json_null());
+    body =
+        json_pack("{sssssOso}", "harness", gate_harness_name(c->harness), "tool", c->tool, "input",
+                  c->input, "mcp_server", c->mcp_server ? json_string(c->mcp_server) : json_null());
     json_object_set_new(body, "decided", decided);
     text = json_dumps(body, JSON_COMPACT);
     json_decref(body);
     if (text == NULL)
         return err_set(e, ERR_INVALID, "the call cannot be serialized");
-    rc = seam_client_request(cl, "POST", "/_faultline/gate", text, strlen(text), &status, &resp,
-                             e);
+    rc = seam_client_request(cl, "POST", "/_faultline/gate", text, strlen(text), &status, &resp, e);
     free(text);
     if (rc < 0)
         goto out;
@@ -185,10 +184,10 @@ static void post_event(struct seam_client *cl, json_t *ev, struct gate_result *r
 static void post_warning(struct seam_client *cl, const char *code, const char *message,
                          struct gate_result *r)
 {
-    post_event(cl,
-               json_pack("{ssssssss}", "kind", "warning", "src", "gate", "code", code, "message",
-                         message),
-               r);
+    post_event(
+        cl,
+        json_pack("{ssssssss}", "kind", "warning", "src", "gate", "code", code, "message", message),
+        r);
 }
 
 /* The gate_decision event, for a controller that does not write it itself (no
