@@ -568,11 +568,14 @@ struct facts {
 static void path_normalise(const char *workdir, const char *path, struct buf *out)
 {
     struct buf in = BUF_INIT;
-    size_t keep[256], nkeep = 0;
+    size_t *keep, nkeep = 0, steps = 1;
 
     if (path[0] != '/')
         buf_addf(&in, "%s/", workdir && *workdir ? workdir : "/");
     buf_adds(&in, path);
+    for (const char *p = in.data; *p; p++)
+        steps += *p == '/';
+    keep = xmalloc(steps * sizeof(*keep)); /* where each kept step starts in out */
     buf_reset(out);
     for (const char *p = in.data; *p;) {
         const char *s = p;
@@ -588,13 +591,13 @@ static void path_normalise(const char *workdir, const char *path, struct buf *ou
                 buf_truncate(out, keep[--nkeep]);
             continue;
         }
-        if (nkeep < sizeof(keep) / sizeof(keep[0]))
-            keep[nkeep++] = out->len;
+        keep[nkeep++] = out->len;
         buf_addc(out, '/');
         buf_add(out, s, n);
     }
     if (out->len == 0)
         buf_addc(out, '/');
+    free(keep);
     buf_release(&in);
 }
 

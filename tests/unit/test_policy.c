@@ -253,6 +253,18 @@ static void test_match_paths(void **state)
     expect(p, "Write", "{\"file_path\":\"../../../../etc/passwd\"}", POLICY_BLOCK, "etc");
     expect(p, "Write", "{\"file_path\":\"/work/secrets/../public/x\"}", POLICY_ALLOW, "");
     expect(p, "Write", "{\"file_path\":\"/work//secrets/./x\"}", POLICY_BLOCK, "secrets");
+    /* however deep: 300 steps down and 300 up is /work again */
+    {
+        struct buf deep = BUF_INIT;
+        buf_adds(&deep, "{\"file_path\":\"/work");
+        for (int i = 0; i < 300; i++)
+            buf_adds(&deep, "/d");
+        for (int i = 0; i < 300; i++)
+            buf_adds(&deep, "/..");
+        buf_adds(&deep, "/secrets/k\"}");
+        expect(p, "Write", deep.data, POLICY_BLOCK, "secrets");
+        buf_release(&deep);
+    }
     /* tool and paths both must match */
     expect(p, "Write", "{\"file_path\":\"docs/a.md\"}", POLICY_HOLD, "ro");
     expect(p, "Edit", "{\"file_path\":\"docs/a.md\"}", POLICY_ALLOW, "");
