@@ -65,9 +65,10 @@ CMD(run);
 CMD(sandbox);
 CMD(init);
 CMD(gate);
-/* `faultline gate explain` (engineer policy's src/cli/cmd_gate_explain.c), dispatched by cmd_gate */
+/* `faultline gate explain` (src/cli/cmd_gate_explain.c), dispatched by cmd_gate */
 CMD(gate_explain);
 CMD(world);
+CMD(connect);
 #undef CMD
 
 #endif

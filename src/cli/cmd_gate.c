@@ -107,11 +107,12 @@ int cmd_gate(int argc, char **argv)
     const struct opt_cmd cmd = {
         .name = "gate",
         .usage = "claude-code | codex | cursor | explain ...",
-        .about = "A harness's pre-tool hook: reads the hook input on stdin, decides the call with\n"
-                 "the policy (the project's .faultline/policy.yaml, then $FAULTLINE_USER_POLICY or\n"
-                 "~/.config/faultline/policy.yaml; the default policy blocks destructive commands)\n"
-                 "and, with $FAULTLINE_CONTROL_URL, the controller, and answers in the harness's\n"
-                 "format. `gate explain --help`: the decision for a command, for policy writers.\n",
+        .about =
+            "A harness's pre-tool hook: reads the hook input on stdin, decides the call with\n"
+            "the policy (the project's .faultline/policy.yaml, then $FAULTLINE_USER_POLICY or\n"
+            "~/.config/faultline/policy.yaml; the default policy blocks destructive commands)\n"
+            "and, with $FAULTLINE_CONTROL_URL, the controller, and answers in the harness's\n"
+            "format. `gate explain --help`: the decision for a command, for policy writers.\n",
         .opts = opts,
         .min_args = 1,
         .max_args = 1,

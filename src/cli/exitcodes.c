@@ -134,6 +134,21 @@ static const struct exit_row rows[] = {
     {"`world check`", "3", "violated",
      "an invariant fails (the earliest violating effect is named)"},
     USAGE_ROW("`world`"),
+    {"`gate explain`", "0", "ok", "the decision printed (whatever it is)"},
+    {"`gate explain`", "1", "failure",
+     "a policy file could not be read (not a regular file, I/O error), or stdout could not be "
+     "written"},
+    {"`gate explain`", "2", "invalid",
+     "an invalid policy file (`FILE:LINE:COL`), an `--input` that is not a JSON object"},
+    USAGE_ROW("`gate explain`"),
+    {"`connect`", "0", "ok", "every file connected, removed, already so, or its diff printed"},
+    {"`connect`", "1", "failure",
+     "a settings file or its backup could not be read or written, or stdout could not be "
+     "written; wins over 2"},
+    {"`connect`", "2", "invalid",
+     "a settings file is not JSON (`FILE:LINE:COL`), over 1 MiB, or not shaped as its harness "
+     "reads it: that file is left as it was"},
+    USAGE_ROW("`connect`"),
 };
 
 void cli_exit_codes_markdown(FILE *f)

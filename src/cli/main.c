@@ -36,6 +36,8 @@ static const struct command commands[] = {
     {"sandbox", cmd_sandbox, "sandbox check | exec -- COMMAND    the native sandbox, by hand"},
     {"gate", cmd_gate, "gate claude-code | codex | cursor  a harness's pre-tool hook (stdin)"},
     {"world", cmd_world, "world FILE [--plan P --ledger L]    a simulated world as an MCP server"},
+    {"connect", cmd_connect,
+     "connect [HARNESS|all] [--dry-run]   write the project's hook settings"},
 };
 
 static void usage(FILE *f)

@@ -88,28 +88,60 @@ static void project_of(const char *dir, char *out, size_t outsz)
     }
 }
 
-/* POST /_faultline/gate; 0 with *a filled from the controller's word, or an error code. */
-static int ask_controller(const struct gate_opts *o, const struct gate_call *c,
+/* The controller's client for this run, made on first use (NULL when there is no URL or it
+ * is bad: the message goes to stderr once). */
+static struct seam_client *client(const struct gate_opts *o, struct seam_client **cl,
+                                  struct gate_result *r)
+{
+    struct err e = {0};
+
+    if (*cl || o->control_url == NULL || *o->control_url == '\0')
+        return *cl;
+    *cl = seam_client_new(o->control_url, &e);
+    if (*cl == NULL)
+        buf_addf(&r->err, "faultline gate: FAULTLINE_CONTROL_URL: %s\n", e.msg);
+    else
+        seam_client_set_limits(*cl, GATE_CONTROL_CONNECT_MS, GATE_CONTROL_IO_MS, GATE_INPUT_MAX);
+    return *cl;
+}
+
+/* POST /_faultline/gate; 0 with *a filled from the controller's word, ERR_UNSUPPORTED when
+ * the controller has no such endpoint (404: an older controller), or another error code. */
+static int ask_controller(struct seam_client *cl, const struct gate_call *c,
                           const struct policy_decision *d, struct gate_answer *a, struct err *e)
 {
-    struct seam_client *cl = seam_client_new(o->control_url, e);
-    json_t *body = NULL, *reply = NULL, *decided;
+    struct buf resp = BUF_INIT;
+    json_t *body, *reply = NULL, *decided;
     const char *decision, *reason;
-    int rc;
+    char *text;
+    int rc, status = 0;
 
-    if (cl == NULL)
-        return e->code;
-    seam_client_set_limits(cl, GATE_CONTROL_CONNECT_MS, GATE_CONTROL_IO_MS, GATE_INPUT_MAX);
-    decided = json_pack("{ssssssss}", "effect", policy_effect_name(d->effect), "mode",
-                        policy_mode_name(d->mode), "tier", policy_tier_name(d), "reason",
-                        d->reason);
+    decided =
+        json_pack("{ssssssss}", "effect", policy_effect_name(d->effect), "mode",
+                  policy_mode_name(d->mode), "tier", policy_tier_name(d), "reason", d->reason);
     json_object_set_new(decided, "rule", d->rule[0] ? json_string(d->rule) : json_null());
-    body = json_pack("{sssssOso}", "harness", gate_harness_name(c->harness), "tool", c->tool,
-                     "input", c->input, "mcp_server",
-                     c->mcp_server ? json_string(c->mcp_server) : json_null());
+    body =
+        json_pack("{sssssOso}", "harness", gate_harness_name(c->harness), "tool", c->tool, "input",
+                  c->input, "mcp_server", c->mcp_server ? json_string(c->mcp_server) : json_null());
     json_object_set_new(body, "decided", decided);
-    if ((rc = seam_client_post_json(cl, "/_faultline/gate", body, &reply, e)) < 0)
+    text = json_dumps(body, JSON_COMPACT);
+    json_decref(body);
+    if (text == NULL)
+        return err_set(e, ERR_INVALID, "the call cannot be serialized");
+    rc = seam_client_request(cl, "POST", "/_faultline/gate", text, strlen(text), &status, &resp, e);
+    free(text);
+    if (rc < 0)
         goto out;
+    if (status == 404) {
+        rc = err_set(e, ERR_UNSUPPORTED, "the controller has no /_faultline/gate (404)");
+        goto out;
+    }
+    reply = json_loadb(resp.data, resp.len, 0, NULL);
+    if (status != 200 || !json_is_object(reply)) {
+        rc = err_set(e, ERR_PROTO, "the controller answered /_faultline/gate with %d%s", status,
+                     json_is_object(reply) ? "" : " and no JSON object");
+        goto out;
+    }
     decision = json_string_value(json_object_get(reply, "decision"));
     reason = json_string_value(json_object_get(reply, "reason"));
     memset(a, 0, sizeof(*a));
@@ -134,39 +166,52 @@ static int ask_controller(const struct gate_opts *o, const struct gate_call *c,
     }
 out:
     json_decref(reply);
-    json_decref(body);
-    seam_client_free(cl);
+    buf_release(&resp);
     return rc;
 }
 
-/* A warning event through the controller (best effort: the gate answers anyway). */
-static void post_warning(const struct gate_opts *o, const char *code, const char *message,
-                         struct gate_result *r)
+/* One event through the controller (steals ev; best effort: the gate answers anyway). */
+static void post_event(struct seam_client *cl, json_t *ev, struct gate_result *r)
 {
     struct err e = {0};
-    struct seam_client *cl = seam_client_new(o->control_url, &e);
-    json_t *ev;
 
-    if (cl == NULL)
-        goto fail;
-    seam_client_set_limits(cl, GATE_CONTROL_CONNECT_MS, GATE_CONTROL_IO_MS, 65536);
-    ev = json_pack("{ssssssss}", "kind", "warning", "src", "gate", "code", code, "message",
-                   message);
-    if (seam_client_post_events(cl, ev, &e) < 0) {
-        json_decref(ev);
-        goto fail;
-    }
+    if (cl && seam_client_post_events(cl, ev, &e) < 0)
+        buf_addf(&r->err, "faultline gate: the %s event could not be posted: %s\n",
+                 json_string_value(json_object_get(ev, "kind")), e.msg);
     json_decref(ev);
-    seam_client_free(cl);
-    return;
-fail:
-    buf_addf(&r->err, "faultline gate: the warning event could not be posted: %s\n", e.msg);
-    seam_client_free(cl);
+}
+
+static void post_warning(struct seam_client *cl, const char *code, const char *message,
+                         struct gate_result *r)
+{
+    post_event(
+        cl,
+        json_pack("{ssssssss}", "kind", "warning", "src", "gate", "code", code, "message", message),
+        r);
+}
+
+/* The gate_decision event, for a controller that does not write it itself (no
+ * /_faultline/gate): what the gate answered, from the local decision. */
+static void post_decision(struct seam_client *cl, const struct gate_call *c,
+                          const struct policy_decision *d, const struct gate_answer *a,
+                          struct gate_result *r)
+{
+    static const char *const verdicts[] = {"allow", "deny", "held"};
+    json_t *ev = json_pack("{ssssssssssss}", "kind", "gate_decision", "src", "gate", "decision",
+                           verdicts[a->verdict], "tier", policy_tier_name(d), "tool", c->tool,
+                           "harness", gate_harness_name(c->harness));
+
+    json_object_set_new(ev, "rule", d->rule[0] ? json_string(d->rule) : json_null());
+    if (d->rule[0])
+        json_object_set_new(ev, "mode", json_string(policy_mode_name(d->mode)));
+    if (a->reason[0])
+        json_object_set_new(ev, "reason", json_string(a->reason));
+    post_event(cl, ev, r);
 }
 
 /* Step 4: the input could not be read. */
-static void run_failsafe(const struct gate_opts *o, const char *text, size_t len,
-                         const char *why, struct gate_result *r)
+static void run_failsafe(const struct gate_opts *o, struct seam_client **cl, const char *text,
+                         size_t len, const char *why, struct gate_result *r)
 {
     struct gate_call c = {.harness = o->harness, .event = GATE_EV_PRE_TOOL};
     struct gate_answer a = {.verdict = GATE_ALLOW};
@@ -193,11 +238,11 @@ static void run_failsafe(const struct gate_opts *o, const char *text, size_t len
     }
     r->verdict = a.verdict;
     gate_answer_render(&c, &a, 1, &r->out, &r->err, &r->exit_code);
-    if (o->control_url && *o->control_url) {
+    if (client(o, cl, r)) {
         char msg[600];
         snprintf(msg, sizeof(msg), "%s hook: %s (%s)", gate_harness_name(o->harness), why,
                  a.verdict == GATE_DENY ? "denied: destructive command" : "allowed");
-        post_warning(o, "malformed_hook_input", msg, r);
+        post_warning(*cl, "malformed_hook_input", msg, r);
     }
     buf_release(&cmd);
 }
@@ -207,14 +252,16 @@ void gate_run(const struct gate_opts *o, const char *text, size_t len, struct ga
     struct policy_decision d = {0};
     struct gate_answer a = {0};
     struct gate_call c;
+    struct seam_client *cl = NULL;
     struct policy *p = NULL;
     struct err e = {0};
     char project[PATH_MAX], ppath[PATH_MAX + 32], cwd[PATH_MAX];
     const char *paths[2];
     size_t npaths = 0;
+    int rc;
 
     if (gate_hook_parse(o->harness, text, len, &c, &e) < 0) {
-        run_failsafe(o, text, len, e.msg, r);
+        run_failsafe(o, &cl, text, len, e.msg, r);
         goto out;
     }
     if (c.event == GATE_EV_OTHER)
@@ -238,8 +285,8 @@ void gate_run(const struct gate_opts *o, const char *text, size_t len, struct ga
         snprintf(a.reason, sizeof(a.reason), "[faultline] blocked: the policy cannot be used: %s",
                  e.msg);
         buf_addf(&r->err, "faultline gate: %s\n", e.msg);
-        if (o->control_url && *o->control_url)
-            post_warning(o, "policy_invalid", e.msg, r);
+        if (client(o, &cl, r))
+            post_warning(cl, "policy_invalid", e.msg, r);
         goto answer;
     }
     {
@@ -247,14 +294,21 @@ void gate_run(const struct gate_opts *o, const char *text, size_t len, struct ga
             .tool = c.tool, .input = c.input, .mcp_server = c.mcp_server, .workdir = project};
         policy_decide(p, &pc, &d);
     }
-    if (o->control_url && *o->control_url) {
+    if (client(o, &cl, r)) {
         err_clear(&e);
-        if (ask_controller(o, &c, &d, &a, &e) == 0) {
+        rc = ask_controller(cl, &c, &d, &a, &e);
+        if (rc == 0) {
             r->controlled = 1;
             goto answer;
         }
-        buf_addf(&r->err, "faultline gate: the controller could not be asked (%s): decided here\n",
-                 e.msg);
+        answer_of_decision(&d, &a);
+        if (rc == ERR_UNSUPPORTED)
+            post_decision(cl, &c, &d, &a, r); /* the decision is still recorded */
+        else
+            buf_addf(&r->err,
+                     "faultline gate: the controller could not be asked (%s): decided here\n",
+                     e.msg);
+        goto answer;
     }
     answer_of_decision(&d, &a);
 answer:
@@ -265,4 +319,5 @@ out:
     policy_decision_release(&d);
     policy_free(p);
     gate_call_release(&c);
+    seam_client_free(cl);
 }

@@ -43,12 +43,12 @@ struct gate_opts {
 };
 
 struct gate_result {
-    struct buf out;  /* for stdout */
-    struct buf err;  /* for stderr */
-    int exit_code;   /* the process's exit code */
+    struct buf out; /* for stdout */
+    struct buf err; /* for stderr */
+    int exit_code;  /* the process's exit code */
     enum gate_verdict verdict;
-    int failsafe;    /* the input could not be read */
-    int controlled;  /* the controller decided the answer */
+    int failsafe;   /* the input could not be read */
+    int controlled; /* the controller decided the answer */
 };
 
 void gate_result_init(struct gate_result *r);

@@ -87,8 +87,8 @@ static int read_tool(json_t *root, struct gate_call *c, struct err *e)
     in = json_object_get(root, "tool_input");
     if (json_is_string(in)) {
         /* Cursor has sent MCP arguments as a JSON text: read it as the object it holds */
-        json_t *parsed = json_loadb(json_string_value(in), json_string_length(in),
-                                    JSON_REJECT_DUPLICATES, NULL);
+        json_t *parsed =
+            json_loadb(json_string_value(in), json_string_length(in), JSON_REJECT_DUPLICATES, NULL);
         if (json_is_object(parsed))
             c->input = parsed;
         else {

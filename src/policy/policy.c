@@ -568,11 +568,14 @@ struct facts {
 static void path_normalise(const char *workdir, const char *path, struct buf *out)
 {
     struct buf in = BUF_INIT;
-    size_t keep[256], nkeep = 0;
+    size_t *keep, nkeep = 0, steps = 1;
 
     if (path[0] != '/')
         buf_addf(&in, "%s/", workdir && *workdir ? workdir : "/");
     buf_adds(&in, path);
+    for (const char *p = in.data; *p; p++)
+        steps += *p == '/';
+    keep = xmalloc(steps * sizeof(*keep)); /* where each kept step starts in out */
     buf_reset(out);
     for (const char *p = in.data; *p;) {
         const char *s = p;
@@ -588,13 +591,13 @@ static void path_normalise(const char *workdir, const char *path, struct buf *ou
                 buf_truncate(out, keep[--nkeep]);
             continue;
         }
-        if (nkeep < sizeof(keep) / sizeof(keep[0]))
-            keep[nkeep++] = out->len;
+        keep[nkeep++] = out->len;
         buf_addc(out, '/');
         buf_add(out, s, n);
     }
     if (out->len == 0)
         buf_addc(out, '/');
+    free(keep);
     buf_release(&in);
 }
 
@@ -693,34 +696,11 @@ static int glob_match(const char *glob, const char *s)
     return fnmatch(glob, s, 0) == 0;
 }
 
-/* Prefixes that run the command after them (and their own options): a command rule looks past
- * them, as the tier does. */
-static int wrapper(const char *w)
-{
-    static const char *const names[] = {"sudo",    "env",     "nice", "nohup", "time",
-                                        "timeout", "command", "exec", "xargs", "doas"};
-    const char *b = strrchr(w, '/');
-    b = b ? b + 1 : w;
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        if (strcmp(b, names[i]) == 0)
-            return 1;
-    return 0;
-}
-
-/* A word that may stand between a wrapper and its command: an option, an assignment (env
- * A=1), a number or a duration (nice -n 5, timeout 10s). */
-static int wrapper_arg(const char *w)
-{
-    return w[0] == '-' || strchr(w, '=') != NULL || (w[0] >= '0' && w[0] <= '9');
-}
-
 static int program_match(const char *glob, const char *prog)
 {
-    const char *b;
     if (strchr(glob, '/'))
         return glob_match(glob, prog);
-    b = strrchr(prog, '/');
-    return glob_match(glob, b ? b + 1 : prog);
+    return glob_match(glob, shell_program(prog));
 }
 
 static int words_match(const struct prule *r, const struct shell_word *w, size_t n)
@@ -734,19 +714,17 @@ static int words_match(const struct prule *r, const struct shell_word *w, size_t
     return a == r->nargs;
 }
 
+/* The rule's program and arguments at the start of c, or behind the prefixes that run another
+ * command (sudo -u root env A=1 npm publish runs npm: shell_command_start). */
 static int simple_match(const struct prule *r, const struct shell_simple *c)
 {
-    for (size_t i = 0; i < c->nwords; i++) {
-        if (words_match(r, c->words + i, c->nwords - i))
-            return 1;
-        if (wrapper(c->words[i].text) || (i > 0 && wrapper_arg(c->words[i].text)))
-            continue;
-        /* the value of a wrapper's option (sudo -u root, timeout -s KILL) */
-        if (i > 0 && c->words[i - 1].text[0] == '-' && !wrapper(c->words[i - 1].text))
-            continue;
+    size_t s;
+    if (c->nwords == 0)
         return 0;
-    }
-    return 0;
+    if (words_match(r, c->words, c->nwords))
+        return 1;
+    s = shell_command_start(c->words, c->nwords);
+    return s > 0 && s < c->nwords && words_match(r, c->words + s, c->nwords - s);
 }
 
 /* An unparsable command line: matched split on blanks, so that a rule cannot be dodged with an
@@ -893,6 +871,9 @@ const char *policy_call_command(const struct policy_call *call, struct buf *buf)
     size_t i;
     json_t *w;
 
+    if (c == NULL && json_is_object(call->input)) /* Codex's exec_command: {"cmd": ...} */
+        c = json_object_get(call->input, "cmd");
+
     if (json_is_string(c))
         return json_string_value(c);
     if (!json_is_array(c) || json_array_size(c) == 0)
@@ -974,8 +955,7 @@ int policy_decide(const struct policy *p, const struct policy_call *call, struct
                        "blocks the destructive tier",
                        d->tier.pattern, d->tier.command);
         } else {
-            d->effect = POLICY_ALLOW;
-            set_reason(d, "[faultline] allowed by the default policy");
+            d->effect = POLICY_ALLOW; /* nothing to tell the agent: reason stays "" */
         }
     }
     facts_release(&f);

@@ -103,6 +103,8 @@ static void serve_conn(int fd)
                            "\"input\":{\"command\":\"echo [REDACTED]\"}}");
         else if (tool && strcmp(tool, "fake_bad") == 0)
             reply_json(fd, "{\"decision\":\"maybe\"}");
+        else if (tool && strcmp(tool, "fake_500") == 0)
+            send_str(fd, "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 2\r\n\r\n{}");
         else
             send_str(fd, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
         json_decref(req);
@@ -541,11 +543,20 @@ static void test_run_policy_file(void **state)
              "\"ls\"}}",
              dir);
     run(&o, input, &r);
-    if (r.verdict == GATE_DENY) { /* once the policy engine reads files */
-        v = stdout_json(&r);
-        assert_non_null(strstr(hso_string(v, "permissionDecisionReason"), "policy.yaml:"));
-        json_decref(v);
-    }
+    assert_int_equal(r.verdict, GATE_DENY);
+    v = stdout_json(&r);
+    assert_non_null(strstr(hso_string(v, "permissionDecisionReason"), "/.faultline/policy.yaml:2:1: error"));
+    json_decref(v);
+    gate_result_release(&r);
+    /* a valid project rule decides; the user's file comes after it */
+    ut_put(dir, ".faultline/policy.yaml",
+           "rules:\n  - id: no-ls\n    tool: Bash\n    command: ls\n    effect: block\n"
+           "    reason: not here\n");
+    run(&o, input, &r);
+    assert_int_equal(r.verdict, GATE_DENY);
+    v = stdout_json(&r);
+    assert_non_null(strstr(hso_string(v, "permissionDecisionReason"), "not here"));
+    json_decref(v);
     gate_result_release(&r);
     {
         char cmd[200];
@@ -635,11 +646,29 @@ static void test_run_controller(void **state)
     assert_int_equal(r.verdict, GATE_DENY);
     assert_non_null(strstr(r.err.data, "decided here"));
     gate_result_release(&r);
-    run(&o, "{\"tool_name\":\"unknown\",\"tool_input\":{}}", &r);
+    run(&o, "{\"tool_name\":\"fake_500\",\"tool_input\":{}}", &r);
     assert_int_equal(r.controlled, 0);
     assert_int_equal(r.verdict, GATE_ALLOW);
-    assert_non_null(strstr(r.err.data, "decided here"));
+    assert_non_null(strstr(r.err.data, "answered /_faultline/gate with 500"));
     gate_result_release(&r);
+    /* a controller without /_faultline/gate (404): decided here, and the gate_decision event
+     * posted by the gate itself, so the decision is still recorded */
+    run(&o, "{\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"rm -rf ~\"}}", &r);
+    assert_int_equal(r.controlled, 0);
+    assert_int_equal(r.verdict, GATE_DENY);
+    assert_int_equal(r.err.len, 0);
+    gate_result_release(&r);
+    req = last_request(path, sizeof(path));
+    assert_string_equal(path, "/_faultline/events");
+    assert_string_equal(json_string_value(json_object_get(req, "kind")), "gate_decision");
+    assert_string_equal(json_string_value(json_object_get(req, "src")), "gate");
+    assert_string_equal(json_string_value(json_object_get(req, "decision")), "deny");
+    assert_string_equal(json_string_value(json_object_get(req, "tier")), "destructive");
+    assert_string_equal(json_string_value(json_object_get(req, "tool")), "Bash");
+    assert_string_equal(json_string_value(json_object_get(req, "harness")), "claude-code");
+    assert_true(json_is_null(json_object_get(req, "rule")));
+    assert_non_null(strstr(json_string_value(json_object_get(req, "reason")), "[faultline] "));
+    json_decref(req);
     o.control_url = "http://127.0.0.1:1";
     run(&o, "{\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"rm -rf ~\"}}", &r);
     assert_int_equal(r.verdict, GATE_DENY);

@@ -79,6 +79,7 @@ static void test_default(void **state)
     assert_true(d.from_default);
     assert_string_equal(d.rule, "");
     assert_string_equal(policy_tier_name(&d), "default");
+    assert_string_equal(d.reason, ""); /* nothing to tell the agent */
     assert_null(d.redacted_input);
     policy_decision_release(&d);
     assert_int_equal(policy_nrules(p), 0);
@@ -150,8 +151,8 @@ static void test_match_command(void **state)
     decide(p, "Bash", "{\"command\":\"git push --force\"}", &d);
     assert_false(d.from_default);
     assert_int_equal(d.mode, POLICY_ENFORCE);
-    assert_string_equal(policy_tier_name(&d), d.tier.level == TIER_DESTRUCTIVE ? "destructive"
-                                                                              : "rule");
+    assert_string_equal(policy_tier_name(&d),
+                        d.tier.level == TIER_DESTRUCTIVE ? "destructive" : "rule");
     assert_non_null(strstr(d.reason, "force pushes rewrite shared history"));
     assert_non_null(strstr(d.reason, "'force-push'"));
     policy_decision_release(&d);
@@ -179,8 +180,7 @@ static void test_match_parsed(void **state)
     expect(p, "Bash", "{\"command\":\"(cd x; curl y) | sh\"}", POLICY_BLOCK, "any-curl");
     expect(p, "Bash", "{\"command\":\"echo $(curl -s x)\"}", POLICY_BLOCK, "any-curl");
     /* quotes are removed before matching */
-    expect(p, "Bash", "{\"command\":\"g'i't \\\"push\\\" --force\"}", POLICY_BLOCK,
-           "force-push");
+    expect(p, "Bash", "{\"command\":\"g'i't \\\"push\\\" --force\"}", POLICY_BLOCK, "force-push");
     expect(p, "Bash", "{\"command\":\"git commit -m 'WIP: x'\"}", POLICY_HOLD, "quoted");
     /* a command's output redirections are paths too */
     expect(p, "Bash", "{\"command\":\"echo x > /etc/hosts\"}", POLICY_BLOCK, "etc");
@@ -253,6 +253,18 @@ static void test_match_paths(void **state)
     expect(p, "Write", "{\"file_path\":\"../../../../etc/passwd\"}", POLICY_BLOCK, "etc");
     expect(p, "Write", "{\"file_path\":\"/work/secrets/../public/x\"}", POLICY_ALLOW, "");
     expect(p, "Write", "{\"file_path\":\"/work//secrets/./x\"}", POLICY_BLOCK, "secrets");
+    /* however deep: 300 steps down and 300 up is /work again */
+    {
+        struct buf deep = BUF_INIT;
+        buf_adds(&deep, "{\"file_path\":\"/work");
+        for (int i = 0; i < 300; i++)
+            buf_adds(&deep, "/d");
+        for (int i = 0; i < 300; i++)
+            buf_adds(&deep, "/..");
+        buf_adds(&deep, "/secrets/k\"}");
+        expect(p, "Write", deep.data, POLICY_BLOCK, "secrets");
+        buf_release(&deep);
+    }
     /* tool and paths both must match */
     expect(p, "Write", "{\"file_path\":\"docs/a.md\"}", POLICY_HOLD, "ro");
     expect(p, "Edit", "{\"file_path\":\"docs/a.md\"}", POLICY_ALLOW, "");
@@ -426,7 +438,8 @@ static void test_redact(void **state)
     assert_null(strstr(cmd, "hunter22"));
     assert_non_null(strstr(cmd, "[REDACTED]"));
     assert_non_null(strstr(cmd, "https://"));
-    const char *env = json_string_value(json_array_get(json_object_get(d.redacted_input, "env"), 0));
+    const char *env =
+        json_string_value(json_array_get(json_object_get(d.redacted_input, "env"), 0));
     assert_null(strstr(env, "ghp_abcdefghijklmnopqrstuvwxyz0123456789"));
     assert_int_equal(json_integer_value(json_object_get(d.redacted_input, "timeout")), 5);
     json_t *j = policy_decision_json(&d);
@@ -459,7 +472,8 @@ static void test_bad_files(void **state)
     expect_refused("rules: {a: 1}\n", "p.yaml:1:8: error: rules: expected a list");
     expect_refused("rules:\n  - {id: a, effect: block, paths: x}\n",
                    "p.yaml:2:35: error: rules[0].paths: expected a list");
-    expect_refused("rules:\n  - just-a-string\n", "p.yaml:2:5: error: rules[0]: expected a mapping");
+    expect_refused("rules:\n  - just-a-string\n",
+                   "p.yaml:2:5: error: rules[0]: expected a mapping");
     expect_refused("- a\n", "p.yaml:1:1: error: expected a mapping with 'rules'");
     expect_refused("rules:\n  - {id: a, effect: block, command: [git]}\n",
                    "p.yaml:2:37: error: rules[0].command: expected a string");
@@ -467,13 +481,15 @@ static void test_bad_files(void **state)
     expect_refused("rules:\n  - {id: a, effect: blok}\n",
                    "p.yaml:2:21: error: effect: 'blok' is not one of allow, block, hold, redact "
                    "(did you mean 'block'?)");
-    expect_refused("rules:\n  - {id: a, effect: block, mode: monitr}\n", "(did you mean 'monitor'?)");
+    expect_refused("rules:\n  - {id: a, effect: block, mode: monitr}\n",
+                   "(did you mean 'monitor'?)");
     /* duplicate ids */
     expect_refused("rules:\n  - {id: a, effect: block}\n  - {id: b, effect: block}\n"
                    "  - {id: a, effect: allow}\n",
                    "p.yaml:4:10: error: rules[2].id: duplicate rule id 'a' (first at line 2)");
     /* bad ids */
-    expect_refused("rules:\n  - {id: 'a b', effect: block}\n", "p.yaml:2:10: error: id: 'a b' is not");
+    expect_refused("rules:\n  - {id: 'a b', effect: block}\n",
+                   "p.yaml:2:10: error: id: 'a b' is not");
     /* bad globs */
     expect_refused("rules:\n  - {id: a, effect: block, tool: 'mcp__[abc'}\n",
                    "p.yaml:2:34: error: rules[0].tool: bad glob 'mcp__[abc': it has a '[' "
@@ -559,8 +575,8 @@ static void test_schema_and_names(void **state)
     assert_non_null(rule);
     assert_true(json_is_false(json_object_get(s, "additionalProperties")));
     json_t *props = json_object_get(rule, "properties");
-    const char *keys[] = {"id", "tool", "command", "paths", "mcp_server", "effect", "mode",
-                          "reason", "redact"};
+    const char *keys[] = {"id",     "tool", "command", "paths", "mcp_server",
+                          "effect", "mode", "reason",  "redact"};
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
         if (json_object_get(props, keys[i]) == NULL)
             fail_msg("schema lacks rules[].%s", keys[i]);
@@ -583,6 +599,10 @@ static void test_call_command(void **state)
     c.input = in;
     assert_string_equal(policy_call_command(&c, &b), "bash -lc 'git push --force' 'it'\\''s' ''");
     json_decref(in);
+    in = ut_json("{\"cmd\":\"rm -rf ~\"}"); /* Codex's exec_command */
+    c.input = in;
+    assert_string_equal(policy_call_command(&c, &b), "rm -rf ~");
+    json_decref(in);
     in = ut_json("{\"command\":[\"git\",1]}");
     c.input = in;
     assert_null(policy_call_command(&c, &b));
@@ -597,13 +617,20 @@ static void test_call_command(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_default),         cmocka_unit_test(test_match_tool),
-        cmocka_unit_test(test_match_command),   cmocka_unit_test(test_match_paths),
-        cmocka_unit_test(test_match_mcp_server), cmocka_unit_test(test_order),
-        cmocka_unit_test(test_monitor),         cmocka_unit_test(test_redact),
-        cmocka_unit_test(test_bad_files),       cmocka_unit_test(test_accepts),
-        cmocka_unit_test(test_limits),          cmocka_unit_test(test_schema_and_names),
-        cmocka_unit_test(test_call_command),    cmocka_unit_test(test_match_parsed),
+        cmocka_unit_test(test_default),
+        cmocka_unit_test(test_match_tool),
+        cmocka_unit_test(test_match_command),
+        cmocka_unit_test(test_match_paths),
+        cmocka_unit_test(test_match_mcp_server),
+        cmocka_unit_test(test_order),
+        cmocka_unit_test(test_monitor),
+        cmocka_unit_test(test_redact),
+        cmocka_unit_test(test_bad_files),
+        cmocka_unit_test(test_accepts),
+        cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_schema_and_names),
+        cmocka_unit_test(test_call_command),
+        cmocka_unit_test(test_match_parsed),
         cmocka_unit_test(test_destructive_default),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
