@@ -693,34 +693,11 @@ static int glob_match(const char *glob, const char *s)
     return fnmatch(glob, s, 0) == 0;
 }
 
-/* Prefixes that run the command after them (and their own options): a command rule looks past
- * them, as the tier does. */
-static int wrapper(const char *w)
-{
-    static const char *const names[] = {"sudo",    "env",     "nice", "nohup", "time",
-                                        "timeout", "command", "exec", "xargs", "doas"};
-    const char *b = strrchr(w, '/');
-    b = b ? b + 1 : w;
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        if (strcmp(b, names[i]) == 0)
-            return 1;
-    return 0;
-}
-
-/* A word that may stand between a wrapper and its command: an option, an assignment (env
- * A=1), a number or a duration (nice -n 5, timeout 10s). */
-static int wrapper_arg(const char *w)
-{
-    return w[0] == '-' || strchr(w, '=') != NULL || (w[0] >= '0' && w[0] <= '9');
-}
-
 static int program_match(const char *glob, const char *prog)
 {
-    const char *b;
     if (strchr(glob, '/'))
         return glob_match(glob, prog);
-    b = strrchr(prog, '/');
-    return glob_match(glob, b ? b + 1 : prog);
+    return glob_match(glob, shell_program(prog));
 }
 
 static int words_match(const struct prule *r, const struct shell_word *w, size_t n)
@@ -734,19 +711,17 @@ static int words_match(const struct prule *r, const struct shell_word *w, size_t
     return a == r->nargs;
 }
 
+/* The rule's program and arguments at the start of c, or behind the prefixes that run another
+ * command (sudo -u root env A=1 npm publish runs npm: shell_command_start). */
 static int simple_match(const struct prule *r, const struct shell_simple *c)
 {
-    for (size_t i = 0; i < c->nwords; i++) {
-        if (words_match(r, c->words + i, c->nwords - i))
-            return 1;
-        if (wrapper(c->words[i].text) || (i > 0 && wrapper_arg(c->words[i].text)))
-            continue;
-        /* the value of a wrapper's option (sudo -u root, timeout -s KILL) */
-        if (i > 0 && c->words[i - 1].text[0] == '-' && !wrapper(c->words[i - 1].text))
-            continue;
+    size_t s;
+    if (c->nwords == 0)
         return 0;
-    }
-    return 0;
+    if (words_match(r, c->words, c->nwords))
+        return 1;
+    s = shell_command_start(c->words, c->nwords);
+    return s > 0 && s < c->nwords && words_match(r, c->words + s, c->nwords - s);
 }
 
 /* An unparsable command line: matched split on blanks, so that a rule cannot be dodged with an
@@ -892,6 +867,9 @@ const char *policy_call_command(const struct policy_call *call, struct buf *buf)
     const json_t *c = json_is_object(call->input) ? json_object_get(call->input, "command") : NULL;
     size_t i;
     json_t *w;
+
+    if (c == NULL && json_is_object(call->input)) /* Codex's exec_command: {"cmd": ...} */
+        c = json_object_get(call->input, "cmd");
 
     if (json_is_string(c))
         return json_string_value(c);

@@ -111,8 +111,9 @@ const char *policy_tier_name(const struct policy_decision *d);
  * reason, monitor {rule, effect} or null, redacted_input when redacted. */
 json_t *policy_decision_json(const struct policy_decision *d);
 
-/* The shell command of a call's input, or NULL: input.command as a string, or an argv array
- * of strings joined with blanks (borrowed or written into buf; valid while both live). */
+/* The shell command of a call's input, or NULL: input.command (else input.cmd, Codex's
+ * exec_command) as a string, or an argv array of strings joined with blanks, each quoted as a
+ * shell needs it (borrowed or written into buf; valid while both live). */
 const char *policy_call_command(const struct policy_call *call, struct buf *buf);
 
 /* The JSON Schema of a policy file (new reference), from the same tables as the validator. */

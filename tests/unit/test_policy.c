@@ -587,6 +587,10 @@ static void test_call_command(void **state)
     c.input = in;
     assert_string_equal(policy_call_command(&c, &b), "bash -lc 'git push --force' 'it'\\''s' ''");
     json_decref(in);
+    in = ut_json("{\"cmd\":\"rm -rf ~\"}"); /* Codex's exec_command */
+    c.input = in;
+    assert_string_equal(policy_call_command(&c, &b), "rm -rf ~");
+    json_decref(in);
     in = ut_json("{\"command\":[\"git\",1]}");
     c.input = in;
     assert_null(policy_call_command(&c, &b));
