@@ -335,6 +335,7 @@ static int skip_balanced(struct sp *p, char open, char close, const char *what)
     return err_set(p->err, ERR_INVALID, "unterminated %s", what);
 }
 
+/* The value of a hexadecimal digit, or 16 for any other character (or the end: c < 0). */
 static int hexval(int c)
 {
     if (c >= '0' && c <= '9')
@@ -343,7 +344,7 @@ static int hexval(int c)
         return c - 'a' + 10;
     if (c >= 'A' && c <= 'F')
         return c - 'A' + 10;
-    return -1;
+    return 16;
 }
 
 /* $'...' from pos (after the quote): ANSI-C escapes into b. */
@@ -386,7 +387,7 @@ static int lex_ansi(struct sp *p, struct buf *b)
             break;
         case 'x': {
             int v = 0, k = 0, h;
-            while (k < 2 && (h = hexval(peek(p, 0))) >= 0) {
+            while (k < 2 && (h = hexval(peek(p, 0))) < 16) {
                 v = v * 16 + h;
                 p->pos++;
                 k++;

@@ -41,7 +41,8 @@ struct shell_simple {
     int depth;               /* 0 at top level; +1 per subshell, group, substitution, sh -c ... */
     unsigned pipeline;       /* the pipeline it belongs to: the same number for every command of
                                 one pipeline (those of a ( ) or { } element included), 1, 2, ... */
-    const char *in_function; /* the function whose body holds it (NAME() { ...; }), or NULL */
+    const char *in_function; /* the function whose body holds it (NAME() { ...; }), or NULL;
+                                one pointer per definition */
 };
 
 struct shell_list {

@@ -24,6 +24,8 @@ struct cmdv {
     const char *prog;              /* basename of the program; "" when there is none */
     const struct shell_word *args; /* the arguments after the program */
     size_t nargs;
+    int dl_before; /* a download ran earlier in the same pipeline (its members are consecutive
+                      in the list: tier_of_command tracks the last download's pipeline) */
 };
 
 static int streq(const char *a, const char *b)
@@ -144,8 +146,8 @@ static enum target target_of(const struct shell_word *w)
     }
     if (streq(p, "*") || streq(p, ".*") || only_dots(p))
         return T_CWD;
-    if (w->has_expansion && (streq(p, "$PWD") || streq(p, "${PWD}") || streq(p, "$(pwd)") ||
-                             streq(p, "`pwd`")))
+    if (w->has_expansion &&
+        (streq(p, "$PWD") || streq(p, "${PWD}") || streq(p, "$(pwd)") || streq(p, "`pwd`")))
         return T_CWD;
     if (streq(p, ".git"))
         return T_GIT;
@@ -491,17 +493,7 @@ static int m_download_shell(const struct cmdv *v, int arg)
 {
     if (runs_download_arg(v))
         return 1;
-    if (!v->c->pipe_from_prev || !runs_stdin(v))
-        return 0;
-    for (size_t k = v->idx; k-- > 0;) {
-        struct cmdv u;
-        if (v->l->cmds[k].pipeline != v->c->pipeline)
-            break;
-        view_of(v->l, k, &u);
-        if (is_downloader(u.prog))
-            return 1;
-    }
-    return 0;
+    return v->c->pipe_from_prev && v->dl_before && runs_stdin(v);
 }
 
 static int is_word_char(char c)
@@ -712,10 +704,11 @@ static int m_fork_bomb(const struct cmdv *v, int arg)
 
     if (f == NULL || !streq(v->prog, f))
         return 0;
-    /* the second call of the function inside its own body (a fan-out recursion) */
-    for (size_t k = 0; k < v->l->ncmds; k++) {
+    /* a second call of the function inside the same body (one definition: the same name
+     * pointer) is a recursion that fans out */
+    for (size_t k = 0; k < v->l->ncmds && calls < 2; k++) {
         struct cmdv u;
-        if (v->l->cmds[k].in_function == NULL || !streq(v->l->cmds[k].in_function, f))
+        if (v->l->cmds[k].in_function != f)
             continue;
         view_of(v->l, k, &u);
         if (streq(u.prog, f))
@@ -845,6 +838,8 @@ int tier_of_command(const char *cmd, size_t len, struct tier_result *res)
 {
     struct shell_list l;
     struct err e = {0};
+    unsigned dl_pipeline = 0;
+    int have_dl = 0;
 
     memset(res, 0, sizeof(*res));
     if (shell_parse(cmd, len, &l, &e) < 0) {
@@ -855,6 +850,11 @@ int tier_of_command(const char *cmd, size_t len, struct tier_result *res)
     for (size_t i = 0; i < l.ncmds; i++) {
         struct cmdv v;
         view_of(&l, i, &v);
+        v.dl_before = have_dl && dl_pipeline == v.c->pipeline;
+        if (is_downloader(v.prog)) {
+            have_dl = 1;
+            dl_pipeline = v.c->pipeline;
+        }
         for (size_t p = 0; p < NPATTERNS; p++) {
             const char *first = patterns[p].first;
             if (first != NULL && (v.prog[0] == '\0' || strchr(first, v.prog[0]) == NULL))

@@ -293,6 +293,7 @@ static const struct tcase cases[] = {
     HIT("function f { f & f; }; f", "fork-bomb"),
     MISS("f() { echo hi; }; f; f", "fork-bomb"),
     MISS("retry() { retry; }", "fork-bomb"),
+    MISS("f() { f; }; f() { f; }", "fork-bomb"),
     MISS("echo ':(){ :|:& };:'", "fork-bomb"),
 
     /* everyday commands */
