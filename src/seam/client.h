@@ -2,7 +2,8 @@
  * client: a small blocking HTTP/1.1 client for the controller's control API
  * (docs/control-api.md), used by the seam (seam.h) of the components inside the sandbox
  * (faultline mcp, and later gate, world and the reference agent) when FAULTLINE_CONTROL_URL is
- * set. Part of the seam layer: nothing above src/seam/ calls it directly.
+ * set. Part of the seam layer: nothing above src/seam/ calls it directly but the gate
+ * (src/gate/gate.c: one request per process, docs/architecture.md).
  *
  * One connection, kept alive between requests and re-opened when the controller closed it
  * (checked before each request, so a request is never sent twice). Every wait has a deadline:
