@@ -31,6 +31,8 @@
 #include "util/timeutil.h"
 #include "util/banned.h"
 
+#define EGRESS_LINGER_MAX (1024 * 1024) /* bytes dropped after an answer before cutting */
+
 enum econn_state { EC_HEAD, EC_RESOLVE, EC_CONNECT_UP, EC_RELAY, EC_CLOSING, EC_DEAD };
 
 struct egress;
@@ -55,6 +57,7 @@ struct econn {
     struct evdns_getaddrinfo_request *dnsreq;
     struct buf fwd; /* plain HTTP: the head as forwarded upstream */
     int up_eof, client_eof;
+    size_t lingered; /* bytes dropped while CLOSING */
 };
 
 struct egress {
@@ -116,7 +119,7 @@ static int split_hostport(const char *s, size_t n, struct egress_target *t, int 
     }
     if (colon == NULL) {
         if (need_port)
-            return err_set(e, ERR_PARSE, "malformed CONNECT target: a port is required");
+            return err_set(e, ERR_PARSE, "a port is required");
         return 0;
     }
     n -= (size_t)(colon + 1 - s);
@@ -135,9 +138,12 @@ static int split_hostport(const char *s, size_t n, struct egress_target *t, int 
 
 int egress_parse_authority(const char *s, struct egress_target *t, struct err *e)
 {
+    struct err why = {0};
+
     memset(t, 0, sizeof(*t));
-    if (split_hostport(s, strlen(s), t, 1, e) != 0)
-        return err_set(e, ERR_PARSE, "malformed CONNECT target (expected host:port)");
+    if (split_hostport(s, strlen(s), t, 1, &why) != 0)
+        return err_set(e, ERR_PARSE, "malformed CONNECT target (expected host:port): %s",
+                       why.msg);
     return 0;
 }
 
@@ -170,13 +176,14 @@ int egress_resolve_parse(const char *spec, struct egress_resolve *r, struct err 
     const char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
     char pbuf[8], abuf[64];
     struct egress_target t;
+    struct err why = {0};
     long long port;
     size_t n;
 
     memset(r, 0, sizeof(*r));
     if (c1 == NULL || c2 == NULL)
         return err_set(e, ERR_INVALID, "--resolve '%.64s': expected HOST:PORT:ADDR", spec);
-    if (host_copy(&t, spec, (size_t)(c1 - spec), e) != 0 || strchr(t.host, ':'))
+    if (host_copy(&t, spec, (size_t)(c1 - spec), &why) != 0 || strchr(t.host, ':'))
         return err_set(e, ERR_INVALID, "--resolve '%.64s': bad host", spec);
     memcpy(r->host, t.host, sizeof(r->host));
     n = (size_t)(c2 - c1 - 1);
@@ -319,11 +326,40 @@ static void conn_end(struct econn *c)
         event_active(eg->reap, EV_TIMEOUT, 1);
 }
 
-/* CLOSING: the client's output is written, then the connection ends. */
-static void client_drained(struct bufferevent *bev, void *arg)
+/* CLOSING, lingering: the answer is written and the write side shut; what the client still
+ * sends (the rest of a head too large) is read and dropped until it closes or a second passes,
+ * so the kernel does not reset the connection under the answer it has not read yet. */
+static void linger_read(struct bufferevent *bev, void *arg)
+{
+    struct econn *c = arg;
+    struct evbuffer *in = bufferevent_get_input(bev);
+
+    c->lingered += evbuffer_get_length(in);
+    evbuffer_drain(in, evbuffer_get_length(in));
+    if (c->lingered > EGRESS_LINGER_MAX)
+        conn_end(c);
+}
+
+static void linger_event(struct bufferevent *bev, short what, void *arg)
 {
     (void)bev;
+    (void)what;
     conn_end(arg);
+}
+
+static void client_drained(struct bufferevent *bev, void *arg)
+{
+    struct econn *c = arg;
+    struct timeval tv = {1, 0};
+
+    if (c->client_eof || shutdown(bufferevent_getfd(bev), SHUT_WR) != 0) {
+        conn_end(c);
+        return;
+    }
+    bufferevent_setcb(bev, linger_read, NULL, linger_event, c);
+    bufferevent_set_timeouts(bev, &tv, NULL);
+    bufferevent_setwatermark(bev, EV_READ, 0, 0);
+    bufferevent_enable(bev, EV_READ);
 }
 
 static void conn_close_after_write(struct econn *c)
@@ -332,13 +368,11 @@ static void conn_close_after_write(struct econn *c)
     if (c->up)
         bufferevent_disable(c->up, EV_READ);
     bufferevent_disable(c->client, EV_READ);
-    if (evbuffer_get_length(bufferevent_get_output(c->client)) == 0) {
-        conn_end(c);
-        return;
-    }
     bufferevent_setwatermark(c->client, EV_WRITE, 0, 0);
-    bufferevent_setcb(c->client, NULL, client_drained, NULL, c);
+    bufferevent_setcb(c->client, NULL, client_drained, linger_event, c);
     bufferevent_enable(c->client, EV_WRITE);
+    if (evbuffer_get_length(bufferevent_get_output(c->client)) == 0)
+        client_drained(c->client, c);
 }
 
 /* An answer of the proxy's own: status, reason, extra header lines (or NULL), a text body. */
