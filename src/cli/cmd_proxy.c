@@ -31,6 +31,9 @@ int cmd_proxy(int argc, char **argv)
         OPT_STRING("upstream-openai", "URL", &cfg.upstream_openai, NULL, "the OpenAI API"),
         OPT_STRING("upstream-ca", "FILE", &cfg.upstream_ca, NULL,
                    "extra CA certificate (PEM) for https upstreams"),
+        OPT_STRING("ca-dir", "DIR", &cfg.ca_dir, NULL,
+                   "write the run's interception CA certificate (ca.pem) and the trust bundle "
+                   "(ca-bundle.pem) here"),
         OPT_STRING("prices", "FILE", &cfg.prices_file, NULL, "price table overrides (JSON/YAML)"),
         OPT_BOOL("i-have-a-sandbox", 0, &cfg.i_have_a_sandbox,
                  "started by hand for a sandboxed agent: answer mutating faults (a --listen-fd "
