@@ -102,8 +102,7 @@ static int set_serial(X509 *cert)
 
 /* A certificate for subject CN cn with public key pub, signed by issuer_key (issuer NULL:
  * self-signed). */
-static X509 *mint_cert(const char *cn, EVP_PKEY *pub, X509 *issuer, EVP_PKEY *issuer_key,
-                       long days)
+static X509 *mint_cert(const char *cn, EVP_PKEY *pub, X509 *issuer, EVP_PKEY *issuer_key, long days)
 {
     X509 *c = X509_new();
     X509_NAME *name;
@@ -286,8 +285,7 @@ struct tlsmint *tlsmint_new(const char *tag, struct err *e)
     m->leaves = xcalloc(TLSMINT_CACHE_MAX, sizeof(*m->leaves));
     if (mint_index < 0 || (m->ca_key = mint_key()) == NULL ||
         (m->ca = mint_ca(m->ca_key, tag)) == NULL || (m->ca_pem = cert_pem(m->ca)) == NULL ||
-        (m->leaf_key = mint_key()) == NULL ||
-        (m->ctx = SSL_CTX_new(TLS_server_method())) == NULL)
+        (m->leaf_key = mint_key()) == NULL || (m->ctx = SSL_CTX_new(TLS_server_method())) == NULL)
         goto fail;
     SSL_CTX_set_min_proto_version(m->ctx, TLS1_2_VERSION);
     SSL_CTX_set_options(m->ctx, SSL_OP_IGNORE_UNEXPECTED_EOF | SSL_OP_NO_RENEGOTIATION);

@@ -40,8 +40,8 @@
 
 #include "util/err.h"
 
-#define TLSMINT_HOST_MAX 253    /* longest host name served (DNS limit) */
-#define TLSMINT_CACHE_MAX 1024  /* leaf certificates kept */
+#define TLSMINT_HOST_MAX 253           /* longest host name served (DNS limit) */
+#define TLSMINT_CACHE_MAX 1024         /* leaf certificates kept */
 #define TLSMINT_BUNDLE_MAX (16u << 20) /* largest system CA bundle copied */
 
 struct tlsmint;
@@ -55,10 +55,10 @@ struct tlsmint_sni {
 
 /* Counters, for benchmarks, tests and /_faultline/state. */
 struct tlsmint_stats {
-    uint64_t minted;   /* leaf certificates minted */
-    uint64_t hits;     /* leaves served from the cache */
-    uint64_t refused;  /* handshakes refused by the SNI rules */
-    size_t cached;     /* leaves in the cache now */
+    uint64_t minted;  /* leaf certificates minted */
+    uint64_t hits;    /* leaves served from the cache */
+    uint64_t refused; /* handshakes refused by the SNI rules */
+    size_t cached;    /* leaves in the cache now */
 };
 
 /* Mints a CA and the leaf key and makes the server context. tag (may be NULL) goes into the

@@ -44,9 +44,12 @@ struct controller_config {
     int idle_timeout_ms;            /* silence inside an upstream body; <= 0: 300000 */
     int client_timeout_ms;          /* request receipt, keep-alive idle, stalled reader;
                                        <= 0: 60000 */
-    const char *ca_dir;             /* gets ca.pem (the run's interception CA certificate,
-                                       never its key) and ca-bundle.pem (system CAs + it),
-                                       or NULL */
+    /* "HOST:PORT:ADDR" entries (curl's --resolve), NULL-terminated, or NULL: a connection to
+     * HOST:PORT goes to ADDR instead (intercepted origins; the egress proxy) */
+    const char *const *resolve;
+    const char *ca_dir; /* gets ca.pem (the run's interception CA certificate,
+                           never its key) and ca-bundle.pem (system CAs + it),
+                           or NULL */
 };
 
 /* Fills cfg with the defaults above, stated once in controller.c (the files NULL, listen_fd -1):

@@ -42,6 +42,7 @@
 
 #include <event2/bufferevent.h>
 
+#include "util/buf.h"
 #include "util/err.h"
 
 struct ctl;
@@ -66,5 +67,14 @@ int intercept_wanted(struct ctl *ctl, const char *host);
  * ERR_SYS OpenSSL). */
 int intercept_start(struct ctl *ctl, struct bufferevent *client, const char *host, int port,
                     struct err *err);
+
+/* The answer of egress.credential_401 for host, for the proxy's plain-HTTP requests too:
+ * header lines ("Name: value\r\n": Content-Type, WWW-Authenticate) appended to hdrs and the
+ * body to body; the status is 401. A GitHub-like API host (api.github.com, or a name holding
+ * "github") gets GitHub's JSON {"message":"Bad credentials (...)","documentation_url":...,
+ * "status":"401"} and `WWW-Authenticate: Basic realm="GitHub"`; any other host a plain-text
+ * body and a Bearer invalid_token challenge. The message carries the canary (may be NULL).
+ * 0, or ERR_LIMIT / ERR_NOMEM. */
+int intercept_answer_401(const char *host, const char *canary, struct buf *hdrs, struct buf *body);
 
 #endif
