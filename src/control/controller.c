@@ -26,6 +26,7 @@
 
 #include "control/ctl.h"
 #include "control/egress.h"
+#include "control/intercept.h"
 #include "events/ev.h"
 #include "experiment/catalog.h"
 #include "util/fs.h"
@@ -117,6 +118,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
     log_info("controller", "signal %d: stopping", (int)sig);
     hsrv_stop_accepting(c->srv);
     ctl_stop_handlers(c);
+    intercept_stop(c->icpt);
     ctl_flush_events(c);
     event_base_loopbreak(c->base);
 }
@@ -177,6 +179,7 @@ static void ctl_release(struct ctl *c)
     if (c->ev)
         ctl_flush_events(c);
     hsrv_free(c->srv);
+    intercept_free(c->icpt);
     ctl_free_handlers(c);
     if (c->dns)
         evdns_base_free(c->dns, 0);
@@ -232,6 +235,10 @@ int controller_run(const struct controller_config *cfg_in, struct err *e)
     if ((rc = ctl_register(&c, &ctlapi_handler, e)) != 0 ||
         (rc = ctl_register(&c, &proxy_handler, e)) != 0)
         goto out;
+    if ((c.icpt = intercept_new(&c, e)) == NULL) {
+        rc = e->code ? e->code : ERR_SYS;
+        goto out;
+    }
     if ((c.cfg.egress_listen || c.cfg.egress_listen_fd >= 0) &&
         (rc = ctl_register(&c, &egress_handler, e)) != 0)
         goto out;
@@ -294,6 +301,7 @@ int controller_run(const struct controller_config *cfg_in, struct err *e)
              (unsigned long long)c.model_calls);
 out:
     ctl_stop_handlers(&c);
+    intercept_stop(c.icpt);
     if (sigterm)
         event_free(sigterm);
     if (sigint)

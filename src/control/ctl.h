@@ -67,6 +67,8 @@ struct ctl {
     /* the handlers, in routing order (ctl_register) */
     struct ctl_slot handlers[CTL_MAX_HANDLERS];
     size_t nhandlers;
+    /* TLS interception of egress hosts (intercept.h): the run's CA and intercepted clients */
+    struct intercept *icpt;
 };
 
 /*
