@@ -681,8 +681,8 @@ static int apply_fault(struct econn *c)
         return 1;
     }
     ctl_warn(ctl, "fault_not_applied",
-             "the egress proxy does not inject '%s' (fault %zu) into %s to '%s' (TLS "
-             "interception is not built in this controller): passed through unfaulted",
+             "the egress proxy does not inject '%s' (fault %zu) into %s to '%s': passed "
+             "through unfaulted",
              d.kind, d.fault_index, c->tunnel ? "a CONNECT tunnel" : "a request", c->t.host);
     return 0;
 }
