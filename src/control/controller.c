@@ -25,6 +25,7 @@
 #include <event2/event.h>
 
 #include "control/ctl.h"
+#include "control/egress.h"
 #include "control/intercept.h"
 #include "events/ev.h"
 #include "experiment/catalog.h"
@@ -67,6 +68,7 @@ void controller_config_init(struct controller_config *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));
     cfg->listen_fd = -1;
+    cfg->egress_listen_fd = -1;
     cfg->retries = -1;
     config_defaults(cfg);
 }
@@ -237,6 +239,9 @@ int controller_run(const struct controller_config *cfg_in, struct err *e)
         rc = e->code ? e->code : ERR_SYS;
         goto out;
     }
+    if ((c.cfg.egress_listen || c.cfg.egress_listen_fd >= 0) &&
+        (rc = ctl_register(&c, &egress_handler, e)) != 0)
+        goto out;
 
     memset(&scfg, 0, sizeof(scfg));
     scfg.max_body = c.cfg.max_body;

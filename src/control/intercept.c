@@ -23,6 +23,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <event2/buffer.h>
 #include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
@@ -30,6 +33,7 @@
 
 #include "codec/tlsmint.h"
 #include "control/ctl.h"
+#include "control/egress.h"
 #include "control/faults.h"
 #include "control/intercept.h"
 #include "control/upstream.h"
@@ -334,32 +338,23 @@ static void icon_refuse(struct icon *c, int status, const char *why)
 
 /* ---- forwarding ---- */
 
+/* The address a --resolve entry (egress.h's parser, curl's meaning) gives host:port, as an IP
+ * literal in out; NULL when none names it. */
 static const char *resolve_addr(struct ctl *ctl, const char *host, int port, char *out, size_t size)
 {
-    const char *const *r = ctl->cfg.resolve;
+    for (size_t i = 0; i < ctl->cfg.nresolve; i++) {
+        struct egress_resolve r;
+        struct err e = {0};
+        const struct sockaddr *sa = (const struct sockaddr *)&r.addr;
+        const void *a;
 
-    for (; r && *r; r++) {
-        /* "HOST:PORT:ADDR", ADDR possibly a [v6] literal */
-        const char *p1 = strchr(*r, ':');
-        const char *p2 = p1 ? strchr(p1 + 1, ':') : NULL;
-        char portstr[16];
-        size_t alen;
-        if (p2 == NULL || (size_t)(p1 - *r) != strlen(host) || strncasecmp(*r, host, strlen(host)))
+        if (egress_resolve_parse(ctl->cfg.resolve[i], &r, &e) != 0 ||
+            strcasecmp(r.host, host) != 0 || (r.port != 0 && r.port != port))
             continue;
-        snprintf(portstr, sizeof(portstr), "%d", port);
-        if ((size_t)(p2 - p1 - 1) != strlen(portstr) || strncmp(p1 + 1, portstr, strlen(portstr)))
-            continue;
-        p2++;
-        alen = strlen(p2);
-        if (alen >= 2 && p2[0] == '[' && p2[alen - 1] == ']') {
-            p2++;
-            alen -= 2;
-        }
-        if (alen == 0 || alen >= size)
-            continue;
-        memcpy(out, p2, alen);
-        out[alen] = '\0';
-        return out;
+        a = sa->sa_family == AF_INET6 ? (const void *)&((const struct sockaddr_in6 *)sa)->sin6_addr
+                                      : (const void *)&((const struct sockaddr_in *)sa)->sin_addr;
+        if (inet_ntop(sa->sa_family, a, out, (socklen_t)size) != NULL)
+            return out;
     }
     return NULL;
 }

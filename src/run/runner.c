@@ -468,6 +468,7 @@ struct rep {
     int ctl_live;
     struct sandbox *sb;
     uint16_t port;
+    uint16_t egress_port; /* the egress proxy's listener inside (HTTP_PROXY) */
     int nsfd;
     struct monitor mon;
     /* results */
@@ -755,9 +756,9 @@ static int start_controller(struct rep *p, int lfd, struct err *e)
 {
     struct run *r = p->r;
     char ready[RUN_PATH_MAX], log[RUN_PATH_MAX], plan[RUN_PATH_MAX], events[RUN_PATH_MAX];
-    char fdtxt[16];
+    char fdtxt[16], efdtxt[16];
     const char *ua = r->upstream_anthropic, *uo = r->upstream_openai;
-    int fd, rc;
+    int fd, efd, rc;
 
     if (r->mock_script[0]) {
         if (r->mock_url[0] == '\0')
@@ -773,29 +774,47 @@ static int start_controller(struct rep *p, int lfd, struct err *e)
     if (fd < 0)
         return err_set(e, ERR_SYS, "dup: %s", strerror(errno));
     snprintf(fdtxt, sizeof(fdtxt), "%d", fd);
-    const char *argv[] = {r->exe,
-                          "proxy",
-                          "--plan",
-                          plan,
-                          "--events",
-                          events,
-                          "--listen-fd",
-                          fdtxt,
-                          "--upstream-anthropic",
-                          ua,
-                          "--upstream-openai",
-                          uo,
-                          "--ready-file",
-                          ready,
-                          "--log",
-                          log,
-                          "--log-level",
-                          "info",
-                          NULL};
+    efd = fcntl(sandbox_egress_listener(p->sb, &p->egress_port), F_DUPFD, 3);
+    if (efd < 0) {
+        close(fd);
+        return err_set(e, ERR_SYS, "dup: %s", strerror(errno));
+    }
+    snprintf(efdtxt, sizeof(efdtxt), "%d", efd);
+    const char *argv[24 + 2 * RUN_RESOLVE_MAX] = {r->exe,
+                                                  "proxy",
+                                                  "--plan",
+                                                  plan,
+                                                  "--events",
+                                                  events,
+                                                  "--listen-fd",
+                                                  fdtxt,
+                                                  "--upstream-anthropic",
+                                                  ua,
+                                                  "--upstream-openai",
+                                                  uo,
+                                                  "--ready-file",
+                                                  ready,
+                                                  "--log",
+                                                  log,
+                                                  "--log-level",
+                                                  "info",
+                                                  "--egress-listen-fd",
+                                                  efdtxt,
+                                                  NULL};
+    size_t na = 0;
+    while (argv[na])
+        na++;
+    for (const char *const *rs = r->o.resolve; rs && *rs && na + 3 < sizeof(argv) / sizeof(*argv);
+         rs++) {
+        argv[na++] = "--resolve";
+        argv[na++] = *rs;
+    }
+    argv[na] = NULL;
     struct proc_opts po = {
         .argv = argv, .in = PROC_NULL, .out = PROC_NULL, .err = PROC_NULL, .die_with_parent = 1};
     rc = proc_spawn(&p->ctl, &po, e);
     close(fd);
+    close(efd);
     if (rc < 0)
         return ERR_IO;
     p->ctl_live = 1;
@@ -895,6 +914,15 @@ static void sandbox_cmd(const struct rep *p, const char *cmd, struct buf *out)
              "export ANTHROPIC_BASE_URL=http://127.0.0.1:%u OPENAI_BASE_URL=http://127.0.0.1:%u "
              "FAULTLINE_CONTROL_URL=http://127.0.0.1:%u\n",
              (unsigned)p->port, (unsigned)p->port, (unsigned)p->port);
+    /* The egress proxy (docs/egress.md): both cases of the proxy variables, loopback (the
+     * controller's model address among it) never proxied, Node told to honour them. */
+    buf_addf(out,
+             "export HTTP_PROXY=http://127.0.0.1:%u HTTPS_PROXY=http://127.0.0.1:%u "
+             "http_proxy=http://127.0.0.1:%u https_proxy=http://127.0.0.1:%u "
+             "NO_PROXY=localhost,127.0.0.1,::1 no_proxy=localhost,127.0.0.1,::1 "
+             "NODE_USE_ENV_PROXY=1\n",
+             (unsigned)p->egress_port, (unsigned)p->egress_port, (unsigned)p->egress_port,
+             (unsigned)p->egress_port);
     /* An agent or server installed under a --ro-path directory is found by name: its bin/ (or
      * a node_modules' .bin/) goes after the sandbox's own PATH. */
     for (const char *const *d = p->r->o.ro_paths; d && *d; d++) {

@@ -83,6 +83,11 @@ int sandbox_health(const char *backend, struct err *e);
 int sandbox_open(struct sandbox **out, const struct sandbox_spec *spec, int *listen_fd,
                  uint16_t *port, struct err *e);
 
+/* The second listening socket sandbox_open made inside the namespace, on 127.0.0.1:*port: the
+ * egress proxy's (the controller's `--egress-listen-fd`; the agent's HTTP_PROXY). Borrowed:
+ * the sandbox closes it in sandbox_close (hand a dup to the controller). */
+int sandbox_egress_listener(const struct sandbox *sb, uint16_t *port);
+
 /* Starts `sh -c cmd` in the sandbox, cwd SANDBOX_WORKDIR. out_fd and err_fd are host
  * descriptors the command's stdout and stderr go to (-1: /dev/null); stdin is /dev/null.
  * p is caller storage, live until proc_release; wait on it with proc_wait. */
