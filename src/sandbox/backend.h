@@ -44,6 +44,7 @@ struct sandbox {
     /* the spec, copied */
     char *workdir, *homedir, *self_exe;
     char **env, **ro_paths;
+    char **ro_files; /* pairs: host file, path inside */
     struct sandbox_limits limits;
     int netns_fd, userns_fd; /* userns_fd: -1 when root made the namespace */
     int egress_fd;           /* the egress proxy's listener inside, or -1 */
