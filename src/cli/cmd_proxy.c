@@ -12,7 +12,7 @@
 #include "util/banned.h"
 
 struct resolve_list {
-    const char *spec[EGRESS_RESOLVE_MAX];
+    const char *spec[EGRESS_RESOLVE_MAX + 1]; /* NULL-terminated */
     size_t n;
 };
 
@@ -27,6 +27,7 @@ static int on_resolve(const struct opt *op, const char *v, struct err *e)
     if (egress_resolve_parse(v, &r, e) != 0)
         return ERR_INVALID;
     l->spec[l->n++] = v;
+    l->spec[l->n] = NULL;
     return 0;
 }
 
@@ -34,7 +35,7 @@ int cmd_proxy(int argc, char **argv)
 {
     struct controller_config cfg;
     struct err e = {0};
-    struct resolve_list resolve = {.n = 0};
+    struct resolve_list resolve = {{NULL}, 0};
     const char *log_file = NULL, *level = log_level_name();
     int nargs, rc;
 
@@ -116,8 +117,7 @@ int cmd_proxy(int argc, char **argv)
         fprintf(stderr, "faultline proxy: cannot open log file '%s'\n", log_file);
         return EXIT_FAIL;
     }
-    cfg.resolve = resolve.spec;
-    cfg.nresolve = resolve.n;
+    cfg.resolve = resolve.n ? resolve.spec : NULL;
     rc = controller_run(&cfg, &e);
     if (rc != 0) {
         fprintf(stderr, "faultline proxy: %s\n", e.msg[0] ? e.msg : err_name(rc));

@@ -23,6 +23,7 @@
 #include "codec/http.h"
 #include "control/ctl.h"
 #include "control/egress.h"
+#include "control/intercept.h"
 #include "events/ev.h"
 #include "experiment/catalog.h"
 #include "util/fs.h"
@@ -58,6 +59,7 @@ struct econn {
     struct buf fwd; /* plain HTTP: the head as forwarded upstream */
     int up_eof, client_eof;
     size_t lingered; /* bytes dropped while CLOSING */
+    int handed_off;  /* the client connection went to intercept_start */
 };
 
 struct egress {
@@ -305,8 +307,8 @@ static void conn_end(struct econn *c)
         evdns_getaddrinfo_cancel(c->dnsreq); /* calls on_resolved with EVUTIL_EAI_CANCEL */
         c->dnsreq = NULL;
     }
-    if (c->t.host[0] || c->method[0])
-        emit_request(c);
+    if ((c->t.host[0] || c->method[0]) && !c->handed_off)
+        emit_request(c); /* a handed-off connection's requests are intercept's to record */
     if (c->prev)
         c->prev->next = c->next;
     else
@@ -607,6 +609,9 @@ static void resolve(struct econn *c)
 
 /* ---- the request ---- */
 
+static void head_read(struct bufferevent *bev, void *arg);
+static void head_event(struct bufferevent *bev, short what, void *arg);
+
 static void emit_fault(struct econn *c, const struct plan_decision *d)
 {
     json_t *f = ev_new(EVKIND_FAULT_INJECTED);
@@ -654,21 +659,29 @@ static int apply_fault(struct econn *c)
         return 1;
     }
     if (row && row->fid == CATALOG_F_EGRESS_CREDENTIAL_401 && !c->tunnel) {
+        struct buf hdrs = BUF_INIT, b = BUF_INIT;
         c->faulted = 1;
         emit_fault(c, &d);
-        snprintf(body, sizeof(body), "{\"message\":\"Bad credentials (%s)\"}\n", canary);
+        if (intercept_answer_401(c->t.host, canary, &hdrs, &b) != 0) {
+            buf_release(&hdrs);
+            buf_release(&b);
+            conn_fail(c, 500, "cannot build the 401 answer");
+            return 1;
+        }
         c->status = 401;
         evbuffer_add_printf(bufferevent_get_output(c->client),
-                            "HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\n"
-                            "WWW-Authenticate: Bearer realm=\"%s\", error=\"invalid_token\"\r\n"
-                            "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
-                            c->t.host, strlen(body), body);
+                            "HTTP/1.1 401 Unauthorized\r\n%sContent-Length: %zu\r\n"
+                            "Connection: close\r\n\r\n",
+                            hdrs.data, b.len);
+        evbuffer_add(bufferevent_get_output(c->client), b.data, b.len);
+        buf_release(&hdrs);
+        buf_release(&b);
         conn_close_after_write(c);
         return 1;
     }
     ctl_warn(ctl, "fault_not_applied",
-             "the egress proxy does not inject '%s' (fault %zu) into %s to '%s' (TLS "
-             "interception is not built in this controller): passed through unfaulted",
+             "the egress proxy does not inject '%s' (fault %zu) into %s to '%s': passed "
+             "through unfaulted",
              d.kind, d.fault_index, c->tunnel ? "a CONNECT tunnel" : "a request", c->t.host);
     return 0;
 }
@@ -697,6 +710,29 @@ static void build_forward(struct econn *c)
     buf_adds(&c->fwd, "Connection: close\r\n\r\n");
 }
 
+/* A CONNECT to a host an intercepting fault matches: "200 Connection established", then the
+ * client's connection is intercept's (intercept.h), which records each request inside. */
+static void hand_to_intercept(struct econn *c)
+{
+    struct err e = {0};
+    struct evbuffer *out = bufferevent_get_output(c->client);
+    struct bufferevent *client = c->client;
+
+    c->status = 200;
+    evbuffer_add_printf(out, "HTTP/1.1 200 Connection established\r\n\r\n");
+    bufferevent_setcb(client, NULL, NULL, NULL, NULL);
+    if (intercept_start(c->eg->ctl, client, c->t.host, c->t.port, &e) != 0) {
+        log_warn("egress", "cannot intercept '%s': %s", c->t.host, e.msg);
+        evbuffer_drain(out, evbuffer_get_length(out));
+        bufferevent_setcb(client, head_read, NULL, head_event, c);
+        conn_fail(c, 502, "interception failed");
+        return;
+    }
+    c->client = NULL; /* intercept's now */
+    c->handed_off = 1;
+    conn_end(c);
+}
+
 static void on_head(struct econn *c, size_t len)
 {
     struct err e = {0};
@@ -722,6 +758,10 @@ static void on_head(struct econn *c, size_t len)
     if (rc != 0) {
         c->error = rc == ERR_UNSUPPORTED ? "https in absolute form" : "malformed request target";
         conn_fail(c, 400, e.msg);
+        return;
+    }
+    if (c->tunnel && intercept_wanted(c->eg->ctl, c->t.host)) {
+        hand_to_intercept(c);
         return;
     }
     if (apply_fault(c))
@@ -815,14 +855,15 @@ static void *egress_init(struct ctl *ctl, struct err *e)
         err_set(e, ERR_SYS, "cannot create the egress proxy's events");
         goto fail;
     }
-    if (cfg->nresolve > EGRESS_RESOLVE_MAX) {
-        err_set(e, ERR_INVALID, "more than %d --resolve entries", EGRESS_RESOLVE_MAX);
-        goto fail;
-    }
-    for (size_t i = 0; i < cfg->nresolve; i++)
-        if (egress_resolve_parse(cfg->resolve[i], &eg->resolve[i], e) != 0)
+    for (const char *const *rs = cfg->resolve; rs && *rs; rs++) {
+        if (eg->nresolve == EGRESS_RESOLVE_MAX) {
+            err_set(e, ERR_INVALID, "more than %d --resolve entries", EGRESS_RESOLVE_MAX);
             goto fail;
-    eg->nresolve = cfg->nresolve;
+        }
+        if (egress_resolve_parse(*rs, &eg->resolve[eg->nresolve], e) != 0)
+            goto fail;
+        eg->nresolve++;
+    }
     if (fd < 0) {
         int slen = (int)sizeof(ss);
         memset(&ss, 0, sizeof(ss));

@@ -12,11 +12,13 @@
  * Each request is decided by the plan (plan_decide with the controller-egress injector and the
  * host): egress.dns_fail answers 502 with the canary in the reason phrase and the body, as a
  * proxy does for a name it cannot resolve; egress.credential_401 answers a plain request 401
- * (a CONNECT to such a host needs the TLS interception, which is not here: the tunnel stays
- * blind and a warning fault_not_applied says so). Then the destination is resolved: a
- * --resolve entry (curl's HOST:PORT:ADDR) first, else a literal address, else DNS. A loopback,
- * private, link-local or unspecified address is refused (403) unless a --resolve entry named
- * it: the proxy must never become the sandbox's way into the host's own services.
+ * (the body and WWW-Authenticate of intercept_answer_401). A CONNECT to a host an intercepting
+ * fault matches (intercept_wanted) is answered 200 and handed to intercept_start before any
+ * decision, so that the plan counts the HTTP requests inside it, not the connection. Then the
+ * destination is resolved: a --resolve entry (curl's HOST:PORT:ADDR) first, else a literal
+ * address, else DNS. A loopback, private, link-local or unspecified address is refused (403)
+ * unless a --resolve entry named it: the proxy must never become the sandbox's way into the
+ * host's own services.
  *
  * Connection states (conn_* functions):
  *   HEAD      --head complete, CONNECT-->        decide -> RESOLVE or answered (CLOSING)

@@ -342,7 +342,7 @@ static void icon_refuse(struct icon *c, int status, const char *why)
  * literal in out; NULL when none names it. */
 static const char *resolve_addr(struct ctl *ctl, const char *host, int port, char *out, size_t size)
 {
-    for (size_t i = 0; i < ctl->cfg.nresolve; i++) {
+    for (size_t i = 0; ctl->cfg.resolve && ctl->cfg.resolve[i]; i++) {
         struct egress_resolve r;
         struct err e = {0};
         const struct sockaddr *sa = (const struct sockaddr *)&r.addr;

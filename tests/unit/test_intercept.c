@@ -184,7 +184,6 @@ static void fixture_init(struct fixture *f, const char *plan_text)
     snprintf(f->resolve, sizeof(f->resolve), "api.github.com:%d:127.0.0.1", f->origin_port);
     f->resolve_list[0] = f->resolve;
     f->c.cfg.resolve = f->resolve_list;
-    f->c.cfg.nresolve = 1;
     f->connect_host = "api.github.com";
     snprintf(f->ca_dir, sizeof(f->ca_dir), "/tmp/faultline-unit-XXXXXX");
     assert_non_null(mkdtemp(f->ca_dir));
