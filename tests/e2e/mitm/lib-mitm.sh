@@ -3,7 +3,7 @@ MITM_HELPERS="$FAULTLINE_ROOT/tests/e2e/mitm"
 export MITM_HELPERS
 
 # mitm_test_ca DIR: a test CA (DIR/test-ca.pem) and a server certificate signed by it for
-# api.github.com and code.example.test (DIR/srv.pem, DIR/srv.key): the "real" hosts' side.
+# api.github.com, code.example.test, git.example.test and bare.example.test (DIR/srv.pem, DIR/srv.key): the "real" hosts' side.
 mitm_test_ca() {
     local d=$1
     mkdir -p "$d"
@@ -13,7 +13,7 @@ mitm_test_ca() {
         2>/dev/null
     openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$d/srv.key" \
         -out "$d/srv.csr" -subj "/CN=api.github.com" 2>/dev/null
-    printf 'subjectAltName=DNS:api.github.com,DNS:code.example.test\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' >"$d/srv.ext"
+    printf 'subjectAltName=DNS:api.github.com,DNS:code.example.test,DNS:git.example.test,DNS:bare.example.test\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' >"$d/srv.ext"
     openssl x509 -req -in "$d/srv.csr" -CA "$d/test-ca.pem" -CAkey "$d/test-ca.key" \
         -CAcreateserial -days 2 -out "$d/srv.pem" -extfile "$d/srv.ext" 2>/dev/null
 }
