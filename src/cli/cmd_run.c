@@ -11,6 +11,8 @@
  * its report with status aborted. Exit codes (exitcodes.c): 0 scored, 1 aborted, 2 invalid,
  * 3..7 a refused precondition, 64 usage.
  */
+#include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,7 +101,8 @@ int cmd_run(int argc, char **argv)
     enum run_refusal why;
     int keep = 0, quiet = 0, json = 0, seed_given = 0, jobs = 1, nargs, rc;
     uint64_t seed = 0;
-    const char *out = NULL, *upstream = NULL, *backend = "native";
+    const char *out = NULL, *upstream = NULL, *backend = "native", *upstream_ca = NULL;
+    char ca_abs[PATH_MAX];
     const struct opt opts[] = {
         OPT_STRING("out", "REPORT.json", &out, "$TMPDIR/faultline-NAME-TIME-PID.json",
                    "write the report here; the run folder is REPORT without .json"),
@@ -118,12 +121,16 @@ int cmd_run(int argc, char **argv)
         OPT_CALL("resolve", "HOST:PORT:ADDR", add_resolve, &resolve,
                  "the egress proxy sends HOST:PORT to ADDR, which may then be loopback or "
                  "private (curl's --resolve; PORT * for any); repeatable"),
+        OPT_STRING("upstream-ca", "FILE", &upstream_ca, NULL,
+                   "also trust this CA (PEM) for the controller's https upstreams (intercepted "
+                   "egress hosts; tests)"),
         OPT_END(),
     };
     const struct opt_cmd cmd = {
         .name = "run",
-        .usage = "EXPERIMENT [--out REPORT.json] [--keep] [--seed S] [--model-upstream URL] "
-                 "[--quiet] [--json] [--sandbox native|oci] [--ro-path DIR]... [--jobs N] [--resolve HOST:PORT:ADDR]...",
+        .usage =
+            "EXPERIMENT [--out REPORT.json] [--keep] [--seed S] [--model-upstream URL] "
+            "[--quiet] [--json] [--sandbox native|oci] [--ro-path DIR]... [--jobs N] [--resolve HOST:PORT:ADDR]... [--upstream-ca FILE]",
         .about = "Runs the experiment: its baselines, then its faulted repetitions, each in a\n"
                  "fresh worktree of HEAD inside the sandbox, with the controller injecting the\n"
                  "plan's faults; then scores the run folder and writes the report. Refuses to\n"
@@ -152,6 +159,16 @@ int cmd_run(int argc, char **argv)
             opt_usage_error(&cmd, msg);
             return EXIT_USAGE;
         }
+    }
+    if (upstream_ca) {
+        if (realpath(upstream_ca, ca_abs) == NULL) {
+            char msg[400];
+            snprintf(msg, sizeof(msg), "--upstream-ca: cannot read '%.300s': %s", upstream_ca,
+                     strerror(errno));
+            opt_usage_error(&cmd, msg);
+            return EXIT_USAGE;
+        }
+        ro.upstream_ca = ca_abs;
     }
     ro.experiment = argv[0];
     ro.out = out;

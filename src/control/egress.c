@@ -144,8 +144,7 @@ int egress_parse_authority(const char *s, struct egress_target *t, struct err *e
 
     memset(t, 0, sizeof(*t));
     if (split_hostport(s, strlen(s), t, 1, &why) != 0)
-        return err_set(e, ERR_PARSE, "malformed CONNECT target (expected host:port): %s",
-                       why.msg);
+        return err_set(e, ERR_PARSE, "malformed CONNECT target (expected host:port): %s", why.msg);
     return 0;
 }
 

@@ -23,6 +23,11 @@
 #include <string.h>
 #include <strings.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
 #include <event2/buffer.h>
 #include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
@@ -30,6 +35,7 @@
 
 #include "codec/tlsmint.h"
 #include "control/ctl.h"
+#include "control/egress.h"
 #include "control/faults.h"
 #include "control/intercept.h"
 #include "control/upstream.h"
@@ -66,6 +72,10 @@ struct icon {
     int64_t t0;
     int status;
     uint64_t bytes_in;
+    /* the response being built: written to the TLS filter in one piece per origin read, so
+     * that it becomes one TLS record rather than one per header line (bufferevent_openssl
+     * writes a record per evbuffer addition) */
+    struct evbuffer *stage;
     int resp_chunked; /* the response to the client is chunked */
     int keep_alive;
     int dropping;
@@ -247,6 +257,8 @@ static void icon_free(struct icon *c)
         bufferevent_free(c->bev);
     if (c->drop_ev)
         event_free(c->drop_ev);
+    if (c->stage)
+        evbuffer_free(c->stage);
     http_head_release(&c->req);
     buf_release(&c->body);
     free(c);
@@ -286,10 +298,12 @@ static void icon_close_after_write(struct icon *c)
 }
 
 /* Writes a whole response (hdrs: "Name: value\r\n" lines). */
+static void icon_flush(struct icon *c);
+
 static void icon_reply(struct icon *c, int status, const char *reason, const char *hdrs,
                        const void *body, size_t n)
 {
-    struct evbuffer *out = bufferevent_get_output(c->bev);
+    struct evbuffer *out = c->stage;
 
     c->status = status;
     evbuffer_add_printf(out, "HTTP/1.1 %d %s\r\n%sContent-Length: %zu\r\n%s\r\n", status,
@@ -297,6 +311,7 @@ static void icon_reply(struct icon *c, int status, const char *reason, const cha
                         c->keep_alive ? "" : "Connection: close\r\n");
     if (strcmp(c->req.method ? c->req.method : "", "HEAD") != 0)
         evbuffer_add(out, body, n);
+    icon_flush(c);
 }
 
 /* The request was answered: the next one, or the close. */
@@ -332,34 +347,37 @@ static void icon_refuse(struct icon *c, int status, const char *why)
     icon_close_after_write(c);
 }
 
+/* Moves the staged response to the client, contiguous when small (one TLS record). */
+static void icon_flush(struct icon *c)
+{
+    size_t n = evbuffer_get_length(c->stage);
+
+    if (n == 0)
+        return;
+    if (n <= 64 * 1024)
+        evbuffer_pullup(c->stage, -1);
+    evbuffer_add_buffer(bufferevent_get_output(c->bev), c->stage);
+}
+
 /* ---- forwarding ---- */
 
+/* The address a --resolve entry (egress.h's parser, curl's meaning) gives host:port, as an IP
+ * literal in out; NULL when none names it. */
 static const char *resolve_addr(struct ctl *ctl, const char *host, int port, char *out, size_t size)
 {
-    const char *const *r = ctl->cfg.resolve;
+    for (size_t i = 0; ctl->cfg.resolve && ctl->cfg.resolve[i]; i++) {
+        struct egress_resolve r;
+        struct err e = {0};
+        const struct sockaddr *sa = (const struct sockaddr *)&r.addr;
+        const void *a;
 
-    for (; r && *r; r++) {
-        /* "HOST:PORT:ADDR", ADDR possibly a [v6] literal */
-        const char *p1 = strchr(*r, ':');
-        const char *p2 = p1 ? strchr(p1 + 1, ':') : NULL;
-        char portstr[16];
-        size_t alen;
-        if (p2 == NULL || (size_t)(p1 - *r) != strlen(host) || strncasecmp(*r, host, strlen(host)))
+        if (egress_resolve_parse(ctl->cfg.resolve[i], &r, &e) != 0 ||
+            strcasecmp(r.host, host) != 0 || (r.port != 0 && r.port != port))
             continue;
-        snprintf(portstr, sizeof(portstr), "%d", port);
-        if ((size_t)(p2 - p1 - 1) != strlen(portstr) || strncmp(p1 + 1, portstr, strlen(portstr)))
-            continue;
-        p2++;
-        alen = strlen(p2);
-        if (alen >= 2 && p2[0] == '[' && p2[alen - 1] == ']') {
-            p2++;
-            alen -= 2;
-        }
-        if (alen == 0 || alen >= size)
-            continue;
-        memcpy(out, p2, alen);
-        out[alen] = '\0';
-        return out;
+        a = sa->sa_family == AF_INET6 ? (const void *)&((const struct sockaddr_in6 *)sa)->sin6_addr
+                                      : (const void *)&((const struct sockaddr_in *)sa)->sin_addr;
+        if (inet_ntop(sa->sa_family, a, out, (socklen_t)size) != NULL)
+            return out;
     }
     return NULL;
 }
@@ -401,7 +419,7 @@ static struct upstream *origin_get(struct icon *c, struct err *e)
 static void up_head(struct ureq *q, const struct http_head *h, void *arg)
 {
     struct icon *c = arg;
-    struct evbuffer *out = bufferevent_get_output(c->bev);
+    struct evbuffer *out = c->stage;
     int no_body = h->framing == HTTP_BODY_NONE;
 
     (void)q;
@@ -431,7 +449,7 @@ static void up_head(struct ureq *q, const struct http_head *h, void *arg)
 static void up_body(struct ureq *q, struct evbuffer *data, void *arg)
 {
     struct icon *c = arg;
-    struct evbuffer *out = bufferevent_get_output(c->bev);
+    struct evbuffer *out = c->stage;
     size_t n = evbuffer_get_length(data);
 
     (void)q;
@@ -443,6 +461,8 @@ static void up_body(struct ureq *q, struct evbuffer *data, void *arg)
     evbuffer_add_buffer(out, data);
     if (c->resp_chunked)
         evbuffer_add(out, "\r\n", 2);
+    icon_flush(c);
+    out = bufferevent_get_output(c->bev);
     /* backpressure: stop reading the origin while the client lags */
     if (evbuffer_get_length(out) > 4 * 1024 * 1024 && c->q)
         ureq_pause(c->q, 1);
@@ -455,7 +475,8 @@ static void up_done(struct ureq *q, void *arg)
     (void)q;
     c->q = NULL;
     if (c->resp_chunked)
-        evbuffer_add(bufferevent_get_output(c->bev), "0\r\n\r\n", 5);
+        evbuffer_add(c->stage, "0\r\n\r\n", 5);
+    icon_flush(c);
     emit_request(c, 0, NULL);
     icon_request_done(c);
 }
@@ -708,7 +729,7 @@ int intercept_start(struct ctl *ctl, struct bufferevent *client, const char *hos
     struct timeval tv;
     struct icon *c;
     SSL *ssl;
-    int ms = ctl->cfg.client_timeout_ms > 0 ? ctl->cfg.client_timeout_ms : 60000;
+    int ms = ctl->cfg.client_timeout_ms > 0 ? ctl->cfg.client_timeout_ms : 60000, one = 1;
 
     if (ic == NULL)
         return err_set(err, ERR_UNSUPPORTED, "the controller does not intercept TLS");
@@ -725,8 +746,9 @@ int intercept_start(struct ctl *ctl, struct bufferevent *client, const char *hos
     buf_init(&c->body, 0);
     c->t0 = time_now_ms();
     c->drop_ev = evtimer_new(ctl->base, icon_drop_cb, c);
+    c->stage = evbuffer_new();
     ssl = tlsmint_ssl_new(ic->mint, &c->sni, err);
-    if (ssl == NULL || c->drop_ev == NULL)
+    if (ssl == NULL || c->drop_ev == NULL || c->stage == NULL)
         goto fail;
     c->bev = bufferevent_openssl_filter_new(ctl->base, client, ssl, BUFFEREVENT_SSL_ACCEPTING,
                                             BEV_OPT_CLOSE_ON_FREE);
@@ -736,6 +758,9 @@ int intercept_start(struct ctl *ctl, struct bufferevent *client, const char *hos
         goto fail;
     }
     bufferevent_openssl_set_allow_dirty_shutdown(c->bev, 1);
+    /* an interactive exchange: no Nagle delay between a response's records */
+    if (bufferevent_getfd(client) >= 0)
+        setsockopt(bufferevent_getfd(client), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     bufferevent_setcb(c->bev, icon_read_cb, icon_write_cb, icon_event_cb, c);
     tv.tv_sec = ms / 1000;
     tv.tv_usec = (ms % 1000) * 1000;
@@ -752,6 +777,8 @@ int intercept_start(struct ctl *ctl, struct bufferevent *client, const char *hos
 fail:
     if (c->drop_ev)
         event_free(c->drop_ev);
+    if (c->stage)
+        evbuffer_free(c->stage);
     http_head_release(&c->req);
     buf_release(&c->body);
     free(c);

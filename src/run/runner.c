@@ -46,6 +46,7 @@
 #include "run/carry.h"
 #include "run/monitor.h"
 #include "run/report.h"
+#include "run/trust.h"
 #include "run/runner.h"
 #include "run/worktree.h"
 #include "sandbox/sandbox.h"
@@ -790,27 +791,27 @@ static int spawn_controller(struct rep *p, int lfd, struct err *e)
         return err_set(e, ERR_SYS, "dup: %s", strerror(errno));
     }
     snprintf(efdtxt, sizeof(efdtxt), "%d", efd);
-    const char *argv[24 + 2 * RUN_RESOLVE_MAX] = {r->exe,
-                          "proxy",
-                          "--plan",
-                          plan,
-                          "--events",
-                          events,
-                          "--listen-fd",
-                          fdtxt,
-                          "--upstream-anthropic",
-                          ua,
-                          "--upstream-openai",
-                          uo,
-                          "--ready-file",
-                          ready,
-                          "--log",
-                          log,
-                          "--log-level",
-                          "info",
-                          "--egress-listen-fd",
-                          efdtxt,
-                          NULL};
+    const char *argv[28 + 2 * RUN_RESOLVE_MAX] = {r->exe,
+                                                  "proxy",
+                                                  "--plan",
+                                                  plan,
+                                                  "--events",
+                                                  events,
+                                                  "--listen-fd",
+                                                  fdtxt,
+                                                  "--upstream-anthropic",
+                                                  ua,
+                                                  "--upstream-openai",
+                                                  uo,
+                                                  "--ready-file",
+                                                  ready,
+                                                  "--log",
+                                                  log,
+                                                  "--log-level",
+                                                  "info",
+                                                  "--egress-listen-fd",
+                                                  efdtxt,
+                                                  NULL};
     size_t na = 0;
     while (argv[na])
         na++;
@@ -818,6 +819,13 @@ static int spawn_controller(struct rep *p, int lfd, struct err *e)
          rs++) {
         argv[na++] = "--resolve";
         argv[na++] = *rs;
+    }
+    /* the run's interception CA and the sandbox's trust bundle (src/run/trust.h) */
+    argv[na++] = "--ca-dir";
+    argv[na++] = p->dir;
+    if (r->o.upstream_ca) {
+        argv[na++] = "--upstream-ca";
+        argv[na++] = r->o.upstream_ca;
     }
     argv[na] = NULL;
     struct proc_opts po = {
@@ -899,7 +907,11 @@ static int prepare(struct rep *p, struct err *e)
     char path[RUN_PATH_MAX];
     const char *env[100];
     struct buf envstore = BUF_INIT;
+    char bundle[RUN_PATH_MAX];
+    const char *binds[TRUST_BINDS_MAX];
     int lfd = -1, rc, ncarried = 0;
+
+    snprintf(bundle, sizeof(bundle), "%s/" TRUST_BUNDLE_NAME, p->dir);
 
     snprintf(path, sizeof(path), "%s/plan.json", p->dir);
     if ((rc = plan_save(p->plan, path, e)) < 0)
@@ -936,6 +948,7 @@ static int prepare(struct rep *p, struct err *e)
         .self_exe = r->exe,
         .env = sandbox_env(p, &envstore, env, sizeof(env) / sizeof(env[0])),
         .ro_paths = r->o.ro_paths,
+        .ro_files = trust_binds(bundle, r->o.backend && strcmp(r->o.backend, "oci") == 0, binds),
     };
     if ((rc = sandbox_open(&p->sb, &spec, &lfd, &p->port, e)) < 0)
         goto out;
@@ -971,6 +984,8 @@ static void sandbox_cmd(const struct rep *p, const char *cmd, struct buf *out)
              "NODE_USE_ENV_PROXY=1\n",
              (unsigned)p->egress_port, (unsigned)p->egress_port, (unsigned)p->egress_port,
              (unsigned)p->egress_port);
+    /* the run's CA bundle, bound over the system's: named to every client (src/run/trust.h) */
+    trust_export(out);
     /* An agent or server installed under a --ro-path directory is found by name: its bin/ (or
      * a node_modules' .bin/) goes after the sandbox's own PATH. */
     for (const char *const *d = p->r->o.ro_paths; d && *d; d++) {

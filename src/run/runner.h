@@ -72,6 +72,9 @@ struct run_opts {
     const char *const *resolve;  /* NULL-terminated --resolve HOST:PORT:ADDR for the egress
                                   * proxy (docs/egress.md), at most RUN_RESOLVE_MAX, or NULL */
     const char *self_exe;        /* the faultline binary (NULL: /proc/self/exe) */
+    const char *upstream_ca;     /* an absolute path: a CA (PEM) the controller trusts for its
+                                  * https upstreams besides the system's (intercepted egress
+                                  * origins, the model API; tests), or NULL */
     int jobs;                    /* repetitions at once, 1..RUN_JOBS_MAX (0: 1); each in a child
                                   * process with its own sandbox, controller and worktree; the
                                   * baselines finish before the faulted ones start */

@@ -521,6 +521,7 @@ int sandbox_open(struct sandbox **out, const struct sandbox_spec *spec, int *lis
     sb->self_exe = xstrdup_or_null(spec->self_exe);
     sb->env = copy_strv(spec->env);
     sb->ro_paths = copy_strv(spec->ro_paths);
+    sb->ro_files = copy_strv(spec->ro_files);
     sb->limits = spec->limits;
     if (sb->limits.nproc <= 0)
         sb->limits.nproc = 512;
@@ -606,6 +607,7 @@ void sandbox_close(struct sandbox *sb)
     free(sb->image);
     for (size_t i = 0; i < SANDBOX_SPAWNS_MAX; i++)
         free(sb->containers[i]);
+    free_strv(sb->ro_files);
     free_strv(sb->env);
     free_strv(sb->ro_paths);
     free(sb);

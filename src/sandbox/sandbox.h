@@ -69,6 +69,10 @@ struct sandbox_spec {
     const char *const *ro_paths; /* NULL or NULL-terminated extra host paths bound read-only at
                                   * the same path inside (an agent installed outside /usr) */
     struct sandbox_limits limits; /* zeros take the defaults above */
+    /* NULL or NULL-terminated pairs (host file, path inside): each host file bound read-only
+     * over that path (the run's CA bundle over the system one, src/run/trust.h). The host
+     * file must exist when a command is spawned. */
+    const char *const *ro_files;
 };
 
 struct sandbox;
