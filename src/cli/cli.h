@@ -64,6 +64,10 @@ CMD(score);
 CMD(run);
 CMD(sandbox);
 CMD(init);
+CMD(gate);
+/* `faultline gate explain` (engineer policy's src/cli/cmd_gate_explain.c), dispatched by cmd_gate
+ */
+CMD(gate_explain);
 #undef CMD
 
 #endif

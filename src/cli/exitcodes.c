@@ -116,6 +116,13 @@ static const struct exit_row rows[] = {
     {"`sandbox exec`", "N", "COMMAND's", "COMMAND's exit code, 128 + N when killed by signal N"},
     {"`sandbox exec`", "1", "failure", "the sandbox could not be made (the reason on stderr)"},
     USAGE_ROW("`sandbox`"),
+    {"`gate HARNESS`", "0", "answered",
+     "the answer is on stdout in the harness's format (allow, deny or held), or there is none: "
+     "no opinion"},
+    {"`gate HARNESS`", "2", "denied",
+     "the hook input could not be read (malformed, cut, over 1 MiB) and its command is "
+     "destructive: every harness reads exit 2 as a block, the reason on stderr"},
+    {"`gate HARNESS`", "64", "usage", "an unknown harness or option"},
 };
 
 void cli_exit_codes_markdown(FILE *f)

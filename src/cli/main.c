@@ -34,6 +34,7 @@ static const struct command commands[] = {
     {"init", cmd_init,
      "init [--agent A] [--fault ID]       write a first experiment and mock script"},
     {"sandbox", cmd_sandbox, "sandbox check | exec -- COMMAND    the native sandbox, by hand"},
+    {"gate", cmd_gate, "gate claude-code | codex | cursor  a harness's pre-tool hook (stdin)"},
 };
 
 static void usage(FILE *f)

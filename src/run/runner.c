@@ -43,13 +43,16 @@
 #include "experiment/experiment.h"
 #include "model/mockscript.h"
 #include "plan/plan.h"
+#include "policy/policy.h"
 #include "run/carry.h"
+#include "run/gatecheck.h"
 #include "run/monitor.h"
 #include "run/report.h"
 #include "run/trust.h"
 #include "run/runner.h"
 #include "run/worktree.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/supervise.h"
 #include "score/score.h"
 #include "util/fs.h"
 #include "util/proc.h"
@@ -762,12 +765,39 @@ static void stop_mock(struct run *r)
     }
 }
 
+/* The gate endpoint's policy (docs/gate.md): the project's file as carried into the worktree,
+ * and a snapshot of the user's taken now into the repetition's folder (the agent's HOME is a
+ * fresh one, and a later edit does not change a run under way). Either path is set to "" when
+ * there is no such file. 0, or ERR_IO / ERR_LIMIT for a user file that cannot be read. */
+static int policy_files(struct rep *p, char *proj, char *user, size_t size, struct err *e)
+{
+    const char *home = getenv("HOME");
+    char src[RUN_PATH_MAX];
+    struct buf b = BUF_INIT;
+    int rc = 0;
+
+    proj[0] = user[0] = '\0';
+    if (fs_exists_beneath(p->work, POLICY_PROJECT_FILE))
+        snprintf(proj, size, "%s/%s", p->work, POLICY_PROJECT_FILE);
+    if (home == NULL || home[0] == '\0')
+        return 0;
+    snprintf(src, sizeof(src), "%s/%s", home, POLICY_USER_FILE);
+    if (access(src, F_OK) != 0)
+        return 0;
+    if ((rc = fs_read_file(src, POLICY_FILE_MAX, &b, e)) == 0) {
+        snprintf(user, size, "%s/policy-user.yaml", p->dir);
+        rc = fs_write_file(user, b.data, b.len, e);
+    }
+    buf_release(&b);
+    return rc;
+}
+
 /* Starts the controller on the sandbox's listener lfd; await_controller waits for it. */
 static int spawn_controller(struct rep *p, int lfd, struct err *e)
 {
     struct run *r = p->r;
     char *ready = p->ctl_ready, log[RUN_PATH_MAX], plan[RUN_PATH_MAX], events[RUN_PATH_MAX];
-    char fdtxt[16], efdtxt[16];
+    char fdtxt[16], efdtxt[16], pproj[RUN_PATH_MAX], puser[RUN_PATH_MAX];
     const char *ua = r->upstream_anthropic, *uo = r->upstream_openai;
     int fd, efd, rc;
 
@@ -780,6 +810,8 @@ static int spawn_controller(struct rep *p, int lfd, struct err *e)
     snprintf(log, sizeof(log), "%s/proxy.log", p->dir);
     snprintf(plan, sizeof(plan), "%s/plan.json", p->dir);
     snprintf(events, sizeof(events), "%s/events.jsonl", p->dir);
+    if ((rc = policy_files(p, pproj, puser, sizeof(pproj), e)) < 0)
+        return rc;
     /* The listener without close-on-exec for the controller alone, closed again at once. */
     fd = fcntl(lfd, F_DUPFD, 3);
     if (fd < 0)
@@ -791,7 +823,7 @@ static int spawn_controller(struct rep *p, int lfd, struct err *e)
         return err_set(e, ERR_SYS, "dup: %s", strerror(errno));
     }
     snprintf(efdtxt, sizeof(efdtxt), "%d", efd);
-    const char *argv[28 + 2 * RUN_RESOLVE_MAX] = {r->exe,
+    const char *argv[32 + 2 * RUN_RESOLVE_MAX] = {r->exe,
                                                   "proxy",
                                                   "--plan",
                                                   plan,
@@ -826,6 +858,15 @@ static int spawn_controller(struct rep *p, int lfd, struct err *e)
     if (r->o.upstream_ca) {
         argv[na++] = "--upstream-ca";
         argv[na++] = r->o.upstream_ca;
+    }
+    /* the policy files last: the project's first (docs/gate.md) */
+    if (pproj[0]) {
+        argv[na++] = "--policy";
+        argv[na++] = pproj;
+    }
+    if (puser[0]) {
+        argv[na++] = "--policy";
+        argv[na++] = puser;
     }
     argv[na] = NULL;
     struct proc_opts po = {
@@ -1073,6 +1114,42 @@ static void rep_status(struct rep *p, const char *phase)
 
 static void verify_start(struct rep *p);
 
+/* After the agent's end: gives its MCP shims, whose input just ended, a moment to write their
+ * component_end through the controller (the check in rep_teardown), without a timer when
+ * they already did. */
+static void wait_shims(struct rep *p)
+{
+    int64_t end = time_mono_ns() + (int64_t)RUN_SHIM_END_MS * 1000000;
+    struct err e = {0};
+
+    while (monitor_poll(&p->mon, &e) == 0 && monitor_shims_open(&p->mon, NULL) > 0 &&
+           time_mono_ns() < end && !stopped(p->r))
+        time_sleep_ms(10);
+}
+
+/* How the agent really ended, from its supervisor in the sandbox (stfd, sandbox/supervise.h;
+ * NO_FD where the backend has none): a signal the runner did not send (kill -9 from outside,
+ * the kernel's OOM killer) is not the agent's own end, and makes the repetition an error; so
+ * does a supervisor that wrote nothing (killed itself). */
+static void agent_end(struct rep *p, int stfd, int killed)
+{
+    int code, sig;
+
+    if (stfd < 0)
+        return;
+    if (sandbox_read_status(stfd, &code, &sig) != 0) {
+        if (!killed)
+            rep_fail(p, "the agent's sandbox ended without its supervisor's word (killed from "
+                        "outside?)");
+        return;
+    }
+    p->agent_exit = code;
+    p->agent_signal = sig;
+    if (sig && !killed)
+        rep_fail(p, "the agent was killed by signal %d (%s) while it ran: not its own end", sig,
+                 strsignal(sig));
+}
+
 static void agent_phase(struct rep *p)
 {
     struct run *r = p->r;
@@ -1080,7 +1157,7 @@ static void agent_phase(struct rep *p)
     struct err e = {0};
     struct buf cmd = BUF_INIT;
     char path[RUN_PATH_MAX];
-    int pfd[2] = {-1, -1}, outfd = -1, errfd = -1, eof = 0, killed = 0, xfd = -1;
+    int pfd[2] = {-1, -1}, outfd = -1, errfd = -1, eof = 0, killed = 0, xfd = -1, stfd = NO_FD;
     int64_t t0;
 
     snprintf(path, sizeof(path), "%s/agent.out", p->dir);
@@ -1106,7 +1183,7 @@ static void agent_phase(struct rep *p)
         }
         goto out;
     }
-    if (sandbox_spawn_gated(p->sb, cmd.data, pfd[1], errfd, &ap, &e) < 0) {
+    if (sandbox_spawn_gated(p->sb, cmd.data, pfd[1], errfd, &stfd, &ap, &e) < 0) {
         rep_fail(p, "cannot start the agent in the sandbox: %s", e.msg);
         goto out;
     }
@@ -1179,8 +1256,13 @@ static void agent_phase(struct rep *p)
     p->agent_ms = (time_mono_ns() - t0) / 1000000;
     p->t_agent_end = time_now_ms();
     describe_exit(&ap, &p->agent_exit, &p->agent_signal);
+    agent_end(p, stfd, killed);
+    if (!killed)
+        wait_shims(p);
     proc_release(&ap);
 out:
+    if (stfd >= 0)
+        close(stfd);
     if (xfd >= 0)
         close(xfd);
     if (pfd[0] >= 0)
@@ -1206,7 +1288,7 @@ static void verify_start(struct rep *p)
     snprintf(path, sizeof(path), "%s/verify.out", p->dir);
     p->vp_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     sandbox_cmd(p, p->r->x->verify, &cmd);
-    if (sandbox_spawn_gated(p->sb, cmd.data, p->vp_fd, p->vp_fd, &p->vp, &e) == 0)
+    if (sandbox_spawn_gated(p->sb, cmd.data, p->vp_fd, p->vp_fd, NULL, &p->vp, &e) == 0)
         p->vp_live = 1;
     buf_release(&cmd);
 }
@@ -1424,6 +1506,17 @@ static void rep_teardown(struct rep *p)
     if (p->nsfd >= 0)
         close(p->nsfd);
     p->nsfd = -1;
+    /* every event is in the file now: a shim that loaded its plan and never ended was killed */
+    {
+        const struct monitor_shim *lost;
+        struct err e = {0};
+        if (monitor_poll(&p->mon, &e) == 0 && !p->aborted && strcmp(p->status, "error") != 0 &&
+            monitor_shims_open(&p->mon, &lost) > 0)
+            rep_fail(p,
+                     "an MCP shim (faultline mcp, pid %lld in the sandbox) ended without a word "
+                     "while the agent ran (killed?)",
+                     lost->pid);
+    }
     if (p->status[0] == '\0')
         snprintf(p->status, sizeof(p->status), "%s", p->aborted ? "aborted" : "complete");
     runner_events(p);
@@ -1687,6 +1780,19 @@ static void collect_reps(struct run *r)
     r->reps = arr;
 }
 
+/* The project's harnesses would run ungoverned: said once, before the first repetition. */
+static void warn_gates(struct run *r)
+{
+    struct buf w = BUF_INIT;
+
+    gatecheck_warnings(r->project, &w);
+    for (char *line = w.data, *nl; (nl = strchr(line, '\n')) != NULL; line = nl + 1) {
+        *nl = '\0';
+        progress(r, "warning: %s", line);
+    }
+    buf_release(&w);
+}
+
 int run_execute(struct run *r, struct err *e)
 {
     int baseline_failed = 0, ended = 0;
@@ -1700,6 +1806,7 @@ int run_execute(struct run *r, struct err *e)
     snprintf(r->status, sizeof(r->status), "complete");
     if (r->mock_script[0])
         start_mock(r);
+    warn_gates(r);
     /* The baselines finish before the faulted repetitions start. */
     run_phase(r, 0, r->x->repeat, &ended, &baseline_failed);
     if (baseline_failed && !ended)
