@@ -7,8 +7,29 @@
 
 #include "cli/cli.h"
 #include "control/controller.h"
+#include "control/egress.h"
 #include "util/log.h"
 #include "util/banned.h"
+
+struct resolve_list {
+    const char *spec[EGRESS_RESOLVE_MAX + 1]; /* NULL-terminated */
+    size_t n;
+};
+
+/* --resolve HOST:PORT:ADDR, repeatable: checked here so a bad entry is a usage error */
+static int on_resolve(const struct opt *op, const char *v, struct err *e)
+{
+    struct resolve_list *l = op->value;
+    struct egress_resolve r;
+
+    if (l->n >= EGRESS_RESOLVE_MAX)
+        return err_set(e, ERR_INVALID, "--resolve: at most %d entries", EGRESS_RESOLVE_MAX);
+    if (egress_resolve_parse(v, &r, e) != 0)
+        return ERR_INVALID;
+    l->spec[l->n++] = v;
+    l->spec[l->n] = NULL;
+    return 0;
+}
 
 #define PROXY_POLICIES_MAX 8
 
@@ -32,6 +53,7 @@ int cmd_proxy(int argc, char **argv)
     struct policy_flags pf = {.n = 0};
     struct controller_config cfg;
     struct err e = {0};
+    struct resolve_list resolve = {{NULL}, 0};
     const char *log_file = NULL, *level = log_level_name();
     int nargs, rc;
 
@@ -49,6 +71,9 @@ int cmd_proxy(int argc, char **argv)
         OPT_STRING("upstream-openai", "URL", &cfg.upstream_openai, NULL, "the OpenAI API"),
         OPT_STRING("upstream-ca", "FILE", &cfg.upstream_ca, NULL,
                    "extra CA certificate (PEM) for https upstreams"),
+        OPT_STRING("ca-dir", "DIR", &cfg.ca_dir, NULL,
+                   "write the run's interception CA certificate (ca.pem) and the trust bundle "
+                   "(ca-bundle.pem) here"),
         OPT_STRING("prices", "FILE", &cfg.prices_file, NULL, "price table overrides (JSON/YAML)"),
         OPT_CALL("policy", "FILE", on_policy, &pf,
                  "a gate policy file for POST /_faultline/gate (repeatable: the project's "
@@ -74,6 +99,15 @@ int cmd_proxy(int argc, char **argv)
                 "silence inside an upstream body"),
         OPT_INT("client-timeout-ms", "MS", &cfg.client_timeout_ms, 1, 86400000,
                 "client request, keep-alive and stalled reads"),
+        OPT_STRING("egress-listen", "HOST:PORT", &cfg.egress_listen, NULL,
+                   "serve the egress forward proxy (HTTP_PROXY) here"),
+        OPT_INT("egress-listen-fd", "N", &cfg.egress_listen_fd, 0, 65535,
+                "serve the egress proxy on an inherited listening socket instead"),
+        OPT_STRING("egress-ready-file", "F", &cfg.egress_ready_file, NULL,
+                   "write the egress proxy's bound HOST:PORT here"),
+        OPT_CALL("resolve", "HOST:PORT:ADDR", on_resolve, &resolve,
+                 "egress to HOST:PORT goes to ADDR, which may then be loopback or private "
+                 "(curl's --resolve; repeatable; PORT * for any)"),
         OPT_STRING("log", "FILE", &log_file, "stderr", "log here"),
         OPT_STRING("log-level", "LEVEL", &level, NULL, "error, warn, info or debug"),
         OPT_END(),
@@ -104,6 +138,7 @@ int cmd_proxy(int argc, char **argv)
         fprintf(stderr, "faultline proxy: cannot open log file '%s'\n", log_file);
         return EXIT_FAIL;
     }
+    cfg.resolve = resolve.n ? resolve.spec : NULL;
     cfg.policy_paths = pf.paths;
     cfg.npolicy_paths = pf.n;
     rc = controller_run(&cfg, &e);

@@ -11,6 +11,8 @@
  * its report with status aborted. Exit codes (exitcodes.c): 0 scored, 1 aborted, 2 invalid,
  * 3..7 a refused precondition, 64 usage.
  */
+#include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +20,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "control/egress.h"
 #include "run/report.h"
 #include "run/runner.h"
 #include "util/url.h"
@@ -51,6 +54,26 @@ static int add_ro(const struct opt *o, const char *arg, struct err *e)
     return 0;
 }
 
+struct resolve_list {
+    const char *v[RUN_RESOLVE_MAX + 1];
+    int n;
+};
+
+/* --resolve HOST:PORT:ADDR, repeatable: handed to each repetition's controller */
+static int add_resolve(const struct opt *o, const char *arg, struct err *e)
+{
+    struct resolve_list *l = o->value;
+    struct egress_resolve r;
+
+    if (l->n >= RUN_RESOLVE_MAX)
+        return err_set(e, ERR_LIMIT, "at most %d --resolve", RUN_RESOLVE_MAX);
+    if (egress_resolve_parse(arg, &r, e) != 0)
+        return ERR_INVALID;
+    l->v[l->n++] = arg;
+    l->v[l->n] = NULL;
+    return 0;
+}
+
 static int refusal_code(enum run_refusal why)
 {
     switch (why) {
@@ -71,13 +94,15 @@ int cmd_run(int argc, char **argv)
 {
     struct run_opts ro = {0};
     struct ro_list ro_paths = {{NULL}, 0};
+    struct resolve_list resolve = {{NULL}, 0};
     struct buf diags = BUF_INIT;
     struct err e = {0};
     struct run *r = NULL;
     enum run_refusal why;
     int keep = 0, quiet = 0, json = 0, seed_given = 0, jobs = 1, nargs, rc;
     uint64_t seed = 0;
-    const char *out = NULL, *upstream = NULL, *backend = "native";
+    const char *out = NULL, *upstream = NULL, *backend = "native", *upstream_ca = NULL;
+    char ca_abs[PATH_MAX];
     const struct opt opts[] = {
         OPT_STRING("out", "REPORT.json", &out, "$TMPDIR/faultline-NAME-TIME-PID.json",
                    "write the report here; the run folder is REPORT without .json"),
@@ -93,12 +118,19 @@ int cmd_run(int argc, char **argv)
                 "run up to N repetitions at once (baselines first); the same report"),
         OPT_CALL("ro-path", "DIR", add_ro, &ro_paths,
                  "also bind DIR read-only in the sandbox (an agent outside /usr); repeatable"),
+        OPT_CALL("resolve", "HOST:PORT:ADDR", add_resolve, &resolve,
+                 "the egress proxy sends HOST:PORT to ADDR, which may then be loopback or "
+                 "private (curl's --resolve; PORT * for any); repeatable"),
+        OPT_STRING("upstream-ca", "FILE", &upstream_ca, NULL,
+                   "also trust this CA (PEM) for the controller's https upstreams (intercepted "
+                   "egress hosts; tests)"),
         OPT_END(),
     };
     const struct opt_cmd cmd = {
         .name = "run",
-        .usage = "EXPERIMENT [--out REPORT.json] [--keep] [--seed S] [--model-upstream URL] "
-                 "[--quiet] [--json] [--sandbox native|oci] [--ro-path DIR]... [--jobs N]",
+        .usage =
+            "EXPERIMENT [--out REPORT.json] [--keep] [--seed S] [--model-upstream URL] "
+            "[--quiet] [--json] [--sandbox native|oci] [--ro-path DIR]... [--jobs N] [--resolve HOST:PORT:ADDR]... [--upstream-ca FILE]",
         .about = "Runs the experiment: its baselines, then its faulted repetitions, each in a\n"
                  "fresh worktree of HEAD inside the sandbox, with the controller injecting the\n"
                  "plan's faults; then scores the run folder and writes the report. Refuses to\n"
@@ -128,6 +160,16 @@ int cmd_run(int argc, char **argv)
             return EXIT_USAGE;
         }
     }
+    if (upstream_ca) {
+        if (realpath(upstream_ca, ca_abs) == NULL) {
+            char msg[400];
+            snprintf(msg, sizeof(msg), "--upstream-ca: cannot read '%.300s': %s", upstream_ca,
+                     strerror(errno));
+            opt_usage_error(&cmd, msg);
+            return EXIT_USAGE;
+        }
+        ro.upstream_ca = ca_abs;
+    }
     ro.experiment = argv[0];
     ro.out = out;
     ro.keep = keep;
@@ -136,6 +178,7 @@ int cmd_run(int argc, char **argv)
     ro.model_upstream = upstream;
     ro.backend = backend;
     ro.ro_paths = ro_paths.n ? ro_paths.v : NULL;
+    ro.resolve = resolve.n ? resolve.v : NULL;
     ro.progress = quiet || json ? NULL : stderr;
     /* A live status line on a terminal (one repetition at a time; TERM=dumb: plain lines). No
      * colour is used, so NO_COLOR changes nothing. */

@@ -25,6 +25,8 @@
 #include <event2/event.h>
 
 #include "control/ctl.h"
+#include "control/egress.h"
+#include "control/intercept.h"
 #include "control/gatectl.h"
 #include "events/ev.h"
 #include "experiment/catalog.h"
@@ -67,6 +69,7 @@ void controller_config_init(struct controller_config *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));
     cfg->listen_fd = -1;
+    cfg->egress_listen_fd = -1;
     cfg->retries = -1;
     config_defaults(cfg);
 }
@@ -116,6 +119,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
     log_info("controller", "signal %d: stopping", (int)sig);
     hsrv_stop_accepting(c->srv);
     ctl_stop_handlers(c);
+    intercept_stop(c->icpt);
     ctl_flush_events(c);
     event_base_loopbreak(c->base);
 }
@@ -176,6 +180,7 @@ static void ctl_release(struct ctl *c)
     if (c->ev)
         ctl_flush_events(c);
     hsrv_free(c->srv);
+    intercept_free(c->icpt);
     ctl_free_handlers(c);
     if (c->dns)
         evdns_base_free(c->dns, 0);
@@ -236,6 +241,13 @@ int controller_run(const struct controller_config *cfg_in, struct err *e)
     /* Routing order: the control API's prefix first, the model proxy takes the rest. */
     if ((rc = ctl_register(&c, &ctlapi_handler, e)) != 0 ||
         (rc = ctl_register(&c, &proxy_handler, e)) != 0)
+        goto out;
+    if ((c.icpt = intercept_new(&c, e)) == NULL) {
+        rc = e->code ? e->code : ERR_SYS;
+        goto out;
+    }
+    if ((c.cfg.egress_listen || c.cfg.egress_listen_fd >= 0) &&
+        (rc = ctl_register(&c, &egress_handler, e)) != 0)
         goto out;
 
     memset(&scfg, 0, sizeof(scfg));
@@ -300,6 +312,7 @@ int controller_run(const struct controller_config *cfg_in, struct err *e)
              (unsigned long long)c.model_calls);
 out:
     ctl_stop_handlers(&c);
+    intercept_stop(c.icpt);
     if (sigterm)
         event_free(sigterm);
     if (sigint)

@@ -44,6 +44,17 @@ struct controller_config {
     int idle_timeout_ms;            /* silence inside an upstream body; <= 0: 300000 */
     int client_timeout_ms;          /* request receipt, keep-alive idle, stalled reader;
                                        <= 0: 60000 */
+    /* "HOST:PORT:ADDR" entries (curl's --resolve), NULL-terminated, or NULL: a connection to
+     * HOST:PORT goes to ADDR instead (intercepted origins; the egress proxy) */
+    const char *const *resolve;
+    const char *ca_dir; /* gets ca.pem (the run's interception CA certificate,
+                           never its key) and ca-bundle.pem (system CAs + it),
+                           or NULL */
+    /* the egress forward proxy (src/control/egress.h, docs/egress.md): served only when one
+     * of the two is set */
+    const char *egress_listen;     /* "HOST:PORT" */
+    int egress_listen_fd;          /* inherited listening socket, -1 when none */
+    const char *egress_ready_file; /* gets the egress proxy's "HOST:PORT\n", or NULL */
     /* the policy files of the gate endpoint (POST /_faultline/gate), project's first; a
      * missing one is skipped; none: the built-in default policy */
     const char *const *policy_paths;

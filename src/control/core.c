@@ -159,6 +159,8 @@ static struct ctl_slot *slot_for(struct ctl *c, const char *target)
 {
     for (size_t i = 0; i < c->nhandlers; i++) {
         const char *p = c->handlers[i].h->prefix;
+        if (c->handlers[i].h->handle == NULL)
+            continue; /* its own listener */
         if (p == NULL || strncmp(target, p, strlen(p)) == 0)
             return &c->handlers[i];
     }

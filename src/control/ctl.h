@@ -69,6 +69,8 @@ struct ctl {
     /* the handlers, in routing order (ctl_register) */
     struct ctl_slot handlers[CTL_MAX_HANDLERS];
     size_t nhandlers;
+    /* TLS interception of egress hosts (intercept.h): the run's CA and intercepted clients */
+    struct intercept *icpt;
 };
 
 /*
@@ -84,7 +86,8 @@ struct ctl_handler {
     /* Makes the handler's state from the core (c->cfg, c->base, c->dns, c->plan are set);
      * NULL with e set on failure (a start-up error: the controller does not serve). */
     void *(*init)(struct ctl *c, struct err *e);
-    /* Answers one request, now or later (the request is the handler's until it ends it). */
+    /* Answers one request, now or later (the request is the handler's until it ends it).
+     * NULL: it serves a listener of its own (the egress proxy) and is never routed to. */
     void (*handle)(void *state, struct hreq *r);
     /* Shutdown: ends what is in flight (clients cut, ends recorded). NULL: nothing to end. */
     void (*stop)(void *state);

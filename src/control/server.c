@@ -1034,9 +1034,7 @@ static int add_listener(struct hsrv *s, evutil_socket_t fd, struct err *e)
     return 0;
 }
 
-/* "IPv4:PORT" or "[IPv6]:PORT", port 0..65535 (libevent's parser refuses port 0). Returns 0,
- * or ERR_INVALID (the caller words it). */
-static int parse_addr(const char *addr, struct sockaddr_storage *ss, int *sslen)
+int hsrv_parse_addr(const char *addr, struct sockaddr_storage *ss, int *sslen)
 {
     const char *colon = strrchr(addr, ':');
     char host[64];
@@ -1076,7 +1074,7 @@ int hsrv_listen(struct hsrv *s, const char *addr, struct err *e)
     evutil_socket_t fd;
 
     memset(&ss, 0, sizeof(ss));
-    if (parse_addr(addr, &ss, &sslen) != 0)
+    if (hsrv_parse_addr(addr, &ss, &sslen) != 0)
         return err_set(e, ERR_INVALID, "invalid listen address '%s' (want HOST:PORT)", addr);
     fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)

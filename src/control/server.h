@@ -55,6 +55,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include <event2/event.h>
 
@@ -91,6 +92,9 @@ struct hsrv *hsrv_new(struct event_base *base, const struct hsrv_config *cfg,
 /* Binds and listens on "HOST:PORT" (IPv4 or [IPv6]; port 0 picks one). 0, ERR_INVALID (bad
  * address) or ERR_SYS (bind/listen failed). */
 int hsrv_listen(struct hsrv *s, const char *addr, struct err *e);
+/* "IPv4:PORT" or "[IPv6]:PORT", port 0..65535 (libevent's parser refuses port 0), into ss and
+ * *sslen. Returns 0, or ERR_INVALID (the caller words it). Also the egress proxy's listener. */
+int hsrv_parse_addr(const char *addr, struct sockaddr_storage *ss, int *sslen);
 /* Accepts on an inherited socket (bound; listen(2) is called here if needed). Takes
  * ownership of fd on success. 0 or ERR_SYS. */
 int hsrv_listen_fd(struct hsrv *s, int fd, struct err *e);

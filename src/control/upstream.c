@@ -91,6 +91,7 @@ struct upstream {
     int port;
     int tls;       /* https: connections get TLS */
     char *ca_file; /* extra CA for TLS, or NULL */
+    char *addr;    /* cfg.connect_addr, or NULL */
     SSL_CTX *ssl;  /* created with the first TLS connection (OpenSSL's start-up costs ~4 MB) */
     struct uconn *conns;
     struct ureq *reqs;
@@ -177,6 +178,9 @@ struct upstream *upstream_new(struct event_base *base, struct evdns_base *dns, c
     u->dns = dns;
     u->cfg = *cfg;
     u->cfg.ca_file = NULL;
+    u->cfg.connect_addr = NULL;
+    if (cfg->connect_addr)
+        u->addr = xstrdup(cfg->connect_addr);
     u->url = xstrdup(url);
     u->host = xstrdup(pu.host);
     u->port = url_port(&pu);
@@ -770,7 +774,8 @@ static void ureq_dispatch(struct ureq *q)
     assert(assert_uconn_state(c));
     assert(assert_ureq_state(q));
     uconn_hold(c);
-    if (bufferevent_socket_connect_hostname(c->bev, u->dns, AF_UNSPEC, u->host, u->port) != 0 &&
+    if (bufferevent_socket_connect_hostname(c->bev, u->dns, AF_UNSPEC, u->addr ? u->addr : u->host,
+                                            u->port) != 0 &&
         !c->dead && c->q == q) {
         char msg[200];
         snprintf(msg, sizeof(msg), "cannot connect to %s", u->url);
@@ -875,6 +880,7 @@ void upstream_free(struct upstream *u)
         SSL_CTX_free(u->ssl);
     free(u->url);
     free(u->host);
+    free(u->addr);
     free(u->hosthdr);
     free(u->prefix);
     free(u->ca_file);

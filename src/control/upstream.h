@@ -49,6 +49,9 @@ struct upstream_config {
     int pool_idle_ms;          /* an idle pooled connection is closed after this */
     size_t max_idle;           /* idle connections kept per origin */
     const char *ca_file;       /* extra trusted CA (PEM) for https origins; NULL: system */
+    /* connect to this address (an IP literal: a --resolve entry) instead of resolving the
+     * URL's host, which still names the peer (TLS name, Host); NULL: resolve */
+    const char *connect_addr;
 };
 
 enum upstream_error {

@@ -733,6 +733,11 @@ json_t *plan_fault_options(const struct plan *p, size_t i)
     return i < p->nfaults ? p->faults[i].options : NULL;
 }
 
+const char *plan_fault_host(const struct plan *p, size_t i)
+{
+    return i < p->nfaults ? p->faults[i].host.text : NULL;
+}
+
 void plan_fault_counters(const struct plan *p, size_t i, uint64_t *matched, uint64_t *injected)
 {
     *matched = i < p->nfaults ? p->faults[i].matched : 0;

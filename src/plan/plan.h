@@ -99,6 +99,8 @@ const char *plan_fault_kind(const struct plan *p, size_t i);
 unsigned plan_fault_injectors(const struct plan *p, size_t i);
 int plan_fault_mutating(const struct plan *p, size_t i);
 json_t *plan_fault_options(const struct plan *p, size_t i);
+/* Its match.host pattern as written (borrowed), NULL when it has none or i is out of range. */
+const char *plan_fault_host(const struct plan *p, size_t i);
 void plan_fault_counters(const struct plan *p, size_t i, uint64_t *matched, uint64_t *injected);
 
 /* The plan as text: indented JSON (2 spaces, numbers with 15 significant digits) and a final

@@ -48,6 +48,7 @@
 #include "run/gatecheck.h"
 #include "run/monitor.h"
 #include "run/report.h"
+#include "run/trust.h"
 #include "run/runner.h"
 #include "run/world_run.h"
 #include "run/worktree.h"
@@ -481,6 +482,7 @@ struct rep {
     int vp_live, vp_fd;
     struct sandbox *sb;
     uint16_t port;
+    uint16_t egress_port; /* the egress proxy's listener inside (HTTP_PROXY) */
     int nsfd;
     struct monitor mon;
     /* results */
@@ -808,9 +810,9 @@ static int spawn_controller(struct rep *p, int lfd, struct err *e)
 {
     struct run *r = p->r;
     char *ready = p->ctl_ready, log[RUN_PATH_MAX], plan[RUN_PATH_MAX], events[RUN_PATH_MAX];
-    char fdtxt[16], pproj[RUN_PATH_MAX], puser[RUN_PATH_MAX];
+    char fdtxt[16], efdtxt[16], pproj[RUN_PATH_MAX], puser[RUN_PATH_MAX];
     const char *ua = r->upstream_anthropic, *uo = r->upstream_openai;
-    int fd, rc;
+    int fd, efd, rc;
 
     if (r->mock_script[0]) {
         if (r->mock_url[0] == '\0')
@@ -828,32 +830,49 @@ static int spawn_controller(struct rep *p, int lfd, struct err *e)
     if (fd < 0)
         return err_set(e, ERR_SYS, "dup: %s", strerror(errno));
     snprintf(fdtxt, sizeof(fdtxt), "%d", fd);
-    const char *argv[] = {r->exe,
-                          "proxy",
-                          "--plan",
-                          plan,
-                          "--events",
-                          events,
-                          "--listen-fd",
-                          fdtxt,
-                          "--upstream-anthropic",
-                          ua,
-                          "--upstream-openai",
-                          uo,
-                          "--ready-file",
-                          ready,
-                          "--log",
-                          log,
-                          "--log-level",
-                          "info",
-                          NULL,
-                          NULL,
-                          NULL,
-                          NULL,
-                          NULL};
-    size_t na = 0; /* the policy files last: the project's first (docs/gate.md) */
+    efd = fcntl(sandbox_egress_listener(p->sb, &p->egress_port), F_DUPFD, 3);
+    if (efd < 0) {
+        close(fd);
+        return err_set(e, ERR_SYS, "dup: %s", strerror(errno));
+    }
+    snprintf(efdtxt, sizeof(efdtxt), "%d", efd);
+    const char *argv[32 + 2 * RUN_RESOLVE_MAX] = {r->exe,
+                                                  "proxy",
+                                                  "--plan",
+                                                  plan,
+                                                  "--events",
+                                                  events,
+                                                  "--listen-fd",
+                                                  fdtxt,
+                                                  "--upstream-anthropic",
+                                                  ua,
+                                                  "--upstream-openai",
+                                                  uo,
+                                                  "--ready-file",
+                                                  ready,
+                                                  "--log",
+                                                  log,
+                                                  "--log-level",
+                                                  "info",
+                                                  "--egress-listen-fd",
+                                                  efdtxt,
+                                                  NULL};
+    size_t na = 0;
     while (argv[na])
         na++;
+    for (const char *const *rs = r->o.resolve; rs && *rs && na + 3 < sizeof(argv) / sizeof(*argv);
+         rs++) {
+        argv[na++] = "--resolve";
+        argv[na++] = *rs;
+    }
+    /* the run's interception CA and the sandbox's trust bundle (src/run/trust.h) */
+    argv[na++] = "--ca-dir";
+    argv[na++] = p->dir;
+    if (r->o.upstream_ca) {
+        argv[na++] = "--upstream-ca";
+        argv[na++] = r->o.upstream_ca;
+    }
+    /* the policy files last: the project's first (docs/gate.md) */
     if (pproj[0]) {
         argv[na++] = "--policy";
         argv[na++] = pproj;
@@ -862,10 +881,12 @@ static int spawn_controller(struct rep *p, int lfd, struct err *e)
         argv[na++] = "--policy";
         argv[na++] = puser;
     }
+    argv[na] = NULL;
     struct proc_opts po = {
         .argv = argv, .in = PROC_NULL, .out = PROC_NULL, .err = PROC_NULL, .die_with_parent = 1};
     rc = proc_spawn(&p->ctl, &po, e);
     close(fd);
+    close(efd);
     if (rc < 0)
         return ERR_IO;
     p->ctl_live = 1;
@@ -940,7 +961,11 @@ static int prepare(struct rep *p, struct err *e)
     char path[RUN_PATH_MAX];
     const char *env[100];
     struct buf envstore = BUF_INIT;
+    char bundle[RUN_PATH_MAX];
+    const char *binds[TRUST_BINDS_MAX];
     int lfd = -1, rc, ncarried = 0;
+
+    snprintf(bundle, sizeof(bundle), "%s/" TRUST_BUNDLE_NAME, p->dir);
 
     snprintf(path, sizeof(path), "%s/plan.json", p->dir);
     if ((rc = plan_save(p->plan, path, e)) < 0)
@@ -977,6 +1002,7 @@ static int prepare(struct rep *p, struct err *e)
         .self_exe = r->exe,
         .env = sandbox_env(p, &envstore, env, sizeof(env) / sizeof(env[0])),
         .ro_paths = r->o.ro_paths,
+        .ro_files = trust_binds(bundle, r->o.backend && strcmp(r->o.backend, "oci") == 0, binds),
     };
     if ((rc = sandbox_open(&p->sb, &spec, &lfd, &p->port, e)) < 0)
         goto out;
@@ -1003,6 +1029,17 @@ static void sandbox_cmd(const struct rep *p, const char *cmd, struct buf *out)
              "export ANTHROPIC_BASE_URL=http://127.0.0.1:%u OPENAI_BASE_URL=http://127.0.0.1:%u "
              "FAULTLINE_CONTROL_URL=http://127.0.0.1:%u\n",
              (unsigned)p->port, (unsigned)p->port, (unsigned)p->port);
+    /* The egress proxy (docs/egress.md): both cases of the proxy variables, loopback (the
+     * controller's model address among it) never proxied, Node told to honour them. */
+    buf_addf(out,
+             "export HTTP_PROXY=http://127.0.0.1:%u HTTPS_PROXY=http://127.0.0.1:%u "
+             "http_proxy=http://127.0.0.1:%u https_proxy=http://127.0.0.1:%u "
+             "NO_PROXY=localhost,127.0.0.1,::1 no_proxy=localhost,127.0.0.1,::1 "
+             "NODE_USE_ENV_PROXY=1\n",
+             (unsigned)p->egress_port, (unsigned)p->egress_port, (unsigned)p->egress_port,
+             (unsigned)p->egress_port);
+    /* the run's CA bundle, bound over the system's: named to every client (src/run/trust.h) */
+    trust_export(out);
     /* An agent or server installed under a --ro-path directory is found by name: its bin/ (or
      * a node_modules' .bin/) goes after the sandbox's own PATH. */
     for (const char *const *d = p->r->o.ro_paths; d && *d; d++) {
@@ -1146,15 +1183,26 @@ static void agent_phase(struct rep *p)
     }
     fcntl(pfd[0], F_SETFL, O_NONBLOCK);
     sandbox_cmd(p, r->x->agent, &cmd);
-    /* The agent's sandbox is built while the controller starts; the agent runs once the
-     * controller answers from inside (the gate). */
+    /* The agent's sandbox binds the run's trust bundle (src/run/trust.h), which the controller
+     * writes as it starts: the sandbox is built once the controller answers, and the agent
+     * runs at the gate's go. */
+    if (await_controller(p, &e) < 0) {
+        if (stopped(r)) {
+            p->aborted = 1;
+            p->abort.reason = "interrupted";
+            snprintf(p->abort.detail, sizeof(p->abort.detail), "the run was interrupted");
+        } else {
+            rep_fail(p, "%s", e.code ? e.msg : "the controller did not start");
+        }
+        goto out;
+    }
     if (sandbox_spawn_gated(p->sb, cmd.data, pfd[1], errfd, &stfd, &ap, &e) < 0) {
         rep_fail(p, "cannot start the agent in the sandbox: %s", e.msg);
         goto out;
     }
     close(pfd[1]);
     pfd[1] = -1;
-    if (await_controller(p, &e) < 0 || sandbox_go(&ap) < 0) {
+    if (sandbox_go(&ap) < 0) {
         sandbox_no_go(&ap);
         if (stopped(r)) {
             p->aborted = 1;

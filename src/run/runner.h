@@ -59,6 +59,9 @@
 /* verify's time limit when the experiment has no wall clock limit. */
 #define RUN_VERIFY_TIMEOUT_MS 600000
 
+/* The most --resolve entries (the egress proxy's own limit). */
+#define RUN_RESOLVE_MAX 64
+
 struct run_opts {
     const char *experiment;      /* the experiment file (required) */
     const char *out;             /* the report; NULL: under $TMPDIR */
@@ -68,7 +71,12 @@ struct run_opts {
     const char *model_upstream;  /* NULL, or a URL every model call goes to */
     const char *backend;         /* NULL: native */
     const char *const *ro_paths; /* NULL-terminated, or NULL */
+    const char *const *resolve;  /* NULL-terminated --resolve HOST:PORT:ADDR for the egress
+                                  * proxy (docs/egress.md), at most RUN_RESOLVE_MAX, or NULL */
     const char *self_exe;        /* the faultline binary (NULL: /proc/self/exe) */
+    const char *upstream_ca;     /* an absolute path: a CA (PEM) the controller trusts for its
+                                  * https upstreams besides the system's (intercepted egress
+                                  * origins, the model API; tests), or NULL */
     int jobs;                    /* repetitions at once, 1..RUN_JOBS_MAX (0: 1); each in a child
                                   * process with its own sandbox, controller and worktree; the
                                   * baselines finish before the faulted ones start */

@@ -47,8 +47,11 @@ struct sandbox {
     /* the spec, copied */
     char *workdir, *homedir, *self_exe;
     char **env, **ro_paths;
+    char **ro_files; /* pairs: host file, path inside */
     struct sandbox_limits limits;
-    int netns_fd, userns_fd;                    /* userns_fd: -1 when root made the namespace */
+    int netns_fd, userns_fd; /* userns_fd: -1 when root made the namespace */
+    int egress_fd;           /* the egress proxy's listener inside, or -1 */
+    uint16_t egress_port;
     int drop_uid;                               /* 1: run as SANDBOX_UID */
     char cg_mem[256], cg_pids[256];             /* cgroup directories made for it, or "" */
     struct spawn_ns spawns[SANDBOX_SPAWNS_MAX]; /* native */

@@ -228,6 +228,11 @@ static int bwrap_spawn(struct sandbox *sb, const char *cmd, int out_fd, int err_
         args_add(&a, *r);
         args_add(&a, *r);
     }
+    for (char **f = sb->ro_files; f && f[0] && f[1]; f += 2) {
+        args_add(&a, "--ro-bind");
+        args_add(&a, f[0]);
+        args_add(&a, f[1]);
+    }
     args_add(&a, "--remount-ro");
     args_add(&a, "/");
     args_add(&a, "--chdir");

@@ -277,6 +277,12 @@ void oci_argv(struct args *a, const char *eng, const struct sandbox *sb, const c
             args_add(a, "--volume");
             args_add(a, args_own(a, v.data));
         }
+        for (char **f = sb->ro_files; f && f[0] && f[1]; f += 2) {
+            buf_reset(&v);
+            buf_addf(&v, "%s:%s:ro", f[0], f[1]);
+            args_add(a, "--volume");
+            args_add(a, args_own(a, v.data));
+        }
         buf_release(&v);
     }
     args_add(a, "--workdir");

@@ -288,11 +288,31 @@ fail:;
     return err;
 }
 
-/* The child of sandbox_open: never returns. Sends {listener, netns[, userns]} or one errno. */
-static void ns_child(int sock, int unpriv, uid_t uid, gid_t gid)
+/* A listening TCP socket on 127.0.0.1:0 of the current network namespace, or -errno. */
+static int lo_listener(void)
 {
     struct sockaddr_in sa;
-    int fds[3] = {-1, -1, -1}, nfds = 2, err = 0, one = 1;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1, err;
+
+    if (fd < 0)
+        return -errno;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 512) < 0) {
+        err = errno;
+        close(fd);
+        return -err;
+    }
+    return fd;
+}
+
+/* The child of sandbox_open: never returns. Sends {listener, netns, egress listener[, userns]}
+ * or one errno. */
+static void ns_child(int sock, int unpriv, uid_t uid, gid_t gid)
+{
+    int fds[4] = {-1, -1, -1, -1}, nfds = 3, err = 0;
     char map[64];
     char cbuf[CMSG_SPACE(sizeof(fds))];
     struct msghdr mh;
@@ -317,17 +337,9 @@ static void ns_child(int sock, int unpriv, uid_t uid, gid_t gid)
     }
     if ((err = lo_up()))
         goto out;
-    fds[0] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    fds[0] = lo_listener();
     if (fds[0] < 0) {
-        err = errno;
-        goto out;
-    }
-    setsockopt(fds[0], SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    memset(&sa, 0, sizeof(sa));
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (bind(fds[0], (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fds[0], 512) < 0) {
-        err = errno;
+        err = -fds[0];
         goto out;
     }
     fds[1] = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
@@ -335,13 +347,18 @@ static void ns_child(int sock, int unpriv, uid_t uid, gid_t gid)
         err = errno;
         goto out;
     }
+    fds[2] = lo_listener(); /* the egress proxy's (HTTP_PROXY) */
+    if (fds[2] < 0) {
+        err = -fds[2];
+        goto out;
+    }
     if (unpriv) {
-        fds[2] = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
-        if (fds[2] < 0) {
+        fds[3] = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+        if (fds[3] < 0) {
             err = errno;
             goto out;
         }
-        nfds = 3;
+        nfds = 4;
     }
 out:
     memset(&mh, 0, sizeof(mh));
@@ -365,10 +382,10 @@ out:
 }
 
 /* Receives what ns_child sent: 0 with fds[0..*nfds) filled, or ERR_* */
-static int ns_receive(int sock, int fds[3], int *nfds, struct err *e)
+static int ns_receive(int sock, int fds[4], int *nfds, struct err *e)
 {
     struct pollfd pfd = {.fd = sock, .events = POLLIN};
-    char cbuf[CMSG_SPACE(sizeof(int) * 3)];
+    char cbuf[CMSG_SPACE(sizeof(int) * 4)];
     struct msghdr mh;
     struct iovec iov;
     struct cmsghdr *cm;
@@ -397,8 +414,8 @@ static int ns_receive(int sock, int fds[3], int *nfds, struct err *e)
     for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
         if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
             size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-            if (k > 3)
-                k = 3;
+            if (k > 4)
+                k = 4;
             memcpy(fds, CMSG_DATA(cm), k * sizeof(int));
             *nfds = (int)k;
         }
@@ -406,7 +423,7 @@ static int ns_receive(int sock, int fds[3], int *nfds, struct err *e)
     if (cerr)
         return err_set(e, ERR_SYS, "sandbox: cannot make the network namespace: %s",
                        strerror(cerr));
-    if (*nfds < 2)
+    if (*nfds < 3)
         return err_set(e, ERR_SYS, "sandbox: the namespace child sent %d descriptors", *nfds);
     return 0;
 }
@@ -498,7 +515,7 @@ int sandbox_open(struct sandbox **out, const struct sandbox_spec *spec, int *lis
                  uint16_t *port, struct err *e)
 {
     struct sandbox *sb;
-    int sv[2], fds[3] = {-1, -1, -1}, nfds = 0, status, rc;
+    int sv[2], fds[4] = {-1, -1, -1, -1}, nfds = 0, status, rc;
     pid_t pid;
     struct sockaddr_in sa;
     socklen_t salen = sizeof(sa);
@@ -519,6 +536,7 @@ int sandbox_open(struct sandbox **out, const struct sandbox_spec *spec, int *lis
     sb->self_exe = xstrdup_or_null(spec->self_exe);
     sb->env = copy_strv(spec->env);
     sb->ro_paths = copy_strv(spec->ro_paths);
+    sb->ro_files = copy_strv(spec->ro_files);
     sb->limits = spec->limits;
     if (sb->limits.nproc <= 0)
         sb->limits.nproc = 512;
@@ -526,7 +544,7 @@ int sandbox_open(struct sandbox **out, const struct sandbox_spec *spec, int *lis
         sb->limits.nofile = 4096;
     if (sb->limits.fsize_mb <= 0)
         sb->limits.fsize_mb = 1024;
-    sb->netns_fd = sb->userns_fd = sb->info_wfd = sb->status_wfd = -1;
+    sb->netns_fd = sb->userns_fd = sb->info_wfd = sb->status_wfd = sb->egress_fd = -1;
     sb->drop_uid = geteuid() == 0;
 
     if (sb->drop_uid && ((rc = chown_tree(sb->workdir, e)) || (rc = chown_tree(sb->homedir, e))))
@@ -557,12 +575,19 @@ int sandbox_open(struct sandbox **out, const struct sandbox_spec *spec, int *lis
         goto fail;
     *listen_fd = fds[0];
     sb->netns_fd = fds[1];
-    sb->userns_fd = nfds > 2 ? fds[2] : -1;
+    sb->egress_fd = fds[2];
+    sb->userns_fd = nfds > 3 ? fds[3] : -1;
     if (getsockname(fds[0], (struct sockaddr *)&sa, &salen) < 0) {
         rc = err_set(e, ERR_SYS, "sandbox: getsockname: %s", strerror(errno));
         goto fail;
     }
     *port = ntohs(sa.sin_port);
+    salen = sizeof(sa);
+    if (getsockname(fds[2], (struct sockaddr *)&sa, &salen) < 0) {
+        rc = err_set(e, ERR_SYS, "sandbox: getsockname: %s", strerror(errno));
+        goto fail;
+    }
+    sb->egress_port = ntohs(sa.sin_port);
     if (sb->ops == &sandbox_native_ops)
         cgroup_setup(sb); /* an engine sets its own */
     *out = sb;
@@ -571,7 +596,7 @@ fail:
     for (int i = 0; i < nfds; i++)
         close(fds[i]);
     *listen_fd = -1;
-    sb->netns_fd = sb->userns_fd = -1;
+    sb->netns_fd = sb->userns_fd = sb->egress_fd = -1;
     sandbox_close(sb);
     return rc;
 }
@@ -589,12 +614,15 @@ void sandbox_close(struct sandbox *sb)
         close(sb->netns_fd);
     if (sb->userns_fd >= 0)
         close(sb->userns_fd);
+    if (sb->egress_fd >= 0)
+        close(sb->egress_fd);
     free(sb->workdir);
     free(sb->homedir);
     free(sb->self_exe);
     free(sb->image);
     for (size_t i = 0; i < SANDBOX_SPAWNS_MAX; i++)
         free(sb->containers[i]);
+    free_strv(sb->ro_files);
     free_strv(sb->env);
     free_strv(sb->ro_paths);
     free(sb);
@@ -655,4 +683,10 @@ out:
     rmdir(work);
     buf_release(&home);
     return rc;
+}
+
+int sandbox_egress_listener(const struct sandbox *sb, uint16_t *port)
+{
+    *port = sb->egress_port;
+    return sb->egress_fd;
 }

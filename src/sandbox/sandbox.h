@@ -69,6 +69,10 @@ struct sandbox_spec {
     const char *const *ro_paths; /* NULL or NULL-terminated extra host paths bound read-only at
                                   * the same path inside (an agent installed outside /usr) */
     struct sandbox_limits limits; /* zeros take the defaults above */
+    /* NULL or NULL-terminated pairs (host file, path inside): each host file bound read-only
+     * over that path (the run's CA bundle over the system one, src/run/trust.h). The host
+     * file must exist when a command is spawned. */
+    const char *const *ro_files;
 };
 
 struct sandbox;
@@ -82,6 +86,11 @@ int sandbox_health(const char *backend, struct err *e);
  * handing it to the controller). spec is copied. */
 int sandbox_open(struct sandbox **out, const struct sandbox_spec *spec, int *listen_fd,
                  uint16_t *port, struct err *e);
+
+/* The second listening socket sandbox_open made inside the namespace, on 127.0.0.1:*port: the
+ * egress proxy's (the controller's `--egress-listen-fd`; the agent's HTTP_PROXY). Borrowed:
+ * the sandbox closes it in sandbox_close (hand a dup to the controller). */
+int sandbox_egress_listener(const struct sandbox *sb, uint16_t *port);
 
 /* Starts `sh -c cmd` in the sandbox, cwd SANDBOX_WORKDIR. out_fd and err_fd are host
  * descriptors the command's stdout and stderr go to (-1: /dev/null); stdin is /dev/null.
