@@ -485,6 +485,11 @@ static void start_relay(struct econn *c)
     struct timeval tv = {idle / 1000, (idle % 1000) * 1000};
 
     c->state = EC_RELAY;
+    /* libevent reads and writes 16 KiB at a time by default: a tunnel moves bulk data */
+    bufferevent_set_max_single_read(c->client, EGRESS_RELAY_HIGH / 4);
+    bufferevent_set_max_single_read(c->up, EGRESS_RELAY_HIGH / 4);
+    bufferevent_set_max_single_write(c->client, EGRESS_RELAY_HIGH / 4);
+    bufferevent_set_max_single_write(c->up, EGRESS_RELAY_HIGH / 4);
     bufferevent_setcb(c->client, relay_read, NULL, relay_event, c);
     bufferevent_setcb(c->up, relay_read, NULL, relay_event, c);
     bufferevent_set_timeouts(c->client, &tv, NULL);

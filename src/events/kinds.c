@@ -85,7 +85,7 @@ static const struct evkind_field common[] = {
 static const struct evkind_field f_plan_loaded[] = {
     {"component", S, 0, 1,
      "injector name: each injecting side reports for itself (the controller writes one per side "
-     "it serves: `controller-model` today)",
+     "it serves: `controller-model`, and `controller-egress` when it serves the egress proxy)",
      v_component, 0},
     {"plan", S, 0, 1, "the plan file's path", NULL, 0},
     {"faulted", B, 0, 1, "plan `faulted`", NULL, 0},
@@ -201,8 +201,11 @@ static const struct evkind_field f_egress_request[] = {
     {"intercepted", B, 0, 0, "TLS was intercepted (the host matched a fault)", NULL, 0},
     {"status", I, 0, 1, "status returned to the agent (0 for a failed tunnel or DNS failure)", NULL,
      0},
-    {"bytes_in", I, 0, 0, "body bytes from the upstream", NULL, 0},
-    {"bytes_out", I, 0, 0, "body bytes to the upstream", NULL, 0},
+    {"bytes_in", I, 0, 0,
+     "bytes from the upstream (body bytes when intercepted; a tunnel's or a forwarded plain "
+     "response's every byte, heads included)",
+     NULL, 0},
+    {"bytes_out", I, 0, 0, "bytes to the upstream (counted as bytes_in is)", NULL, 0},
     {"duration_ms", I, 0, 0, "until the response (or the tunnel) ended", NULL, 0},
     {"faulted", B, 0, 0, "an injected fault answered", NULL, 0},
     {"error", S, 0, 0, "e.g. `dns failure`, `connect refused`", NULL, 0},
@@ -341,8 +344,11 @@ static const struct evkind kinds[] = {
      "\"tool_result\",\"via\":\"control_api\",\"tool\":\"search\",\"server\":\"registry\","
      "\"id\":\"7\",\"ok\":false,\"duration_ms\":300,\"error\":\"registry unavailable "
      "(E-FAULTLINE-7f3a)\",\"faulted\":true}"},
-    {"egress_request", "an outbound request went through the egress proxy", 0,
-     EVKIND_SRC_CONTROLLER, NULL, FIELDS(f_egress_request),
+    {"egress_request", "an outbound request went through the egress proxy",
+     EVKIND_SRC_CONTROLLER, 0,
+     "One per connection of the egress proxy (docs/egress.md); for a CONNECT handed to the "
+     "interception, one per HTTP request inside it (`intercepted: true`).",
+     FIELDS(f_egress_request),
      "{\"t\":1764590003000,\"seq\":5,\"run\":\"r-0001\",\"src\":\"controller\",\"kind\":"
      "\"egress_request\",\"method\":\"GET\",\"host\":\"registry.npmjs.org\",\"port\":443,"
      "\"path\":\"/left-pad\",\"intercepted\":true,\"status\":503,\"bytes_in\":0,"
