@@ -125,9 +125,9 @@ long dns_build_reply(const struct dns_query *q, int with_question, int rcode, co
                      size_t addrlen, uint8_t *out, size_t size)
 {
     size_t off = 12;
-    int answer = with_question && addr && q->qclass == DNS_CLASS_IN &&
-                 ((q->qtype == DNS_TYPE_A && addrlen == 4) ||
-                  (q->qtype == DNS_TYPE_AAAA && addrlen == 16));
+    int answer =
+        with_question && addr && q->qclass == DNS_CLASS_IN &&
+        ((q->qtype == DNS_TYPE_A && addrlen == 4) || (q->qtype == DNS_TYPE_AAAA && addrlen == 16));
 
     if (size < 12)
         return ERR_LIMIT;

@@ -45,8 +45,8 @@
 
 struct dns_query {
     uint16_t id;
-    uint16_t flags;                /* as received */
-    char name[DNS_NAME_MAX + 1];   /* dotted, case kept (clients check it), "" for the root */
+    uint16_t flags;              /* as received */
+    char name[DNS_NAME_MAX + 1]; /* dotted, case kept (clients check it), "" for the root */
     uint16_t qtype, qclass;
 };
 

@@ -344,8 +344,8 @@ static const struct evkind kinds[] = {
      "\"tool_result\",\"via\":\"control_api\",\"tool\":\"search\",\"server\":\"registry\","
      "\"id\":\"7\",\"ok\":false,\"duration_ms\":300,\"error\":\"registry unavailable "
      "(E-FAULTLINE-7f3a)\",\"faulted\":true}"},
-    {"egress_request", "an outbound request went through the egress proxy",
-     EVKIND_SRC_CONTROLLER, 0,
+    {"egress_request", "an outbound request went through the egress proxy", EVKIND_SRC_CONTROLLER,
+     0,
      "One per connection of the egress proxy (docs/egress.md); for a CONNECT handed to the "
      "interception, one per HTTP request inside it (`intercepted: true`).",
      FIELDS(f_egress_request),
