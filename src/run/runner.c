@@ -1121,15 +1121,26 @@ static void agent_phase(struct rep *p)
     }
     fcntl(pfd[0], F_SETFL, O_NONBLOCK);
     sandbox_cmd(p, r->x->agent, &cmd);
-    /* The agent's sandbox is built while the controller starts; the agent runs once the
-     * controller answers from inside (the gate). */
+    /* The agent's sandbox binds the run's trust bundle (src/run/trust.h), which the controller
+     * writes as it starts: the sandbox is built once the controller answers, and the agent
+     * runs at the gate's go. */
+    if (await_controller(p, &e) < 0) {
+        if (stopped(r)) {
+            p->aborted = 1;
+            p->abort.reason = "interrupted";
+            snprintf(p->abort.detail, sizeof(p->abort.detail), "the run was interrupted");
+        } else {
+            rep_fail(p, "%s", e.code ? e.msg : "the controller did not start");
+        }
+        goto out;
+    }
     if (sandbox_spawn_gated(p->sb, cmd.data, pfd[1], errfd, &stfd, &ap, &e) < 0) {
         rep_fail(p, "cannot start the agent in the sandbox: %s", e.msg);
         goto out;
     }
     close(pfd[1]);
     pfd[1] = -1;
-    if (await_controller(p, &e) < 0 || sandbox_go(&ap) < 0) {
+    if (sandbox_go(&ap) < 0) {
         sandbox_no_go(&ap);
         if (stopped(r)) {
             p->aborted = 1;

@@ -67,7 +67,8 @@ static void check_target(const char *target)
         CHECK(t.path[0] == '/' || t.path[0] == '?');
         CHECK((t.path >= target && t.path < target + strlen(target)) || strcmp(t.path, "/") == 0);
     } else {
-        CHECK((rc == ERR_PARSE || (rc == ERR_UNSUPPORTED && strncasecmp(target, "https://", 8) == 0)) &&
+        CHECK((rc == ERR_PARSE ||
+               (rc == ERR_UNSUPPORTED && strncasecmp(target, "https://", 8) == 0)) &&
               e.msg[0]);
     }
 }

@@ -146,7 +146,8 @@ static void test_refusals(void **state)
     refused(p, 18, ERR_PARSE, "self pointer");
     p[13] = 20;
     refused(p, 24, ERR_PARSE, "forward pointer");
-    uint8_t l[40] = {0xBE, 0xEF, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 'a', 0xC0, 16, 0xC0, 14, 0, 1, 0, 1};
+    uint8_t l[40] = {0xBE, 0xEF, 1,   0,    0,  1,    0,  0, 0, 0, 0,
+                     0,    1,    'a', 0xC0, 16, 0xC0, 14, 0, 1, 0, 1};
     refused(l, 22, ERR_PARSE, "pointer loop");
     /* reserved label types 0x40 and 0x80 */
     uint8_t r[32] = {0xBE, 0xEF, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0x40, 0, 0, 1, 0, 1};

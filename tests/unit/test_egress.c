@@ -77,8 +77,8 @@ static void test_absolute(void **state)
     struct err e2 = {0};
     assert_int_equal(egress_parse_absolute("https://h/", &t, &e2), ERR_UNSUPPORTED);
     assert_non_null(strstr(e2.msg, "CONNECT"));
-    const char *bad[] = {"/origin-form", "ftp://h/", "http://", "http:///x", "http://u@h/",
-                         "http://h:0/", "http://h:x/", "http://h h/", NULL};
+    const char *bad[] = {"/origin-form", "ftp://h/",    "http://",     "http:///x", "http://u@h/",
+                         "http://h:0/",  "http://h:x/", "http://h h/", NULL};
     for (int i = 0; bad[i]; i++) {
         struct err e3 = {0};
         if (egress_parse_absolute(bad[i], &t, &e3) != ERR_PARSE)
@@ -100,9 +100,17 @@ static void test_resolve(void **state)
     assert_int_equal(r.port, 0);
     assert_int_equal(r.addr.ss_family, AF_INET6);
 
-    const char *bad[] = {"h", "h:80", "h:80:", ":80:127.0.0.1", "h:0:127.0.0.1",
-                         "h:70000:127.0.0.1", "h:80:localhost", "h:80:[::1", "h:80:1.2.3",
-                         "h:x:127.0.0.1", NULL};
+    const char *bad[] = {"h",
+                         "h:80",
+                         "h:80:",
+                         ":80:127.0.0.1",
+                         "h:0:127.0.0.1",
+                         "h:70000:127.0.0.1",
+                         "h:80:localhost",
+                         "h:80:[::1",
+                         "h:80:1.2.3",
+                         "h:x:127.0.0.1",
+                         NULL};
     for (int i = 0; bad[i]; i++) {
         struct err e2 = {0};
         if (egress_resolve_parse(bad[i], &r, &e2) != ERR_INVALID)
@@ -124,13 +132,28 @@ static int internal(const char *a)
 
 static void test_internal(void **state)
 {
-    const char *in[] = {"127.0.0.1", "127.255.0.9", "10.0.0.1",     "172.16.0.1",
-                        "172.31.255.255", "192.168.1.1", "169.254.169.254", "100.64.0.1",
-                        "0.0.0.0",   "224.0.0.1",   "255.255.255.255", "::1",
-                        "::",        "fc00::1",     "fd12::1",      "fe80::1",
-                        "ff02::1",   "::ffff:127.0.0.1", "::ffff:10.0.0.1", NULL};
-    const char *out[] = {"1.1.1.1",       "8.8.8.8",   "172.15.255.255", "172.32.0.1",
-                         "192.169.0.1",   "100.128.0.1", "11.0.0.1",     "2606:4700::1111",
+    const char *in[] = {"127.0.0.1",
+                        "127.255.0.9",
+                        "10.0.0.1",
+                        "172.16.0.1",
+                        "172.31.255.255",
+                        "192.168.1.1",
+                        "169.254.169.254",
+                        "100.64.0.1",
+                        "0.0.0.0",
+                        "224.0.0.1",
+                        "255.255.255.255",
+                        "::1",
+                        "::",
+                        "fc00::1",
+                        "fd12::1",
+                        "fe80::1",
+                        "ff02::1",
+                        "::ffff:127.0.0.1",
+                        "::ffff:10.0.0.1",
+                        NULL};
+    const char *out[] = {"1.1.1.1",        "8.8.8.8",     "172.15.255.255", "172.32.0.1",
+                         "192.169.0.1",    "100.128.0.1", "11.0.0.1",       "2606:4700::1111",
                          "::ffff:8.8.8.8", NULL};
 
     (void)state;
