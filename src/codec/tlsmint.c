@@ -3,9 +3,12 @@
  * (see tlsmint.h for the rules). The cache is a small array searched linearly: a handshake
  * costs far more than comparing a few hundred names, and a run talks to a handful of hosts.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include <arpa/inet.h>
 #include <openssl/bn.h>
@@ -330,6 +333,21 @@ int tlsmint_write_ca(const struct tlsmint *m, const char *path, struct err *e)
     return fs_write_file(path, m->ca_pem, strlen(m->ca_pem), e);
 }
 
+/* Writes the file's content in place (truncate, write), not through a rename: a bind mount of
+ * the file made before (the sandbox's, built while the controller starts) then sees it. */
+static int write_in_place(const char *path, const char *p, size_t n, struct err *e)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+    int rc;
+
+    if (fd < 0)
+        return err_set(e, ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+    rc = fs_write_all(fd, p, n);
+    if (close(fd) != 0 || rc != 0)
+        return err_set(e, ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+    return 0;
+}
+
 int tlsmint_write_bundle(const struct tlsmint *m, const char *system_bundle, const char *path,
                          struct err *e)
 {
@@ -358,7 +376,7 @@ int tlsmint_write_bundle(const struct tlsmint *m, const char *system_bundle, con
         err_set(e, rc, "the CA bundle for '%s' is too large", path);
         goto out;
     }
-    rc = fs_write_file(path, b.data, b.len, e);
+    rc = write_in_place(path, b.data, b.len, e);
 out:
     buf_release(&b);
     return rc;

@@ -77,7 +77,8 @@ X509 *tlsmint_ca_cert(const struct tlsmint *m);
 int tlsmint_write_ca(const struct tlsmint *m, const char *path, struct err *e);
 /* Writes the system CA bundle system_bundle (NULL: the first of the usual Debian, Fedora,
  * Alpine paths that exists; a missing one gives a bundle of the CA alone) followed by the CA
- * certificate to path, atomically, mode 0644. 0, ERR_IO or ERR_LIMIT (system bundle over
+ * certificate to path, mode 0644, in place (truncated and written, not renamed over: a bind
+ * mount of path made before sees the new content). 0, ERR_IO or ERR_LIMIT (system bundle over
  * TLSMINT_BUNDLE_MAX). */
 int tlsmint_write_bundle(const struct tlsmint *m, const char *system_bundle, const char *path,
                          struct err *e);

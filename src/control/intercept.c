@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -46,7 +47,8 @@
 #include "util/banned.h"
 
 #define ORIGINS_MAX 64 /* upstreams kept (one per intercepted host:port) */
-#define RESP_HDRS_MAX (64 * 1024)
+/* client bytes buffered while a request is answered (a pipelined head and body start) */
+#define ICON_INPUT_MAX (HTTP_HEAD_MAX_DEFAULT + 64 * 1024)
 
 enum icon_state { I_HANDSHAKE, I_HEAD, I_BODY, I_UPSTREAM, I_CLOSING };
 
@@ -328,7 +330,6 @@ static void icon_request_done(struct icon *c)
         return;
     }
     c->state = I_HEAD;
-    bufferevent_enable(c->bev, EV_READ);
     /* a pipelined request already read: from the loop, not recursively */
     if (evbuffer_get_length(bufferevent_get_input(c->bev)) > 0)
         bufferevent_trigger(c->bev, EV_READ, BEV_OPT_DEFER_CALLBACKS);
@@ -527,8 +528,10 @@ static void icon_forward(struct icon *c)
             continue;
         buf_addf(&hdrs, "%s: %s\r\n", c->req.fields[i].name, c->req.fields[i].value);
     }
+    /* one request at a time: what the client sends meanwhile waits in the input, bounded by
+     * the read watermark (reading is not switched off and on per request: each switch is a
+     * system call) */
     c->state = I_UPSTREAM;
-    bufferevent_disable(c->bev, EV_READ); /* one request at a time */
     c->q = upstream_send(u, c->req.method, c->req.target, hdrs.data, hdrs.len, c->body.data,
                          c->body.len, &up_cb, c);
     buf_release(&hdrs);
@@ -722,6 +725,23 @@ static void icon_event_cb(struct bufferevent *bev, short what, void *arg)
     icon_drop(c);
 }
 
+/* Writes what the proxy left in the client's output (its "200 Connection established") to
+ * the socket now. 1 when all of it went, 0 when some remains (the TLS filter then writes it
+ * first). */
+static int write_pending(struct bufferevent *client, int fd)
+{
+    struct evbuffer *out = bufferevent_get_output(client);
+    size_t n = evbuffer_get_length(out);
+    ssize_t w;
+
+    if (n == 0)
+        return 1;
+    w = write(fd, evbuffer_pullup(out, -1), n);
+    if (w > 0)
+        evbuffer_drain(out, (size_t)w);
+    return w == (ssize_t)n;
+}
+
 int intercept_start(struct ctl *ctl, struct bufferevent *client, const char *host, int port,
                     struct err *err)
 {
@@ -730,6 +750,7 @@ int intercept_start(struct ctl *ctl, struct bufferevent *client, const char *hos
     struct icon *c;
     SSL *ssl;
     int ms = ctl->cfg.client_timeout_ms > 0 ? ctl->cfg.client_timeout_ms : 60000, one = 1;
+    int fd = bufferevent_getfd(client), direct;
 
     if (ic == NULL)
         return err_set(err, ERR_UNSUPPORTED, "the controller does not intercept TLS");
@@ -750,28 +771,40 @@ int intercept_start(struct ctl *ctl, struct bufferevent *client, const char *hos
     ssl = tlsmint_ssl_new(ic->mint, &c->sni, err);
     if (ssl == NULL || c->drop_ev == NULL || c->stage == NULL)
         goto fail;
-    c->bev = bufferevent_openssl_filter_new(ctl->base, client, ssl, BUFFEREVENT_SSL_ACCEPTING,
-                                            BEV_OPT_CLOSE_ON_FREE);
+    direct = fd >= 0 && evbuffer_get_length(bufferevent_get_input(client)) == 0 &&
+             write_pending(client, fd);
+    if (direct)
+        c->bev = bufferevent_openssl_socket_new(ctl->base, fd, ssl, BUFFEREVENT_SSL_ACCEPTING,
+                                                BEV_OPT_CLOSE_ON_FREE);
+    else
+        c->bev = bufferevent_openssl_filter_new(ctl->base, client, ssl, BUFFEREVENT_SSL_ACCEPTING,
+                                                BEV_OPT_CLOSE_ON_FREE);
     if (c->bev == NULL) {
         SSL_free(ssl);
         err_set(err, ERR_SYS, "cannot start TLS towards the client");
         goto fail;
     }
+    if (direct) {
+        /* the socket is the TLS session's now: the proxy's bufferevent lets go of it */
+        bufferevent_setfd(client, -1);
+        bufferevent_free(client);
+    }
     bufferevent_openssl_set_allow_dirty_shutdown(c->bev, 1);
     /* an interactive exchange: no Nagle delay between a response's records */
-    if (bufferevent_getfd(client) >= 0)
-        setsockopt(bufferevent_getfd(client), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (fd >= 0)
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     bufferevent_setcb(c->bev, icon_read_cb, icon_write_cb, icon_event_cb, c);
     tv.tv_sec = ms / 1000;
     tv.tv_usec = (ms % 1000) * 1000;
     bufferevent_set_timeouts(c->bev, &tv, &tv);
+    bufferevent_setwatermark(c->bev, EV_READ, 0, ICON_INPUT_MAX);
     bufferevent_enable(c->bev, EV_READ | EV_WRITE);
     c->next = ic->conns;
     if (ic->conns)
         ic->conns->prev = c;
     ic->conns = c;
     /* bytes the proxy already read (the ClientHello) sit in the client's input: read them */
-    if (evbuffer_get_length(bufferevent_get_input(client)) > 0)
+    if (!direct && evbuffer_get_length(bufferevent_get_input(client)) > 0)
         bufferevent_trigger(client, EV_READ, BEV_OPT_DEFER_CALLBACKS);
     return 0;
 fail:

@@ -995,6 +995,10 @@ static int prepare(struct rep *p, struct err *e)
     rm_tree(p->home);
     if ((rc = fs_mkdirs(p->home, e)) < 0 || (rc = write_mcp_config(p, e)) < 0)
         goto out;
+    /* the bundle's file exists before the sandbox binds it; the controller fills it in place
+     * before it answers health (src/run/trust.h) */
+    if ((rc = fs_write_file(bundle, "", 0, e)) < 0)
+        goto out;
     struct sandbox_spec spec = {
         .backend = r->o.backend,
         .workdir = p->work,

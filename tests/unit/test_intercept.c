@@ -59,6 +59,7 @@ struct fixture {
     char resolve[64];
     const char *resolve_list[2];
     int origin_requests;
+    int preread;
     char ca_dir[64];
 };
 
@@ -123,6 +124,18 @@ static void origin_accept(struct evconnlistener *l, evutil_socket_t fd, struct s
 
 /* ---- the front: what the egress proxy does after CONNECT ---- */
 
+/* preread: the proxy read the start of the ClientHello before handing the connection over
+ * (a transparent listener that read, rather than peeked, the SNI): the TLS filter path */
+static void front_read(struct bufferevent *bev, void *arg)
+{
+    struct fixture *f = arg;
+    struct err e = {0};
+
+    bufferevent_setcb(bev, NULL, NULL, NULL, NULL);
+    assert_true(evbuffer_get_length(bufferevent_get_input(bev)) > 0);
+    assert_int_equal(intercept_start(&f->c, bev, f->connect_host, f->origin_port, &e), 0);
+}
+
 static void front_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
                          int len, void *arg)
 {
@@ -133,6 +146,11 @@ static void front_accept(struct evconnlistener *l, evutil_socket_t fd, struct so
     (void)l;
     (void)sa;
     (void)len;
+    if (f->preread) {
+        bufferevent_setcb(bev, front_read, NULL, NULL, f);
+        bufferevent_enable(bev, EV_READ);
+        return;
+    }
     assert_int_equal(intercept_start(&f->c, bev, f->connect_host, f->origin_port, &e), 0);
 }
 
@@ -404,6 +422,30 @@ static void test_credential_401_after_two(void **state)
     fixture_release(&f);
 }
 
+/* The same with the ClientHello already in the client's input buffer. */
+static void test_preread_client_hello(void **state)
+{
+    struct fixture f;
+    struct job j;
+
+    (void)state;
+    fixture_init(&f, PLAN_401);
+    f.preread = 1;
+    memset(&j, 0, sizeof(j));
+    j.sni = "api.github.com";
+    j.reqs[0] = GET("/user");
+    j.reqs[1] = GET("/repos/o/r");
+    j.reqs[2] = GET("/user");
+    j.nreq = 3;
+    run_client_with(&f, &j);
+    assert_true(j.handshake_ok);
+    assert_non_null(strstr(j.resp[0], "hello /user authed"));
+    assert_non_null(strstr(j.resp[1], "hello /repos/o/r"));
+    assert_non_null(strstr(j.resp[2], "HTTP/1.1 401 Unauthorized"));
+    assert_int_equal(f.origin_requests, 2);
+    fixture_release(&f);
+}
+
 static void test_no_fault_forwards(void **state)
 {
     struct fixture f;
@@ -532,6 +574,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_credential_401_after_two),
+        cmocka_unit_test(test_preread_client_hello),
         cmocka_unit_test(test_no_fault_forwards),
         cmocka_unit_test(test_host_mismatch_421),
         cmocka_unit_test(test_sni_mismatch_alert),
