@@ -64,6 +64,7 @@ CMD(score);
 CMD(run);
 CMD(sandbox);
 CMD(init);
+CMD(report);
 #undef CMD
 
 #endif

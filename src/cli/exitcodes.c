@@ -116,6 +116,11 @@ static const struct exit_row rows[] = {
     {"`sandbox exec`", "N", "COMMAND's", "COMMAND's exit code, 128 + N when killed by signal N"},
     {"`sandbox exec`", "1", "failure", "the sandbox could not be made (the reason on stderr)"},
     USAGE_ROW("`sandbox`"),
+    {"`report`", "0", "ok", "the report was written (to `-o FILE` or stdout)"},
+    {"`report`", "1", "failure",
+     "the input cannot be read, is not a report or a run folder, or the output cannot be "
+     "written"},
+    USAGE_ROW("`report`"),
 };
 
 void cli_exit_codes_markdown(FILE *f)

@@ -34,6 +34,7 @@ static const struct command commands[] = {
     {"init", cmd_init,
      "init [--agent A] [--fault ID]       write a first experiment and mock script"},
     {"sandbox", cmd_sandbox, "sandbox check | exec -- COMMAND    the native sandbox, by hand"},
+    {"report", cmd_report, "report REPORT.json|RUN_DIR [--format F]  html, md, junit, badge, json"},
 };
 
 static void usage(FILE *f)
