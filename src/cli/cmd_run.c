@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "report/rpt.h"
 #include "run/report.h"
 #include "run/runner.h"
 #include "util/url.h"
@@ -181,6 +182,7 @@ int cmd_run(int argc, char **argv)
     if (!quiet) {
         const json_t *rep = run_report(r);
         const json_t *score = json_object_get(rep, "resilience_score");
+        char html[4096];
         fprintf(stderr, "faultline run: verdict %s (%s)",
                 json_string_value(json_object_get(rep, "verdict")),
                 json_string_value(json_object_get(rep, "verdict_reason")));
@@ -188,6 +190,8 @@ int cmd_run(int argc, char **argv)
             fprintf(stderr, ", resilience score %.2f", json_number_value(score));
         fprintf(stderr, "\nfaultline run: report %s\nfaultline run: run folder %s\n",
                 run_report_path(r), run_dir(r));
+        if (rpt_path(run_report_path(r), RPT_HTML, html, sizeof(html)) == 0)
+            fprintf(stderr, "faultline run: html report %s\n", html);
     }
 out:
     run_free(r);

@@ -24,6 +24,7 @@
  * the lanes are drawn as BINS time bins whose height is the count, and the page says so.
  * Faults and aborts are always drawn one by one (at most MARKS_MAX), with their canary.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -569,6 +570,24 @@ static const json_t *earliest_violation(const json_t *r)
     return best;
 }
 
+static void violation(struct buf *b, const json_t *viol, const char *viol_effect)
+{
+    if (viol) {
+        buf_adds(b, "<p class=\"bad\">earliest violating effect: ");
+        text(b, esc_str(viol, "file", ""));
+        if (esc_has_num(viol, "line"))
+            buf_addf(b, " line %lld", esc_int(viol, "line", 0));
+        if (esc_has_num(viol, "index"))
+            buf_addf(b, " entry %lld", esc_int(viol, "index", 0));
+        if (viol_effect[0]) {
+            buf_adds(b, " (effect ");
+            text(b, viol_effect);
+            buf_adds(b, ")");
+        }
+        buf_adds(b, "</p>\n");
+    }
+}
+
 static void failed_rules(struct buf *b, const json_t *r)
 {
     static const char *const members[] = {"probes", "invariants"};
@@ -605,6 +624,27 @@ static void failed_rules(struct buf *b, const json_t *r)
 
 /* ---- the agent's final output ---- */
 
+/* Appends n bytes of fd from offset from (fewer when the file is shorter). 0 or ERR_IO. */
+static int read_tail(int fd, off_t from, size_t n, struct buf *out)
+{
+    char chunk[65536];
+
+    while (n > 0) {
+        ssize_t got = pread(fd, chunk, n < sizeof(chunk) ? n : sizeof(chunk), from);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            return ERR_IO;
+        if (got == 0)
+            break;
+        if (buf_add(out, chunk, (size_t)got) < 0)
+            return ERR_IO;
+        from += got;
+        n -= (size_t)got;
+    }
+    return 0;
+}
+
 static void output(struct buf *b, const char *run_dir, const char *dir, const char *canary)
 {
     char rel[64];
@@ -622,7 +662,7 @@ static void output(struct buf *b, const char *run_dir, const char *dir, const ch
         goto done;
     }
     from = st.st_size > RPT_OUTPUT_MAX ? st.st_size - RPT_OUTPUT_MAX : 0;
-    if (lseek(fd, from, SEEK_SET) < 0 || fs_read_fd(fd, rel, RPT_OUTPUT_MAX, &raw, &e) < 0) {
+    if (read_tail(fd, from, (size_t)(st.st_size - from), &raw) < 0) {
         buf_adds(b, "<p class=\"mute\">agent.out cannot be read</p>\n");
         goto done;
     }
@@ -678,20 +718,6 @@ static void ledger(struct buf *b, const char *run_dir, const char *dir, const js
     }
     if (viol && strstr(esc_str(viol, "file", ""), "ledger.json"))
         vidx = esc_int(viol, "index", -1);
-    if (viol) {
-        buf_adds(b, "<p class=\"bad\">earliest violating effect: ");
-        text(b, esc_str(viol, "file", ""));
-        if (esc_has_num(viol, "line"))
-            buf_addf(b, " line %lld", esc_int(viol, "line", 0));
-        if (esc_has_num(viol, "index"))
-            buf_addf(b, " entry %lld", esc_int(viol, "index", 0));
-        if (viol_effect[0]) {
-            buf_adds(b, " (effect ");
-            text(b, viol_effect);
-            buf_adds(b, ")");
-        }
-        buf_adds(b, ", marked below</p>\n");
-    }
     buf_adds(b, "<div class=\"wrap\"><table><tr><th>#</th><th>effect</th><th>tool</th>"
                 "<th>collection</th><th>business key</th><th>dedupe key</th><th>approved</th>"
                 "<th>faulted</th></tr>\n");
@@ -756,14 +782,16 @@ static void rep_section(struct buf *b, const json_t *report, const json_t *r, co
     }
     failed_rules(b, r);
     if (run_dir == NULL || dir[0] == '\0' || strchr(dir, '/') || strstr(dir, "..")) {
+        violation(b, viol, "");
         buf_adds(b, "<p class=\"mute\">the run folder is not there: no timeline, output or "
                     "ledger</p></section>\n");
         return;
     }
     if (viol)
         tl.viol_line = esc_int(viol, "line", 0);
+    timeline_read(&tl, run_dir, dir); /* first: it finds the violating effect's id */
+    violation(b, viol, tl.viol_effect);
     buf_adds(b, "<h3>Timeline</h3>\n");
-    timeline_read(&tl, run_dir, dir);
     timeline_svg(b, &tl);
     output(b, run_dir, dir, esc_str(r, "canary", NULL));
     ledger(b, run_dir, dir, viol, tl.viol_effect);

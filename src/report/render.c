@@ -67,22 +67,29 @@ int rpt_render(const json_t *report, const char *run_dir, enum rpt_format f, str
     return 0;
 }
 
-int rpt_write_all(const json_t *report, const char *report_path, const char *run_dir,
-                  struct err *e)
+int rpt_path(const char *report_path, enum rpt_format f, char *out, size_t size)
 {
     size_t n = strlen(report_path);
-    int first = 0;
 
     if (n > 5 && strcmp(report_path + n - 5, ".json") == 0)
         n -= 5;
+    if ((size_t)snprintf(out, size, "%.*s%s", (int)n, report_path, formats[f].suffix) >= size)
+        return ERR_LIMIT;
+    return 0;
+}
+
+int rpt_write_all(const json_t *report, const char *report_path, const char *run_dir,
+                  struct err *e)
+{
+    int first = 0;
+
     for (int f = RPT_HTML; f < RPT_NFORMATS; f++) {
         char path[4096];
         struct buf b = BUF_INIT;
         struct err fe = {0};
         int rc;
 
-        if ((size_t)snprintf(path, sizeof(path), "%.*s%s", (int)n, report_path,
-                             formats[f].suffix) >= sizeof(path))
+        if (rpt_path(report_path, (enum rpt_format)f, path, sizeof(path)) < 0)
             rc = err_set(&fe, ERR_LIMIT, "the report path '%.200s' is too long", report_path);
         else if ((rc = rpt_render(report, run_dir, (enum rpt_format)f, &b, &fe)) == 0)
             rc = fs_write_file(path, b.data, b.len, &fe);

@@ -56,6 +56,10 @@ json_t *rpt_load(const char *path, char **run_dir, struct err *e);
 int rpt_render(const json_t *report, const char *run_dir, enum rpt_format f, struct buf *out,
                struct err *e);
 
+/* The file of format f next to the report file report_path: its name without ".json" plus
+ * the format's suffix, into out. 0 or ERR_LIMIT. */
+int rpt_path(const char *report_path, enum rpt_format f, char *out, size_t size);
+
 /* Writes every format but JSON next to the report file report_path (its name without ".json"
  * plus each suffix), atomically. 0 or the first error (the others are still tried). */
 int rpt_write_all(const json_t *report, const char *report_path, const char *run_dir,

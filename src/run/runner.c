@@ -43,6 +43,7 @@
 #include "experiment/experiment.h"
 #include "model/mockscript.h"
 #include "plan/plan.h"
+#include "report/rpt.h"
 #include "run/carry.h"
 #include "run/monitor.h"
 #include "run/report.h"
@@ -1566,6 +1567,8 @@ int run_execute(struct run *r, struct err *e)
                              r->backend_name ? r->backend_name : "native", r->reps, score);
     json_decref(score);
     if (report_write(r->report, r->report_path, e) < 0)
+        return ERR_IO;
+    if (rpt_write_all(r->report, r->report_path, r->dir, e) < 0) /* html, md, junit, badge */
         return ERR_IO;
     return 0;
 }
