@@ -126,7 +126,17 @@ static void top(struct buf *b, const json_t *report)
         buf_addf(b, "%.2f", score);
     else
         buf_adds(b, "–");
-    buf_adds(b, "</span><span class=\"mute\">resilience score</span><div><h1>");
+    buf_adds(b, "</span><span class=\"mute\">resilience score</span>");
+    {
+        struct buf why = BUF_INIT;
+        if (rpt_flaky(report, &why)) {
+            buf_adds(b, "<span class=\"verdict flaky\" style=\"background:#7b2cbf\" title=\"");
+            text(b, why.data);
+            buf_adds(b, "\">flaky</span>");
+        }
+        buf_release(&why);
+    }
+    buf_adds(b, "<div><h1>");
     text(b, esc_str(x, "name", "?"));
     buf_adds(b, "</h1><div>");
     text(b, esc_str(report, "verdict_reason", ""));

@@ -172,6 +172,15 @@ int rpt_render_md(const json_t *report, struct buf *out)
         buf_adds(out, ")");
     }
     buf_addc(out, '\n');
+    {
+        struct buf why = BUF_INIT;
+        if (rpt_flaky(report, &why)) {
+            buf_adds(out, "\n**FLAKY:** the repetitions' outcome classes differ (");
+            esc_md(out, why.data, 400);
+            buf_adds(out, ")\n");
+        }
+        buf_release(&why);
+    }
     probes(&m, result);
     outcomes(&m, result);
     reps(&m, report, result);

@@ -65,6 +65,41 @@ int rpt_path(const char *report_path, enum rpt_format f, char *out, size_t size)
 int rpt_write_all(const json_t *report, const char *report_path, const char *run_dir,
                   struct err *e);
 
+/*
+ * CI gates over a report (`faultline run --min-score N --min-pass-rate PROBE=R --fail-on
+ * CLASS,...`, docs/report.md "CI gates"). A gate fails when the resilience score is under
+ * min_score (or there is none), when a named probe's pass rate is under its rate (or it was
+ * never evaluated), or when a repetition's outcome class is one of fail_on: HARMFUL_ACTION
+ * always is (seed 002's critical override: whatever the pass rates), FLAKY is a class here too.
+ * A run is FLAKY when the outcome classes of its faulted repetitions differ, or those of its
+ * baselines do (rpt_flaky).
+ */
+#define RPT_GATE_RATES_MAX 32
+#define RPT_GATE_FLAKY 31 /* the bit of fail_on for FLAKY (outcome classes are bits 0..) */
+
+struct rpt_gate {
+    int has_min_score;
+    double min_score;
+    struct {
+        char probe[64];
+        double rate;
+    } rates[RPT_GATE_RATES_MAX];
+    size_t nrates;
+    unsigned fail_on; /* 1u << enum rules_outcome, and 1u << RPT_GATE_FLAKY */
+};
+
+/* An empty gate but for HARMFUL_ACTION in fail_on. */
+void rpt_gate_init(struct rpt_gate *g);
+/* Adds PROBE=R (a catalog probe, R in [0, 1]). 0, or ERR_INVALID / ERR_LIMIT with e set. */
+int rpt_gate_add_rate(struct rpt_gate *g, const char *arg, struct err *e);
+/* Adds the comma-separated outcome classes of list (or FLAKY) to fail_on. 0 or ERR_INVALID. */
+int rpt_gate_add_fail_on(struct rpt_gate *g, const char *list, struct err *e);
+/* Checks report against g: the number of failed conditions (0: the gate passes), one line
+ * per failure appended to why ("score 66.67 is under --min-score 80"). */
+int rpt_gate_check(const struct rpt_gate *g, const json_t *report, struct buf *why);
+/* 1 when the report is FLAKY (above), with the classes seen appended to why (may be NULL). */
+int rpt_flaky(const json_t *report, struct buf *why);
+
 /* One renderer each (rpt_render dispatches). */
 int rpt_render_html(const json_t *report, const char *run_dir, struct buf *out);
 int rpt_render_md(const json_t *report, struct buf *out);
