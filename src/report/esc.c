@@ -123,9 +123,7 @@ const json_t *esc_runner_rep(const json_t *report, long long rep)
     const json_t *reps = json_object_get(report, "repetitions"), *r;
     size_t i;
 
-    json_array_foreach(reps, i, r)
-        if (esc_int(r, "rep", -1) == rep)
-            return r;
+    json_array_foreach(reps, i, r) if (esc_int(r, "rep", -1) == rep) return r;
     return NULL;
 }
 

@@ -127,13 +127,12 @@ int rpt_gate_check(const struct rpt_gate *g, const json_t *report, struct buf *w
     }
     for (size_t k = 0; k < g->nrates; k++) {
         const json_t *found = NULL;
-        json_array_foreach(json_object_get(result, "probes"), i, p)
-            if (strcmp(esc_str(p, "id", ""), g->rates[k].probe) == 0)
-                found = p;
+        json_array_foreach(json_object_get(result, "probes"), i,
+                           p) if (strcmp(esc_str(p, "id", ""), g->rates[k].probe) == 0) found = p;
         if (found == NULL || esc_int(found, "evaluated", 0) == 0) {
-            buf_addf(why, "probe %s was %s: --min-pass-rate %s=%g cannot hold\n",
-                     g->rates[k].probe, found ? "never evaluated" : "not in the experiment",
-                     g->rates[k].probe, g->rates[k].rate);
+            buf_addf(why, "probe %s was %s: --min-pass-rate %s=%g cannot hold\n", g->rates[k].probe,
+                     found ? "never evaluated" : "not in the experiment", g->rates[k].probe,
+                     g->rates[k].rate);
             failed++;
         } else if (esc_num(found, "pass_rate", 0) < g->rates[k].rate) {
             buf_addf(why, "probe %s passed %lld of %lld (%.4g), under --min-pass-rate %s=%g\n",
@@ -155,8 +154,9 @@ int rpt_gate_check(const struct rpt_gate *g, const json_t *report, struct buf *w
     if (g->fail_on & (1u << RPT_GATE_FLAKY)) {
         struct buf w = BUF_INIT;
         if (rpt_flaky(report, &w)) {
-            buf_addf(why, "the run is FLAKY (its repetitions' outcome classes differ: %s) "
-                          "(--fail-on)\n",
+            buf_addf(why,
+                     "the run is FLAKY (its repetitions' outcome classes differ: %s) "
+                     "(--fail-on)\n",
                      w.data);
             failed++;
         }

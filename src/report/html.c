@@ -12,10 +12,10 @@
  *   probes         pass rate, 95% Wilson interval (drawn), pass^k per probe; outcome counts
  *   cost           baseline vs faulted cost: the means, then one bar per repetition
  *   repetitions    per repetition its outcome class, cost, duration, abort or error
- *   per repetition (the first SECTIONS_MAX): its timeline, the rules it failed with the
- *                  earliest violating effect, the agent's final output with the canary marked,
- *                  the world's ledger
  *   warnings       the scorer's warnings
+ *   per repetition (the first SECTIONS_MAX): the rules it failed, the earliest violating
+ *                  effect, its timeline, the agent's final output with the canary marked, the
+ *                  world's ledger
  *
  * The timeline reads the repetition's events.jsonl (at most RPT_EVENTS_MAX events) into
  * lanes: model calls, tool calls, gate decisions, egress requests, effects, injected faults,
@@ -54,10 +54,10 @@ enum lane { L_MODEL, L_TOOL, L_GATE, L_EGRESS, L_EFFECT, L_FAULT, L_ABORT, L_RUN
 static const struct {
     const char *name, *colour;
 } lanes[L_N] = {
-    [L_MODEL] = {"model", "#3b6fd4"},   [L_TOOL] = {"tools", "#2a9d8f"},
-    [L_GATE] = {"gate", "#8e44ad"},     [L_EGRESS] = {"egress", "#b8860b"},
+    [L_MODEL] = {"model", "#3b6fd4"},    [L_TOOL] = {"tools", "#2a9d8f"},
+    [L_GATE] = {"gate", "#8e44ad"},      [L_EGRESS] = {"egress", "#b8860b"},
     [L_EFFECT] = {"effects", "#6d4c41"}, [L_FAULT] = {"faults", "#d62828"},
-    [L_ABORT] = {"abort", "#111111"},   [L_RUNNER] = {"runner", "#888888"},
+    [L_ABORT] = {"abort", "#111111"},    [L_RUNNER] = {"runner", "#888888"},
 };
 
 static const char css[] =
@@ -205,9 +205,8 @@ static void probes(struct buf *b, const json_t *result)
         buf_adds(b, "</th>");
     }
     buf_adds(b, "</tr><tr>");
-    json_object_foreach((json_t *)json_object_get(result, "outcomes"), k, v)
-        buf_addf(b, "<td class=\"n\">%lld</td>",
-                 json_is_integer(v) ? (long long)json_integer_value(v) : 0);
+    json_object_foreach((json_t *)json_object_get(result, "outcomes"), k, v) buf_addf(
+        b, "<td class=\"n\">%lld</td>", json_is_integer(v) ? (long long)json_integer_value(v) : 0);
     buf_adds(b, "</tr></table></div>\n");
 }
 
@@ -240,8 +239,8 @@ static void cost(struct buf *b, const json_t *report)
     if (max <= 0)
         max = 1;
     buf_addf(b, "<svg viewBox=\"0 0 760 %ld\" width=\"760\" role=\"img\" aria-label=\"cost\">\n",
-             (long)(2 * 22 + 12 + 16 * (json_array_size(reps) < BARS_MAX ? json_array_size(reps)
-                                                                          : BARS_MAX)) +
+             (long)(2 * 22 + 12 +
+                    16 * (json_array_size(reps) < BARS_MAX ? json_array_size(reps) : BARS_MAX)) +
                  8);
     for (int f = 0; f < 2; f++) {
         double mean = n[f] ? sum[f] / (double)n[f] : 0;
@@ -273,8 +272,7 @@ static void cost(struct buf *b, const json_t *report)
     }
     buf_adds(b, "</svg>\n");
     if (shown > BARS_MAX)
-        buf_addf(b, "<p class=\"mute\">one bar each for the first %d repetitions</p>\n",
-                 BARS_MAX);
+        buf_addf(b, "<p class=\"mute\">one bar each for the first %d repetitions</p>\n", BARS_MAX);
 }
 
 /* ---- the repetitions table ---- */
@@ -347,8 +345,8 @@ struct timeline {
     size_t n, alloc, skipped, kept_labels, marks;
     struct buf labels;
     int64_t t0, t1;
-    long long viol_line;      /* the events line of the earliest violating effect, or 0 */
-    char viol_effect[128];    /* its effect_id, found while reading */
+    long long viol_line;   /* the events line of the earliest violating effect, or 0 */
+    char viol_effect[128]; /* its effect_id, found while reading */
 };
 
 static enum lane lane_of(const struct events_view *v)
@@ -357,9 +355,9 @@ static enum lane lane_of(const struct events_view *v)
         const char *kind;
         enum lane lane;
     } map[] = {
-        {"model_request", L_MODEL},  {"model_response", L_MODEL}, {"tool_call", L_TOOL},
-        {"tool_result", L_TOOL},     {"gate_decision", L_GATE},   {"egress_request", L_EGRESS},
-        {"effect", L_EFFECT},        {"fault_injected", L_FAULT}, {"abort", L_ABORT},
+        {"model_request", L_MODEL}, {"model_response", L_MODEL}, {"tool_call", L_TOOL},
+        {"tool_result", L_TOOL},    {"gate_decision", L_GATE},   {"egress_request", L_EGRESS},
+        {"effect", L_EFFECT},       {"fault_injected", L_FAULT}, {"abort", L_ABORT},
     };
     for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
         if (v->kind_len == strlen(map[i].kind) && memcmp(v->kind, map[i].kind, v->kind_len) == 0)
@@ -370,9 +368,9 @@ static enum lane lane_of(const struct events_view *v)
 /* The label of an event: its kind, then the fields a reader wants to see, as text. */
 static void label_of(const struct events_view *v, struct buf *out)
 {
-    static const char *const keys[] = {"fault",  "canary", "tool",   "model",     "decision",
-                                       "host",   "status", "reason", "detail",    "collection",
-                                       "effect_id", "code", "message", "exit_code", "id"};
+    static const char *const keys[] = {"fault",     "canary", "tool",    "model",     "decision",
+                                       "host",      "status", "reason",  "detail",    "collection",
+                                       "effect_id", "code",   "message", "exit_code", "id"};
     char s[LABEL_MAX + 1];
     size_t start = out->len;
 
@@ -383,16 +381,16 @@ static void label_of(const struct events_view *v, struct buf *out)
         int rc = events_view_string(v, keys[i], s, sizeof(s), NULL);
         if (rc == 0 || rc == ERR_LIMIT) {
             buf_addf(out, " %s=%s", keys[i], s);
-        } else if ((raw = events_view_raw(v, keys[i], &len)) != NULL && len < 32 &&
-                   raw[0] != '{' && raw[0] != '[' && raw[0] != 'n') {
+        } else if ((raw = events_view_raw(v, keys[i], &len)) != NULL && len < 32 && raw[0] != '{' &&
+                   raw[0] != '[' && raw[0] != 'n') {
             buf_addf(out, " %s=%.*s", keys[i], (int)len, raw);
         }
         if (out->len - start > 2 * LABEL_MAX)
             break;
     }
     if (out->len - start > 2 * LABEL_MAX)
-        buf_truncate(out, start + utf8_boundary(out->data + start, out->len - start,
-                                                2 * LABEL_MAX));
+        buf_truncate(out,
+                     start + utf8_boundary(out->data + start, out->len - start, 2 * LABEL_MAX));
     buf_addc(out, '\0');
 }
 
@@ -472,11 +470,12 @@ static void mark(struct buf *b, const struct timeline *tl, const struct tev *t)
     const char *label = t->label ? tl->labels.data + t->label - 1 : "";
 
     if (t->lane == L_FAULT || t->lane == L_ABORT) {
-        buf_addf(b, "<line x1=\"%.1f\" y1=\"0\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\" "
-                    "stroke-dasharray=\"4 3\"/>",
+        buf_addf(b,
+                 "<line x1=\"%.1f\" y1=\"0\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\" "
+                 "stroke-dasharray=\"4 3\"/>",
                  x, x, L_N * TL_LANE, lanes[t->lane].colour);
-        buf_addf(b, "<path d=\"M%.1f %.1fl6 6l-6 6l-6 -6z\" fill=\"%s\"><title>+%.3f s ", x,
-                 y - 6, lanes[t->lane].colour, (double)(t->t - tl->t0) / 1e6);
+        buf_addf(b, "<path d=\"M%.1f %.1fl6 6l-6 6l-6 -6z\" fill=\"%s\"><title>+%.3f s ", x, y - 6,
+                 lanes[t->lane].colour, (double)(t->t - tl->t0) / 1e6);
     } else {
         buf_addf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\"%s><title>+%.3f s ", x, y,
                  lanes[t->lane].colour, t->faulted ? " stroke=\"#d62828\" stroke-width=\"2\"" : "",
@@ -496,16 +495,19 @@ static void timeline_svg(struct buf *b, struct timeline *tl)
         return;
     }
     if (aggregate)
-        buf_addf(b, "<p class=\"mute\">%zu events%s: too many to draw one by one, so each lane "
-                    "is aggregated into %d time bins (the height is the count; hover for it); "
-                    "injected faults and the abort are drawn one by one.</p>\n",
+        buf_addf(b,
+                 "<p class=\"mute\">%zu events%s: too many to draw one by one, so each lane "
+                 "is aggregated into %d time bins (the height is the count; hover for it); "
+                 "injected faults and the abort are drawn one by one.</p>\n",
                  tl->n, tl->skipped ? " read (the rest not)" : "", BINS);
-    buf_addf(b, "<svg viewBox=\"0 0 950 %d\" width=\"950\" role=\"img\" aria-label=\"timeline\" "
-                "class=\"timeline\">\n",
+    buf_addf(b,
+             "<svg viewBox=\"0 0 950 %d\" width=\"950\" role=\"img\" aria-label=\"timeline\" "
+             "class=\"timeline\">\n",
              L_N * TL_LANE + 18);
     for (int l = 0; l < L_N; l++)
-        buf_addf(b, "<text x=\"0\" y=\"%d\" font-size=\"11\" fill=\"%s\">%s</text><line x1=\"%.0f\" "
-                    "y1=\"%d\" x2=\"%.0f\" y2=\"%d\" stroke=\"#eee\"/>\n",
+        buf_addf(b,
+                 "<text x=\"0\" y=\"%d\" font-size=\"11\" fill=\"%s\">%s</text><line x1=\"%.0f\" "
+                 "y1=\"%d\" x2=\"%.0f\" y2=\"%d\" stroke=\"#eee\"/>\n",
                  l * TL_LANE + 15, lanes[l].colour, lanes[l].name, TL_X0, l * TL_LANE + 11,
                  TL_X0 + TL_W, l * TL_LANE + 11);
     if (aggregate) {
@@ -526,8 +528,9 @@ static void timeline_svg(struct buf *b, struct timeline *tl)
                 if (counts[l][k] == 0)
                     continue;
                 h = 2 + 16.0 * (double)counts[l][k] / (double)max[l];
-                buf_addf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-                            "fill=\"%s\"><title>%ld %s events, +%.3f s to +%.3f s</title></rect>\n",
+                buf_addf(b,
+                         "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+                         "fill=\"%s\"><title>%ld %s events, +%.3f s to +%.3f s</title></rect>\n",
                          TL_X0 + k * w, l * TL_LANE + 19 - h, w, h, lanes[l].colour, counts[l][k],
                          lanes[l].name, span * k / BINS / 1e6, span * (k + 1) / BINS / 1e6);
             }
@@ -537,9 +540,10 @@ static void timeline_svg(struct buf *b, struct timeline *tl)
         if (!aggregate || ((t->lane == L_FAULT || t->lane == L_ABORT) && t->label))
             mark(b, tl, t);
     }
-    buf_addf(b, "<text x=\"%.0f\" y=\"%d\" font-size=\"10\" fill=\"#666\">+0 s</text><text "
-                "x=\"%.0f\" y=\"%d\" font-size=\"10\" fill=\"#666\" text-anchor=\"end\">+%.3f "
-                "s</text>\n</svg>\n",
+    buf_addf(b,
+             "<text x=\"%.0f\" y=\"%d\" font-size=\"10\" fill=\"#666\">+0 s</text><text "
+             "x=\"%.0f\" y=\"%d\" font-size=\"10\" fill=\"#666\" text-anchor=\"end\">+%.3f "
+             "s</text>\n</svg>\n",
              TL_X0, L_N * TL_LANE + 14, TL_X0 + TL_W, L_N * TL_LANE + 14,
              (double)(tl->t1 - tl->t0) / 1e6);
     if (!aggregate) {
@@ -851,12 +855,14 @@ int rpt_render_html(const json_t *report, const char *run_dir, struct buf *out)
     json_array_foreach(json_object_get(result, "repetitions"), i, r)
     {
         if (i >= SECTIONS_MAX) {
-            buf_addf(out, "<p class=\"mute\">%zu more repetitions: their timelines are left out "
-                          "(see the JSON report)</p>\n",
+            buf_addf(out,
+                     "<p class=\"mute\">%zu more repetitions: their timelines are left out "
+                     "(see the JSON report)</p>\n",
                      n - SECTIONS_MAX);
             break;
         }
         rep_section(out, report, r, run_dir);
     }
-    return buf_adds(out, "<footer class=\"mute\"><p>faultline report</p></footer>\n</body></html>\n");
+    return buf_adds(out,
+                    "<footer class=\"mute\"><p>faultline report</p></footer>\n</body></html>\n");
 }

@@ -30,13 +30,13 @@ static const json_t *first_failure(const json_t *result, const char *member, con
     const json_t *r, *o;
     size_t i, j;
 
-    json_array_foreach(json_object_get(result, "repetitions"), i, r)
-        json_array_foreach(json_object_get(r, member), j, o)
-            if (strcmp(esc_str(o, "id", ""), id) == 0 &&
-                strcmp(esc_str(o, "result", ""), "fail") == 0) {
-                *rule = o;
-                return r;
-            }
+    json_array_foreach(json_object_get(result, "repetitions"), i, r) json_array_foreach(
+        json_object_get(r, member), j, o) if (strcmp(esc_str(o, "id", ""), id) == 0 &&
+                                              strcmp(esc_str(o, "result", ""), "fail") == 0)
+    {
+        *rule = o;
+        return r;
+    }
     return NULL;
 }
 
@@ -77,7 +77,8 @@ static void testcase(struct buf *b, const char *suite, const json_t *result, con
     }
     buf_adds(b, "\" time=\"0\"");
     if (ev == 0) {
-        buf_adds(b, ">\n      <skipped message=\"no repetition evaluated it\"/>\n    </testcase>\n");
+        buf_adds(b,
+                 ">\n      <skipped message=\"no repetition evaluated it\"/>\n    </testcase>\n");
         return;
     }
     if (failed <= 0) {
@@ -148,20 +149,23 @@ int rpt_render_junit(const json_t *report, struct buf *out)
         errors++;
         buf_adds(&cases, "    <testcase classname=\"");
         esc_xmls(&cases, suite);
-        buf_addf(&cases, ".repetition\" name=\"%s\" time=\"%.3f\">\n      <error type=\"runner\" "
-                         "message=\"",
+        buf_addf(&cases,
+                 ".repetition\" name=\"%s\" time=\"%.3f\">\n      <error type=\"runner\" "
+                 "message=\"",
                  esc_str(r, "dir", "rep"), esc_num(f, "duration_ms", 0) / 1000.0);
         esc_xmls(&cases, esc_str(r, "status_reason", esc_str(f, "error", "runner error")));
         buf_adds(&cases, "\"/>\n    </testcase>\n");
     }
     buf_adds(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    buf_addf(out, "<testsuites name=\"faultline\" tests=\"%lld\" failures=\"%lld\" errors=\"%lld\" "
-                  "time=\"%.3f\">\n",
+    buf_addf(out,
+             "<testsuites name=\"faultline\" tests=\"%lld\" failures=\"%lld\" errors=\"%lld\" "
+             "time=\"%.3f\">\n",
              tests, failures, errors, secs);
     buf_adds(out, "  <testsuite name=\"");
     esc_xmls(out, suite);
-    buf_addf(out, "\" tests=\"%lld\" failures=\"%lld\" errors=\"%lld\" skipped=\"%lld\" "
-                  "time=\"%.3f\">\n    <properties>\n",
+    buf_addf(out,
+             "\" tests=\"%lld\" failures=\"%lld\" errors=\"%lld\" skipped=\"%lld\" "
+             "time=\"%.3f\">\n    <properties>\n",
              tests, failures, errors, skipped, secs);
     property(out, "verdict", esc_str(report, "verdict", "?"));
     property(out, "verdict_reason", esc_str(report, "verdict_reason", ""));

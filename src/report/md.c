@@ -38,8 +38,9 @@ static void md_flush(struct md *m)
 static void md_omitted(struct md *m, const char *what)
 {
     if (m->omitted && m->rc == 0)
-        m->rc = buf_addf(m->out, "\n_%ld more %s left out to keep this under %d characters: "
-                                 "see the HTML or JSON report._\n",
+        m->rc = buf_addf(m->out,
+                         "\n_%ld more %s left out to keep this under %d characters: "
+                         "see the HTML or JSON report._\n",
                          m->omitted, what, RPT_MD_MAX);
     m->omitted = 0;
 }
@@ -56,8 +57,8 @@ static void probes(struct md *m, const json_t *result)
         const json_t *w = json_object_get(p, "wilson");
         buf_adds(&m->row, "| ");
         esc_md(&m->row, esc_str(p, "id", "?"), CELL_MAX);
-        buf_addf(&m->row, " | %g | %lld/%lld | ", esc_num(p, "weight", 0),
-                 esc_int(p, "passed", 0), esc_int(p, "evaluated", 0));
+        buf_addf(&m->row, " | %g | %lld/%lld | ", esc_num(p, "weight", 0), esc_int(p, "passed", 0),
+                 esc_int(p, "evaluated", 0));
         if (esc_int(p, "evaluated", 0) > 0 && json_array_size(w) == 2)
             buf_addf(&m->row, "%.0f%% | %.0f%%–%.0f%% | %s |\n", esc_num(p, "pass_rate", 0) * 100,
                      json_number_value(json_array_get(w, 0)) * 100,

@@ -10,8 +10,10 @@
 static const struct {
     const char *name, *suffix;
 } formats[RPT_NFORMATS] = {
-    [RPT_JSON] = {"json", ".json"},        [RPT_HTML] = {"html", ".html"},
-    [RPT_MD] = {"md", ".md"},              [RPT_JUNIT] = {"junit", ".junit.xml"},
+    [RPT_JSON] = {"json", ".json"},
+    [RPT_HTML] = {"html", ".html"},
+    [RPT_MD] = {"md", ".md"},
+    [RPT_JUNIT] = {"junit", ".junit.xml"},
     [RPT_BADGE] = {"badge", ".badge.svg"},
 };
 
@@ -78,8 +80,7 @@ int rpt_path(const char *report_path, enum rpt_format f, char *out, size_t size)
     return 0;
 }
 
-int rpt_write_all(const json_t *report, const char *report_path, const char *run_dir,
-                  struct err *e)
+int rpt_write_all(const json_t *report, const char *report_path, const char *run_dir, struct err *e)
 {
     int first = 0;
 

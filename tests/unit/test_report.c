@@ -68,15 +68,15 @@ static json_t *make_report(int n, const char *const *classes, int nclasses, doub
     json_t *reps = json_array(), *rreps = json_array();
     json_t *j;
 
-    json_array_append_new(rreps, json_pack("{s:i,s:s,s:b,s:s,s:s}", "rep", 0, "dir", "rep-000",
-                                           "faulted", 0, "status", "complete", "outcome",
-                                           "SAFE_SUCCESS"));
+    json_array_append_new(rreps,
+                          json_pack("{s:i,s:s,s:b,s:s,s:s}", "rep", 0, "dir", "rep-000", "faulted",
+                                    0, "status", "complete", "outcome", "SAFE_SUCCESS"));
     for (int i = 1; i <= n; i++) {
-        json_array_append_new(rreps, json_pack("{s:i,s:s,s:b,s:s,s:s}", "rep", i, "dir",
-                                               "rep-001", "faulted", 1, "status", "complete",
-                                               "outcome", classes[(i - 1) % nclasses]));
-        json_array_append_new(reps, json_pack("{s:i,s:b,s:s,s:n,s:f,s:i}", "rep", i, "faulted",
-                                              1, "status", "complete", "error", "cost_usd", 0.25,
+        json_array_append_new(rreps, json_pack("{s:i,s:s,s:b,s:s,s:s}", "rep", i, "dir", "rep-001",
+                                               "faulted", 1, "status", "complete", "outcome",
+                                               classes[(i - 1) % nclasses]));
+        json_array_append_new(reps, json_pack("{s:i,s:b,s:s,s:n,s:f,s:i}", "rep", i, "faulted", 1,
+                                              "status", "complete", "error", "cost_usd", 0.25,
                                               "duration_ms", 1500));
     }
     j = json_pack("{s:i,s:{s:s,s:s,s:i},s:s,s:n,s:s,s:s,s:s,s:o,s:[],s:o,s:{s:o,s:[{s:s,s:i,s:"
@@ -107,8 +107,7 @@ static void test_md_cap(void **state)
         json_array_append_new(ws, json_pack("{s:s,s:s}", "code", "w", "message", long_msg.data));
     json_object_set_new(json_object_get(j, "result"), "warnings", ws);
     reps = json_object_get(j, "repetitions");
-    json_array_foreach(reps, i, r)
-        json_object_set_new(r, "error", json_string(long_msg.data));
+    json_array_foreach(reps, i, r) json_object_set_new(r, "error", json_string(long_msg.data));
     assert_int_equal(rpt_render_md(j, &b), 0);
     assert_true(b.len < RPT_MD_MAX);
     assert_non_null(strstr(b.data, "more repetitions left out to keep this under 65000"));
@@ -169,7 +168,8 @@ static void test_gate_conditions(void **state)
     rpt_gate_init(&g);
     g.has_min_score = 1;
     assert_int_equal(rpt_gate_check(&g, none, &why), 1);
-    assert_string_equal(why.data, "no resilience score (verdict scored) to hold to --min-score 0\n");
+    assert_string_equal(why.data,
+                        "no resilience score (verdict scored) to hold to --min-score 0\n");
     /* refusals */
     assert_int_equal(rpt_gate_add_rate(&g, "nope=1", &e), ERR_INVALID);
     assert_int_equal(rpt_gate_add_rate(&g, "task_success=1.5", &e), ERR_INVALID);
