@@ -48,6 +48,7 @@
 #include "run/monitor.h"
 #include "run/report.h"
 #include "run/runner.h"
+#include "run/worktree.h"
 #include "sandbox/sandbox.h"
 #include "score/score.h"
 #include "util/fs.h"
@@ -79,6 +80,9 @@ struct run {
     struct proc mock;
     int mock_live;
     char mock_url[256], mock_error[RUN_PATH_MAX + 64];
+    /* with one repetition at a time: the next repetition's checkout, made while the current
+     * one runs (worktree.h) */
+    struct worktree_job next_work;
     char upstream_anthropic[1024], upstream_openai[1024];
     const char *backend_name;
     char backend_buf[64];
@@ -467,6 +471,11 @@ struct rep {
     int worktree_added;
     struct proc mock, ctl;
     int ctl_live;
+    char ctl_ready[RUN_PATH_MAX]; /* the controller's ready file */
+    /* verify, started at the agent's go behind the sandbox's gate (sandbox_spawn_gated), so
+     * that its sandbox is built while the agent runs */
+    struct proc vp;
+    int vp_live, vp_fd;
     struct sandbox *sb;
     uint16_t port;
     int nsfd;
@@ -752,10 +761,11 @@ static void stop_mock(struct run *r)
     }
 }
 
-static int start_controller(struct rep *p, int lfd, struct err *e)
+/* Starts the controller on the sandbox's listener lfd; await_controller waits for it. */
+static int spawn_controller(struct rep *p, int lfd, struct err *e)
 {
     struct run *r = p->r;
-    char ready[RUN_PATH_MAX], log[RUN_PATH_MAX], plan[RUN_PATH_MAX], events[RUN_PATH_MAX];
+    char *ready = p->ctl_ready, log[RUN_PATH_MAX], plan[RUN_PATH_MAX], events[RUN_PATH_MAX];
     char fdtxt[16];
     const char *ua = r->upstream_anthropic, *uo = r->upstream_openai;
     int fd, rc;
@@ -765,7 +775,7 @@ static int start_controller(struct rep *p, int lfd, struct err *e)
             return err_set(e, ERR_IO, "%s", r->mock_error[0] ? r->mock_error : "no mock model");
         ua = uo = r->mock_url;
     }
-    snprintf(ready, sizeof(ready), "%s/proxy-%03d.addr", r->tmp, p->index);
+    snprintf(p->ctl_ready, sizeof(p->ctl_ready), "%s/proxy-%03d.addr", r->tmp, p->index);
     snprintf(log, sizeof(log), "%s/proxy.log", p->dir);
     snprintf(plan, sizeof(plan), "%s/plan.json", p->dir);
     snprintf(events, sizeof(events), "%s/events.jsonl", p->dir);
@@ -800,7 +810,15 @@ static int start_controller(struct rep *p, int lfd, struct err *e)
     if (rc < 0)
         return ERR_IO;
     p->ctl_live = 1;
-    rc = wait_ready(&p->ctl, ready, RUN_HEALTH_TIMEOUT_MS, r);
+    return 0;
+}
+
+/* Waits until the controller spawn_controller started wrote its ready file and answers
+ * /_faultline/health from inside the sandbox's namespace. */
+static int await_controller(struct rep *p, struct err *e)
+{
+    struct run *r = p->r;
+    int rc = wait_ready(&p->ctl, p->ctl_ready, RUN_HEALTH_TIMEOUT_MS, r);
     if (rc == ERR_IO) {
         char st[96];
         proc_describe(&p->ctl, st, sizeof(st));
@@ -826,10 +844,40 @@ static int start_controller(struct rep *p, int lfd, struct err *e)
     }
 }
 
+static void work_path(const struct run *r, int index, char *out, size_t size)
+{
+    snprintf(out, size, "%s/work-%03d", r->tmp, index);
+}
+
+/* With one repetition at a time, starts the checkout of the repetition after index, if any,
+ * to be collected by its prepare. A checkout that cannot start now is made then. */
+static void prefetch_work(struct run *r, int index)
+{
+    char path[RUN_PATH_MAX];
+    struct err e = {0};
+
+    if (r->o.jobs > 1 || r->next_work.live || index + 1 >= 2 * r->x->repeat || stopped(r))
+        return;
+    work_path(r, index + 1, path, sizeof(path));
+    worktree_start(&r->next_work, r->project, path, index + 1, &e);
+}
+
+/* A checkout prefetch_work made that no repetition took (the run ended first): collected and
+ * removed. */
+static void drop_prefetched(struct run *r)
+{
+    struct err e = {0};
+
+    if (!r->next_work.live)
+        return;
+    worktree_finish(&r->next_work, WORKTREE_TIMEOUT_MS, &e);
+    rm_tree(r->next_work.path);
+}
+
 static int prepare(struct rep *p, struct err *e)
 {
     struct run *r = p->r;
-    struct buf cmd = BUF_INIT, log = BUF_INIT;
+    struct buf log = BUF_INIT;
     char path[RUN_PATH_MAX];
     const char *env[100];
     struct buf envstore = BUF_INIT;
@@ -838,12 +886,13 @@ static int prepare(struct rep *p, struct err *e)
     snprintf(path, sizeof(path), "%s/plan.json", p->dir);
     if ((rc = plan_save(p->plan, path, e)) < 0)
         goto out;
-    snprintf(p->work, sizeof(p->work), "%s/work-%03d", r->tmp, p->index);
+    work_path(r, p->index, p->work, sizeof(p->work));
     snprintf(p->home, sizeof(p->home), "%s/home-%03d", r->tmp, p->index);
-    buf_adds(&cmd, "git worktree add --quiet --detach ");
-    shq(&cmd, p->work);
-    buf_adds(&cmd, " HEAD");
-    if ((rc = git(r->project, cmd.data, NULL, e)) != 0) {
+    if (r->next_work.live && r->next_work.index == p->index)
+        rc = worktree_finish(&r->next_work, WORKTREE_TIMEOUT_MS, e);
+    else
+        rc = worktree_add(r->project, p->work, e);
+    if (rc != 0) {
         rc = ERR_IO;
         goto out;
     }
@@ -874,13 +923,12 @@ static int prepare(struct rep *p, struct err *e)
         goto out;
     r->backend_name = sandbox_backend_name(p->sb);
     p->nsfd = ioctl(lfd, SIOCGSKNS);
-    if ((rc = start_controller(p, lfd, e)) < 0)
+    if ((rc = spawn_controller(p, lfd, e)) < 0)
         goto out;
     rc = 0;
 out:
     if (lfd >= 0)
         close(lfd);
-    buf_release(&cmd);
     buf_release(&log);
     buf_release(&envstore);
     return rc;
@@ -981,6 +1029,8 @@ static void rep_status(struct rep *p, const char *phase)
     status_draw(r);
 }
 
+static void verify_start(struct rep *p);
+
 static void agent_phase(struct rep *p)
 {
     struct run *r = p->r;
@@ -1001,14 +1051,31 @@ static void agent_phase(struct rep *p)
     }
     fcntl(pfd[0], F_SETFL, O_NONBLOCK);
     sandbox_cmd(p, r->x->agent, &cmd);
-    t0 = time_mono_ns();
-    if (sandbox_spawn(p->sb, cmd.data, pfd[1], errfd, &ap, &e) < 0) {
+    /* The agent's sandbox is built while the controller starts; the agent runs once the
+     * controller answers from inside (the gate). */
+    if (sandbox_spawn_gated(p->sb, cmd.data, pfd[1], errfd, &ap, &e) < 0) {
         rep_fail(p, "cannot start the agent in the sandbox: %s", e.msg);
         goto out;
     }
-    p->agent_ran = 1;
     close(pfd[1]);
     pfd[1] = -1;
+    if (await_controller(p, &e) < 0 || sandbox_go(&ap) < 0) {
+        sandbox_no_go(&ap);
+        if (stopped(r)) {
+            p->aborted = 1;
+            p->abort.reason = "interrupted";
+            snprintf(p->abort.detail, sizeof(p->abort.detail), "the run was interrupted");
+        } else {
+            rep_fail(p, "%s", e.code ? e.msg : "the agent's sandbox ended before it could run");
+        }
+        if (proc_wait(&ap, 5000) < 0)
+            proc_terminate(&ap, RUN_GRACE_MS);
+        proc_release(&ap);
+        goto out;
+    }
+    t0 = time_mono_ns();
+    p->agent_ran = 1;
+    verify_start(p);
     xfd = exit_fd(&ap);
     for (;;) {
         /* woken by output, by the agent's exit (xfd) or by the monitor's tick */
@@ -1074,31 +1141,72 @@ out:
     buf_release(&cmd);
 }
 
-static void verify_phase(struct rep *p)
+/* Builds verify's sandbox while the agent runs: verify waits at the gate until verify_phase
+ * lets it go (or rep_teardown closes the gate when it is not to run). When it cannot start
+ * now, verify_phase starts it itself and reports why it could not. */
+static void verify_start(struct rep *p)
 {
-    struct run *r = p->r;
-    struct proc vp = {0};
     struct err e = {0};
     struct buf cmd = BUF_INIT;
     char path[RUN_PATH_MAX];
-    int fd, xfd = -1, limit_ms = RUN_VERIFY_TIMEOUT_MS;
+
+    snprintf(path, sizeof(path), "%s/verify.out", p->dir);
+    p->vp_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    sandbox_cmd(p, p->r->x->verify, &cmd);
+    if (sandbox_spawn_gated(p->sb, cmd.data, p->vp_fd, p->vp_fd, &p->vp, &e) == 0)
+        p->vp_live = 1;
+    buf_release(&cmd);
+}
+
+/* Ends a verify verify_start made that is not to run: the gate closed, it exits unrun. */
+static void verify_cancel(struct rep *p)
+{
+    if (p->vp_live) {
+        sandbox_no_go(&p->vp);
+        if (proc_wait(&p->vp, 5000) < 0)
+            proc_terminate(&p->vp, RUN_GRACE_MS);
+        proc_release(&p->vp);
+        p->vp_live = 0;
+    }
+    if (p->vp_fd >= 0)
+        close(p->vp_fd);
+    p->vp_fd = NO_FD;
+}
+
+static void verify_phase(struct rep *p)
+{
+    struct run *r = p->r;
+    struct proc *vp = &p->vp;
+    struct err e = {0};
+    struct buf cmd = BUF_INIT;
+    int xfd = -1, limit_ms = RUN_VERIFY_TIMEOUT_MS;
     int64_t t0, end;
 
     if (r->x->abort.wall_clock_s_above > 0 && r->x->abort.wall_clock_s_above * 1000 < limit_ms)
         limit_ms = (int)(r->x->abort.wall_clock_s_above * 1000);
-    snprintf(path, sizeof(path), "%s/verify.out", p->dir);
-    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    sandbox_cmd(p, r->x->verify, &cmd);
     t0 = time_mono_ns();
     end = t0 + (int64_t)limit_ms * 1000000;
-    if (sandbox_spawn(p->sb, cmd.data, fd, fd, &vp, &e) < 0) {
-        rep_fail(p, "cannot start verify in the sandbox: %s", e.msg);
-        goto out;
+    if (p->vp_live) {
+        if (sandbox_go(vp) < 0) {
+            char st[96];
+            if (proc_wait(vp, 5000) < 0)
+                proc_terminate(vp, RUN_GRACE_MS);
+            proc_describe(vp, st, sizeof(st));
+            rep_fail(p, "verify's sandbox %s before verify could run", st);
+            goto out;
+        }
+    } else {
+        sandbox_cmd(p, r->x->verify, &cmd);
+        if (sandbox_spawn(p->sb, cmd.data, p->vp_fd, p->vp_fd, vp, &e) < 0) {
+            rep_fail(p, "cannot start verify in the sandbox: %s", e.msg);
+            goto out;
+        }
+        p->vp_live = 1;
     }
     p->verify_ran = 1;
-    xfd = exit_fd(&vp);
+    xfd = exit_fd(vp);
     rep_status(p, "verify");
-    while (wait_exit(&vp, xfd, RUN_TICK_MS) == ERR_TIMEOUT) {
+    while (wait_exit(vp, xfd, RUN_TICK_MS) == ERR_TIMEOUT) {
         rep_status(p, "verify");
         if (stopped(r) || time_mono_ns() >= end) {
             if (stopped(r)) {
@@ -1109,20 +1217,20 @@ static void verify_phase(struct rep *p)
                 progress(r, "rep %d: verify ran over %d s: stopped", p->index, limit_ms / 1000);
             }
             sandbox_kill(p->sb, RUN_GRACE_MS);
-            if (proc_wait(&vp, 5000) < 0)
-                proc_terminate(&vp, RUN_GRACE_MS);
+            if (proc_wait(vp, 5000) < 0)
+                proc_terminate(vp, RUN_GRACE_MS);
             break;
         }
     }
     p->verify_ms = (time_mono_ns() - t0) / 1000000;
     p->t_verify_end = time_now_ms();
-    describe_exit(&vp, &p->verify_exit, &p->verify_signal);
-    proc_release(&vp);
+    describe_exit(vp, &p->verify_exit, &p->verify_signal);
 out:
+    if (p->vp_live)
+        proc_release(vp);
+    p->vp_live = 0;
     if (xfd >= 0)
         close(xfd);
-    if (fd >= 0)
-        close(fd);
     buf_release(&cmd);
 }
 
@@ -1252,6 +1360,7 @@ static void rep_teardown(struct rep *p)
 {
     struct run *r = p->r;
 
+    verify_cancel(p);
     if (p->sb)
         sandbox_kill(p->sb, RUN_GRACE_MS);
     if (p->ctl_live) {
@@ -1290,6 +1399,7 @@ static const char *rep_run(struct run *r, int index, int *verify_exit, char *err
     p.r = r;
     p.index = index;
     p.nsfd = -1;
+    p.vp_fd = NO_FD;
     p.agent_exit = p.verify_exit = -1;
     p.at_line_start = 1;
     p.t_start = time_now_ms();
@@ -1315,6 +1425,7 @@ static const char *rep_run(struct run *r, int index, int *verify_exit, char *err
             rep_fail(&p, "%s", e.msg);
         }
     } else {
+        prefetch_work(r, index);
         agent_phase(&p);
         if (!p.aborted && strcmp(p.status, "error") != 0)
             verify_phase(&p);
@@ -1550,7 +1661,9 @@ int run_execute(struct run *r, struct err *e)
         run_phase(r, r->x->repeat, 2 * r->x->repeat, &ended, &baseline_failed);
     }
     stop_mock(r);
-    if (!r->o.keep) {
+    drop_prefetched(r);
+    {
+        /* the entries of removed worktrees (a kept one still has its folder: git keeps it) */
         struct err pe = {0};
         git(r->project, "git worktree prune", NULL, &pe); /* at worst, entries git prunes later */
     }

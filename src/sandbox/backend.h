@@ -53,6 +53,7 @@ struct sandbox {
     unsigned nspawned;
     /* what before_exec needs, prepared in the parent (the child may not allocate) */
     int info_wfd, out_fd, err_fd;
+    int gated; /* the spawn under way is sandbox_spawn_gated's: its stdin is a pipe */
 };
 
 /* An argument vector under construction (strings borrowed) and the strings made for it. */

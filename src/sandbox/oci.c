@@ -205,6 +205,8 @@ void oci_argv(struct args *a, const char *eng, const struct sandbox *sb, const c
 
     args_add(a, eng);
     args_add(a, "run");
+    if (sb->gated)
+        args_add(a, "--interactive"); /* stdin stays the gate's pipe */
     args_add(a, "--rm");
     args_add(a, "--name");
     args_add(a, name);

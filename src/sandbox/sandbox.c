@@ -143,7 +143,7 @@ void sandbox_proc_opts(struct sandbox *sb, struct proc_opts *o, const char *cons
 {
     memset(o, 0, sizeof(*o));
     o->argv = argv;
-    o->in = PROC_NULL;
+    o->in = sb->gated ? PROC_PIPE : PROC_NULL;
     o->out = out_fd >= 0 ? PROC_INHERIT : PROC_NULL;
     o->err = err_fd >= 0 ? PROC_INHERIT : PROC_NULL;
     o->die_with_parent = 1;
@@ -176,6 +176,52 @@ int sandbox_spawn(struct sandbox *sb, const char *cmd, int out_fd, int err_fd, s
                   struct err *e)
 {
     return sb->ops->spawn(sb, cmd, out_fd, err_fd, p, e);
+}
+
+/* The gate: the shell inside reads one line from its stdin (the caller's pipe) and runs the
+ * command only when it is "go"; then its stdin is /dev/null again, as for sandbox_spawn. */
+#define GATE_PREFIX                                                                                \
+    "IFS= read -r _faultline_go || exit " SANDBOX_GATE_CLOSED_STR "\n"                             \
+    "[ \"$_faultline_go\" = go ] || exit " SANDBOX_GATE_CLOSED_STR "\n"                            \
+    "unset _faultline_go\nexec </dev/null\n"
+
+int sandbox_spawn_gated(struct sandbox *sb, const char *cmd, int out_fd, int err_fd, struct proc *p,
+                        struct err *e)
+{
+    size_t n = strlen(GATE_PREFIX) + strlen(cmd) + 1;
+    char *gated = xmalloc(n);
+    int rc;
+
+    snprintf(gated, n, "%s%s", GATE_PREFIX, cmd);
+    sb->gated = 1;
+    rc = sb->ops->spawn(sb, gated, out_fd, err_fd, p, e);
+    sb->gated = 0;
+    free(gated);
+    return rc;
+}
+
+int sandbox_go(struct proc *p)
+{
+    static const char go[] = "go\n";
+    ssize_t n;
+    int rc = 0;
+
+    if (p->in_fd < 0)
+        return ERR_INVALID;
+    do
+        n = write(p->in_fd, go, sizeof(go) - 1);
+    while (n < 0 && errno == EINTR);
+    if (n != (ssize_t)(sizeof(go) - 1))
+        rc = ERR_IO;
+    sandbox_no_go(p);
+    return rc;
+}
+
+void sandbox_no_go(struct proc *p)
+{
+    if (p->in_fd >= 0)
+        close(p->in_fd);
+    p->in_fd = -1;
 }
 
 int sandbox_kill(struct sandbox *sb, int grace_ms)

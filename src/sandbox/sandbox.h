@@ -91,6 +91,20 @@ int sandbox_spawn(struct sandbox *sb, const char *cmd, int out_fd, int err_fd, s
 
 /* Ends every process in the sandbox: SIGTERM, up to grace_ms, then SIGKILL. 0 when nothing is
  * left running. */
+/* As sandbox_spawn, but the command waits inside the sandbox, the sandbox already built around
+ * it, until the caller lets it go: sandbox_go (it runs) or sandbox_no_go (it exits with
+ * SANDBOX_GATE_CLOSED without running anything; so does a caller that dies). The caller makes
+ * the sandbox's start overlap with its own work (the controller's start, the agent's run) and
+ * still runs nothing before it is ready. The command's stdin is /dev/null once it runs. */
+int sandbox_spawn_gated(struct sandbox *sb, const char *cmd, int out_fd, int err_fd, struct proc *p,
+                        struct err *e);
+#define SANDBOX_GATE_CLOSED 125
+#define SANDBOX_GATE_CLOSED_STR "125"
+/* Lets a sandbox_spawn_gated command run: 0, or ERR_IO when it could not be told (it exited). */
+int sandbox_go(struct proc *p);
+/* Tells a sandbox_spawn_gated command not to run (closes the gate). */
+void sandbox_no_go(struct proc *p);
+
 int sandbox_kill(struct sandbox *sb, int grace_ms);
 
 /* sandbox_kill, then releases the namespace, descriptors and memory. NULL is a no-op. */

@@ -202,6 +202,61 @@ static void test_kill_after_exit_is_immediate(void **state)
     assert_int_equal(fs_remove_tree(dir, &e), 0);
 }
 
+/* A gated command runs nothing before sandbox_go, and nothing at all after sandbox_no_go. */
+static void test_gated_spawn_waits_for_go(void **state)
+{
+    char dir[] = "/tmp/test-sandbox-XXXXXX";
+    char work[64], home[64], ran[96];
+    struct sandbox_spec spec;
+    struct sandbox *sb = NULL;
+    struct proc p;
+    struct err e = {0};
+    struct stat st;
+    int lfd = -1;
+    uint16_t port;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    chmod(dir, 0711);
+    snprintf(work, sizeof(work), "%s/w", dir);
+    snprintf(home, sizeof(home), "%s/h", dir);
+    snprintf(ran, sizeof(ran), "%s/ran", work);
+    assert_int_equal(mkdir(work, 0777), 0);
+    chmod(work, 0777); /* the sandbox user (nobody, as root) writes the marker */
+    assert_int_equal(mkdir(home, 0700), 0);
+    memset(&spec, 0, sizeof(spec));
+    spec.workdir = work;
+    spec.homedir = home;
+    assert_int_equal(sandbox_open(&sb, &spec, &lfd, &port, &e), 0);
+
+    /* held at the gate: the sandbox is up, the command has not run */
+    assert_int_equal(sandbox_spawn_gated(sb, "read -r x || true; touch /work/ran; exit 4", -1, -1,
+                                         &p, &e),
+                     0);
+    assert_int_equal(proc_wait(&p, 300), ERR_TIMEOUT);
+    assert_int_not_equal(stat(ran, &st), 0);
+    /* let go: it runs, with /dev/null as stdin (its read sees the end at once) */
+    assert_int_equal(sandbox_go(&p), 0);
+    assert_int_equal(proc_wait(&p, 10000), 0);
+    assert_int_equal(proc_exit_code(&p), 4);
+    assert_int_equal(stat(ran, &st), 0);
+    proc_release(&p);
+    unlink(ran);
+
+    /* the gate closed: it exits SANDBOX_GATE_CLOSED without running */
+    assert_int_equal(sandbox_spawn_gated(sb, "touch /work/ran", -1, -1, &p, &e), 0);
+    sandbox_no_go(&p);
+    assert_int_equal(proc_wait(&p, 10000), 0);
+    assert_int_equal(proc_exit_code(&p), SANDBOX_GATE_CLOSED);
+    assert_int_not_equal(stat(ran, &st), 0);
+    proc_release(&p);
+
+    assert_int_equal(sandbox_kill(sb, 3000), 0);
+    close(lfd);
+    sandbox_close(sb);
+    assert_int_equal(fs_remove_tree(dir, &e), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -210,6 +265,7 @@ int main(void)
         cmocka_unit_test(test_user_image_gets_no_host_usr),
         cmocka_unit_test(test_env_sets_home_path_and_flag),
         cmocka_unit_test(test_kill_after_exit_is_immediate),
+        cmocka_unit_test(test_gated_spawn_waits_for_go),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
