@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "report/history.h"
 #include "report/rpt.h"
 #include "run/report.h"
 #include "run/runner.h"
@@ -98,6 +99,25 @@ static int gate_code(const struct rpt_gate *g, const json_t *report)
     return failed ? EXIT_GATE : EXIT_OK;
 }
 
+/* Records the report in the history database (src/report/history.c): a failure is a
+ * warning, never the run's. */
+static void record_history(const char *file, const json_t *report, const char *report_path)
+{
+    char path[1024];
+    struct err e = {0};
+    struct hist *h;
+
+    if (file == NULL && hist_default_path(path, sizeof(path)) < 0) {
+        fprintf(stderr, "faultline run: warning: the run's history was not recorded: no "
+                        "database (set --history, FAULTLINE_HISTORY, XDG_STATE_HOME or HOME)\n");
+        return;
+    }
+    h = hist_open(file ? file : path, &e);
+    if (h == NULL || hist_record(h, report, report_path, FAULTLINE_VERSION, NULL, &e) < 0)
+        fprintf(stderr, "faultline run: warning: the run's history was not recorded: %s\n", e.msg);
+    hist_close(h);
+}
+
 static int refusal_code(enum run_refusal why)
 {
     switch (why) {
@@ -126,6 +146,8 @@ int cmd_run(int argc, char **argv)
     uint64_t seed = 0;
     const char *out = NULL, *upstream = NULL, *backend = "native";
     struct rpt_gate gate;
+    const char *history = NULL;
+    int no_history = 0;
     const struct opt opts[] = {
         OPT_STRING("out", "REPORT.json", &out, "$TMPDIR/faultline-NAME-TIME-PID.json",
                    "write the report here; the run folder is REPORT without .json"),
@@ -148,13 +170,18 @@ int cmd_run(int argc, char **argv)
         OPT_CALL("fail-on", "CLASS,...", gate_fail_on, &gate,
                  "gate: exit 8 when a repetition ends in CLASS (or the run is FLAKY); "
                  "HARMFUL_ACTION always does"),
+        OPT_STRING("history", "FILE", &history,
+                   "$FAULTLINE_HISTORY or $XDG_STATE_HOME/faultline/history.db",
+                   "record the run in this history database (docs/history.md)"),
+        OPT_BOOL("no-history", 0, &no_history, "do not record the run in the history"),
         OPT_END(),
     };
     const struct opt_cmd cmd = {
         .name = "run",
         .usage = "EXPERIMENT [--out REPORT.json] [--keep] [--seed S] [--model-upstream URL] "
                  "[--quiet] [--json] [--sandbox native|oci] [--ro-path DIR]... [--jobs N] "
-                 "[--min-score N] [--min-pass-rate PROBE=R]... [--fail-on CLASS,...]",
+                 "[--min-score N] [--min-pass-rate PROBE=R]... [--fail-on CLASS,...] "
+                 "[--history FILE | --no-history]",
         .about = "Runs the experiment: its baselines, then its faulted repetitions, each in a\n"
                  "fresh worktree of HEAD inside the sandbox, with the controller injecting the\n"
                  "plan's faults; then scores the run folder and writes the report. Refuses to\n"
@@ -227,6 +254,8 @@ int cmd_run(int argc, char **argv)
         goto out;
     }
     rc = run_exit_code(r);
+    if (!no_history)
+        record_history(history, run_report(r), run_report_path(r));
     if (rc == EXIT_OK)
         rc = gate_code(&gate, run_report(r));
     if (json) {

@@ -125,6 +125,11 @@ static const struct exit_row rows[] = {
      "the input cannot be read, is not a report or a run folder, or the output cannot be "
      "written"},
     USAGE_ROW("`report`"),
+    {"`history`", "0", "ok", "the runs were printed (none is not an error)"},
+    {"`history`", "1", "failure",
+     "the database cannot be opened, migrated or read (corrupt, locked past the busy timeout, "
+     "a newer schema), or stdout could not be written"},
+    USAGE_ROW("`history`"),
 };
 
 void cli_exit_codes_markdown(FILE *f)
