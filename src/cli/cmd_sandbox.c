@@ -17,6 +17,8 @@
 
 #include "cli/cli.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/supervise.h"
+#include "util/num.h"
 #include "util/buf.h"
 #include "util/fs.h"
 #include "util/banned.h"
@@ -167,6 +169,16 @@ int cmd_sandbox(int argc, char **argv)
         .doc = "docs/run.md",
     };
 
+    /* internal: the first process inside a native sandbox (src/sandbox/supervise.h) */
+    if (argc >= 5 && strcmp(argv[1], "supervise") == 0 && strcmp(argv[2], "--status-fd") == 0 &&
+        strcmp(argv[4], "--") == 0) {
+        long long fd;
+        if (num_parse_ll(argv[3], 3, 1 << 20, &fd) != 0 || argc < 6) {
+            fprintf(stderr, "faultline sandbox supervise: --status-fd FD -- COMMAND...\n");
+            return EXIT_USAGE;
+        }
+        return sandbox_supervise((int)fd, argv + 5);
+    }
     if ((rc = cli_parse(&cmd, argc, argv, &nargs)) >= 0)
         return rc;
     if (strcmp(argv[0], "check") == 0 && nargs == 1)

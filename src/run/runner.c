@@ -50,6 +50,7 @@
 #include "run/runner.h"
 #include "run/worktree.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/supervise.h"
 #include "score/score.h"
 #include "util/fs.h"
 #include "util/proc.h"
@@ -1031,6 +1032,29 @@ static void rep_status(struct rep *p, const char *phase)
 
 static void verify_start(struct rep *p);
 
+/* How the agent really ended, from its supervisor in the sandbox (stfd, sandbox/supervise.h;
+ * NO_FD where the backend has none): a signal the runner did not send (kill -9 from outside,
+ * the kernel's OOM killer) is not the agent's own end, and makes the repetition an error; so
+ * does a supervisor that wrote nothing (killed itself). */
+static void agent_end(struct rep *p, int stfd, int killed)
+{
+    int code, sig;
+
+    if (stfd < 0)
+        return;
+    if (sandbox_read_status(stfd, &code, &sig) != 0) {
+        if (!killed)
+            rep_fail(p, "the agent's sandbox ended without its supervisor's word (killed from "
+                        "outside?)");
+        return;
+    }
+    p->agent_exit = code;
+    p->agent_signal = sig;
+    if (sig && !killed)
+        rep_fail(p, "the agent was killed by signal %d (%s) while it ran: not its own end", sig,
+                 strsignal(sig));
+}
+
 static void agent_phase(struct rep *p)
 {
     struct run *r = p->r;
@@ -1038,7 +1062,7 @@ static void agent_phase(struct rep *p)
     struct err e = {0};
     struct buf cmd = BUF_INIT;
     char path[RUN_PATH_MAX];
-    int pfd[2] = {-1, -1}, outfd = -1, errfd = -1, eof = 0, killed = 0, xfd = -1;
+    int pfd[2] = {-1, -1}, outfd = -1, errfd = -1, eof = 0, killed = 0, xfd = -1, stfd = NO_FD;
     int64_t t0;
 
     snprintf(path, sizeof(path), "%s/agent.out", p->dir);
@@ -1053,7 +1077,7 @@ static void agent_phase(struct rep *p)
     sandbox_cmd(p, r->x->agent, &cmd);
     /* The agent's sandbox is built while the controller starts; the agent runs once the
      * controller answers from inside (the gate). */
-    if (sandbox_spawn_gated(p->sb, cmd.data, pfd[1], errfd, &ap, &e) < 0) {
+    if (sandbox_spawn_gated(p->sb, cmd.data, pfd[1], errfd, &stfd, &ap, &e) < 0) {
         rep_fail(p, "cannot start the agent in the sandbox: %s", e.msg);
         goto out;
     }
@@ -1126,8 +1150,11 @@ static void agent_phase(struct rep *p)
     p->agent_ms = (time_mono_ns() - t0) / 1000000;
     p->t_agent_end = time_now_ms();
     describe_exit(&ap, &p->agent_exit, &p->agent_signal);
+    agent_end(p, stfd, killed);
     proc_release(&ap);
 out:
+    if (stfd >= 0)
+        close(stfd);
     if (xfd >= 0)
         close(xfd);
     if (pfd[0] >= 0)
@@ -1153,7 +1180,7 @@ static void verify_start(struct rep *p)
     snprintf(path, sizeof(path), "%s/verify.out", p->dir);
     p->vp_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     sandbox_cmd(p, p->r->x->verify, &cmd);
-    if (sandbox_spawn_gated(p->sb, cmd.data, p->vp_fd, p->vp_fd, &p->vp, &e) == 0)
+    if (sandbox_spawn_gated(p->sb, cmd.data, p->vp_fd, p->vp_fd, NULL, &p->vp, &e) == 0)
         p->vp_live = 1;
     buf_release(&cmd);
 }

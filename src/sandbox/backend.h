@@ -22,6 +22,9 @@ struct sandbox_ops {
     int (*available)(struct err *e);
     int (*spawn)(struct sandbox *sb, const char *cmd, int out_fd, int err_fd, struct proc *p,
                  struct err *e);
+    /* 1: spawn runs the command under `faultline sandbox supervise` when sb->status_wfd is
+     * set (supervise.h) */
+    int supervised;
     /* Ends everything the backend started in sb (see sandbox_kill). */
     int (*kill)(struct sandbox *sb, int grace_ms);
 };
@@ -53,7 +56,8 @@ struct sandbox {
     unsigned nspawned;
     /* what before_exec needs, prepared in the parent (the child may not allocate) */
     int info_wfd, out_fd, err_fd;
-    int gated; /* the spawn under way is sandbox_spawn_gated's: its stdin is a pipe */
+    int gated;      /* the spawn under way is sandbox_spawn_gated's: its stdin is a pipe */
+    int status_wfd; /* and, when not -1, its supervisor's status pipe (supervise.h) */
 };
 
 /* An argument vector under construction (strings borrowed) and the strings made for it. */

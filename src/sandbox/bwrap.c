@@ -86,6 +86,10 @@ static int before_bwrap(void *arg)
     fl = fcntl(sb->info_wfd, F_GETFD);
     if (fl < 0 || fcntl(sb->info_wfd, F_SETFD, fl & ~FD_CLOEXEC) < 0)
         return errno;
+    /* and the supervisor's status pipe, which bwrap passes on to it */
+    if (sb->status_wfd >= 0 && ((fl = fcntl(sb->status_wfd, F_GETFD)) < 0 ||
+                                fcntl(sb->status_wfd, F_SETFD, fl & ~FD_CLOEXEC) < 0))
+        return errno;
     return 0;
 }
 
@@ -228,6 +232,16 @@ static int bwrap_spawn(struct sandbox *sb, const char *cmd, int out_fd, int err_
     args_add(&a, "/");
     args_add(&a, "--chdir");
     args_add(&a, SANDBOX_WORKDIR);
+    if (sb->status_wfd >= 0 && sb->self_exe) {
+        char num[16];
+        snprintf(num, sizeof(num), "%d", sb->status_wfd);
+        args_add(&a, SANDBOX_BINDIR "/faultline");
+        args_add(&a, "sandbox");
+        args_add(&a, "supervise");
+        args_add(&a, "--status-fd");
+        args_add(&a, args_own(&a, num));
+        args_add(&a, "--");
+    }
     args_add(&a, "/bin/sh");
     args_add(&a, "-c");
     args_add(&a, cmd);
@@ -378,5 +392,6 @@ const struct sandbox_ops sandbox_native_ops = {
     .name = "native",
     .available = bwrap_available,
     .spawn = bwrap_spawn,
+    .supervised = 1,
     .kill = bwrap_kill,
 };

@@ -185,17 +185,32 @@ int sandbox_spawn(struct sandbox *sb, const char *cmd, int out_fd, int err_fd, s
     "[ \"$_faultline_go\" = go ] || exit " SANDBOX_GATE_CLOSED_STR "\n"                            \
     "unset _faultline_go\nexec </dev/null\n"
 
-int sandbox_spawn_gated(struct sandbox *sb, const char *cmd, int out_fd, int err_fd, struct proc *p,
-                        struct err *e)
+int sandbox_spawn_gated(struct sandbox *sb, const char *cmd, int out_fd, int err_fd, int *status_fd,
+                        struct proc *p, struct err *e)
 {
     size_t n = strlen(GATE_PREFIX) + strlen(cmd) + 1;
     char *gated = xmalloc(n);
-    int rc;
+    int st[2] = {-1, -1}, rc;
 
+    if (status_fd) {
+        *status_fd = -1;
+        if (sb->ops->supervised && sb->self_exe && pipe2(st, O_CLOEXEC) < 0) {
+            free(gated);
+            return err_set(e, ERR_SYS, "sandbox: pipe: %s", strerror(errno));
+        }
+    }
     snprintf(gated, n, "%s%s", GATE_PREFIX, cmd);
     sb->gated = 1;
+    sb->status_wfd = st[1];
     rc = sb->ops->spawn(sb, gated, out_fd, err_fd, p, e);
     sb->gated = 0;
+    sb->status_wfd = -1;
+    if (st[1] >= 0)
+        close(st[1]);
+    if (rc == 0 && status_fd)
+        *status_fd = st[0];
+    else if (st[0] >= 0)
+        close(st[0]);
     free(gated);
     return rc;
 }
@@ -511,7 +526,7 @@ int sandbox_open(struct sandbox **out, const struct sandbox_spec *spec, int *lis
         sb->limits.nofile = 4096;
     if (sb->limits.fsize_mb <= 0)
         sb->limits.fsize_mb = 1024;
-    sb->netns_fd = sb->userns_fd = sb->info_wfd = -1;
+    sb->netns_fd = sb->userns_fd = sb->info_wfd = sb->status_wfd = -1;
     sb->drop_uid = geteuid() == 0;
 
     if (sb->drop_uid && ((rc = chown_tree(sb->workdir, e)) || (rc = chown_tree(sb->homedir, e))))

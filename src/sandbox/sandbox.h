@@ -96,8 +96,12 @@ int sandbox_spawn(struct sandbox *sb, const char *cmd, int out_fd, int err_fd, s
  * SANDBOX_GATE_CLOSED without running anything; so does a caller that dies). The caller makes
  * the sandbox's start overlap with its own work (the controller's start, the agent's run) and
  * still runs nothing before it is ready. The command's stdin is /dev/null once it runs. */
-int sandbox_spawn_gated(struct sandbox *sb, const char *cmd, int out_fd, int err_fd, struct proc *p,
-                        struct err *e);
+/* With status_fd not NULL, the command runs under `faultline sandbox supervise` where the
+ * backend can (native, with self_exe bound): *status_fd is then the read end of its status
+ * pipe, for sandbox_read_status (supervise.h) once it exited, to be closed by the caller; -1
+ * where it cannot (oci). */
+int sandbox_spawn_gated(struct sandbox *sb, const char *cmd, int out_fd, int err_fd, int *status_fd,
+                        struct proc *p, struct err *e);
 #define SANDBOX_GATE_CLOSED 125
 #define SANDBOX_GATE_CLOSED_STR "125"
 /* Lets a sandbox_spawn_gated command run: 0, or ERR_IO when it could not be told (it exited). */

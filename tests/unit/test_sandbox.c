@@ -231,7 +231,7 @@ static void test_gated_spawn_waits_for_go(void **state)
 
     /* held at the gate: the sandbox is up, the command has not run */
     assert_int_equal(sandbox_spawn_gated(sb, "read -r x || true; touch /work/ran; exit 4", -1, -1,
-                                         &p, &e),
+                                         NULL, &p, &e),
                      0);
     assert_int_equal(proc_wait(&p, 300), ERR_TIMEOUT);
     assert_int_not_equal(stat(ran, &st), 0);
@@ -244,7 +244,7 @@ static void test_gated_spawn_waits_for_go(void **state)
     unlink(ran);
 
     /* the gate closed: it exits SANDBOX_GATE_CLOSED without running */
-    assert_int_equal(sandbox_spawn_gated(sb, "touch /work/ran", -1, -1, &p, &e), 0);
+    assert_int_equal(sandbox_spawn_gated(sb, "touch /work/ran", -1, -1, NULL, &p, &e), 0);
     sandbox_no_go(&p);
     assert_int_equal(proc_wait(&p, 10000), 0);
     assert_int_equal(proc_exit_code(&p), SANDBOX_GATE_CLOSED);
