@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/gateask.h"
 #include "agent/cmdrun.h"
 #include "agent/mcpclient.h"
 #include "codec/pricing.h"
@@ -199,7 +200,8 @@ struct run {
     size_t nmc;
     struct tool *tools;
     size_t ntools;
-    json_t *offered; /* neutral tool array for llm_build_request */
+    json_t *offered;      /* neutral tool array for llm_build_request */
+    struct gateask *gate; /* o->control_url's, or NULL */
     char session[40];
     struct pricing_table *prices;
 };
@@ -357,8 +359,10 @@ static int run_call(struct run *r, const struct llm_call *k, struct llm_conv *co
     const struct tool *t = tool_find(r, k->name);
     const json_t *input = k->input;
     struct hook_decision d;
+    struct gateask_answer ga;
 
     hook_decision_init(&d);
+    gateask_answer_init(&ga);
     r->st->tool_calls++;
     {
         struct buf head = BUF_INIT;
@@ -412,6 +416,25 @@ static int run_call(struct run *r, const struct llm_call *k, struct llm_conv *co
             input = d.updated_input;
         }
     }
+    if (r->gate && t->kind == TOOL_SHELL) {
+        gateask_ask(r->gate, t->hook_name, input, &ga);
+        if (ga.unreachable)
+            p_step(&r->pr, 0, "gate", "", ga.reason.data, ga.reason.len, AGENT_LINE_MAX);
+        if (ga.verdict != GATEASK_ALLOW) {
+            struct buf head = BUF_INIT;
+            buf_addf(&head, "%s: ", k->name);
+            p_step(&r->pr, 0, "blocked", head.data, ga.reason.data, ga.reason.len, AGENT_LINE_MAX);
+            buf_release(&head);
+            buf_add(&out, ga.reason.data, ga.reason.len);
+            is_error = 1;
+            r->st->blocked++;
+            goto done;
+        }
+        if (ga.input) {
+            p_step(&r->pr, 0, "gate", "input redacted", NULL, 0, 0);
+            input = ga.input;
+        }
+    }
     if (o->stop && *o->stop) {
         buf_adds(&out, "interrupted");
         is_error = 1;
@@ -442,6 +465,7 @@ done:
     }
     llm_conv_add_result(conv, k->id, k->name, out.data, is_error);
     hook_decision_release(&d);
+    gateask_answer_release(&ga);
     buf_release(&out);
     return rc;
 }
@@ -632,6 +656,12 @@ int agent_run(const struct agent_opts *o, struct agent_stats *st_out, struct err
         goto out;
     }
 
+    if (o->control_url && o->shell) {
+        struct err ge = {0};
+        if ((r.gate = gateask_new(o->control_url, &ge)) == NULL)
+            p_stepf(&r.pr, 1, "warn", "FAULTLINE_CONTROL_URL: %s: shell calls are not gated",
+                    ge.msg);
+    }
     if (start_servers(&r, e) < 0)
         goto out;
     tools_build(&r);
@@ -707,6 +737,7 @@ out:
     for (size_t i = 0; i < r.nmc; i++)
         mcpclient_free(r.mc[i]);
     tools_clear(&r);
+    gateask_free(r.gate);
     pricing_free(r.prices);
     SSL_CTX_free(ep.tls);
     llm_reply_release(&rep);

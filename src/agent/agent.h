@@ -10,12 +10,15 @@
  *       most `retries` times, honouring retry-after)
  *     no tool calls: print the final answer, DONE
  *     for each tool call: [tool] line; hooks (a block becomes an is_error result holding the
- *       hook's reason); run it; [result] line; the result goes back to the model
+ *       hook's reason); for the shell with a control URL, the gate (gateask.h: a deny or a
+ *       hold becomes an is_error result holding the gate's reason); run it; [result] line;
+ *       the result goes back to the model
  *   the model still wants tools after max_turns: MAX_TURNS
  *
  * Output lines (one per step, cut to AGENT_LINE_MAX bytes, control characters blanked):
  *   [agent] API model URL, tools     [mcp] NAME: N tools (server info)
  *   [tool] NAME {json input}         [hook] note      [blocked] NAME: reason
+ *   [gate] note
  *   [result] NAME ok: text           [result] NAME error: text
  *   [retry] why (n/N, in S s)        [warn] ...       [error] why (whole, never cut)
  *   [stopped] why
@@ -85,6 +88,8 @@ struct agent_opts {
     int quiet;                   /* only the final answer and [error] lines */
     FILE *out;                   /* where the steps and the answer go */
     volatile sig_atomic_t *stop; /* set by a signal handler: stop at the next step */
+    const char *control_url;     /* FAULTLINE_CONTROL_URL: each shell call asks the gate
+                                    (gateask.h) after the hooks; NULL: no gate */
 };
 
 struct agent_stats {

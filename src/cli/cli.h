@@ -69,6 +69,9 @@ CMD(sandbox);
 CMD(init);
 CMD(report);
 CMD(history);
+CMD(gate);
+/* `faultline gate explain` (engineer policy's src/cli/cmd_gate_explain.c), dispatched by cmd_gate */
+CMD(gate_explain);
 #undef CMD
 
 #endif

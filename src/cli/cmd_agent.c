@@ -241,6 +241,10 @@ int cmd_agent(int argc, char **argv)
     }
     o.hooks = &hooks;
     o.stop = &stop_flag;
+    {
+        const char *cu = getenv("FAULTLINE_CONTROL_URL");
+        o.control_url = cu && *cu ? cu : NULL;
+    }
 
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));

@@ -106,6 +106,7 @@ int cmd_mcp(int argc, char **argv)
     ro.idle = mcp_backend_flush;
     ro.idle_ctx = seam;
     rc = mcp_relay_run(&ro, &so, &b, &e);
+    seam_end(seam, name, rc < 0);
     seam_free(seam);
     if (rc < 0) {
         fprintf(stderr, "faultline mcp: %s\n", e.msg);

@@ -10,8 +10,26 @@
 #include "util/log.h"
 #include "util/banned.h"
 
+#define PROXY_POLICIES_MAX 8
+
+struct policy_flags {
+    const char *paths[PROXY_POLICIES_MAX];
+    size_t n;
+};
+
+static int on_policy(const struct opt *op, const char *v, struct err *e)
+{
+    struct policy_flags *f = op->value;
+
+    if (f->n == PROXY_POLICIES_MAX)
+        return err_set(e, ERR_INVALID, "--policy: at most %d files", PROXY_POLICIES_MAX);
+    f->paths[f->n++] = v;
+    return 0;
+}
+
 int cmd_proxy(int argc, char **argv)
 {
+    struct policy_flags pf = {.n = 0};
     struct controller_config cfg;
     struct err e = {0};
     const char *log_file = NULL, *level = log_level_name();
@@ -32,6 +50,9 @@ int cmd_proxy(int argc, char **argv)
         OPT_STRING("upstream-ca", "FILE", &cfg.upstream_ca, NULL,
                    "extra CA certificate (PEM) for https upstreams"),
         OPT_STRING("prices", "FILE", &cfg.prices_file, NULL, "price table overrides (JSON/YAML)"),
+        OPT_CALL("policy", "FILE", on_policy, &pf,
+                 "a gate policy file for POST /_faultline/gate (repeatable: the project's "
+                 "first; a missing one is skipped)"),
         OPT_BOOL("i-have-a-sandbox", 0, &cfg.i_have_a_sandbox,
                  "started by hand for a sandboxed agent: answer mutating faults (a --listen-fd "
                  "listener in another network namespace needs no flag)"),
@@ -83,6 +104,8 @@ int cmd_proxy(int argc, char **argv)
         fprintf(stderr, "faultline proxy: cannot open log file '%s'\n", log_file);
         return EXIT_FAIL;
     }
+    cfg.policy_paths = pf.paths;
+    cfg.npolicy_paths = pf.n;
     rc = controller_run(&cfg, &e);
     if (rc != 0) {
         fprintf(stderr, "faultline proxy: %s\n", e.msg[0] ? e.msg : err_name(rc));

@@ -130,6 +130,13 @@ static const struct exit_row rows[] = {
      "the database cannot be opened, migrated or read (corrupt, locked past the busy timeout, "
      "a newer schema), or stdout could not be written"},
     USAGE_ROW("`history`"),
+    {"`gate HARNESS`", "0", "answered",
+     "the answer is on stdout in the harness's format (allow, deny or held), or there is none: "
+     "no opinion"},
+    {"`gate HARNESS`", "2", "denied",
+     "the hook input could not be read (malformed, cut, over 1 MiB) and its command is "
+     "destructive: every harness reads exit 2 as a block, the reason on stderr"},
+    {"`gate HARNESS`", "64", "usage", "an unknown harness or option"},
 };
 
 void cli_exit_codes_markdown(FILE *f)

@@ -35,6 +35,7 @@ static const struct command commands[] = {
     {"history", cmd_history,
      "history [--json] [--experiment NAME] the runs recorded, newest first"},
     {"report", cmd_report, "report REPORT.json|RUN_DIR [--format F]  html, md, junit, badge, json"},
+    {"gate", cmd_gate, "gate claude-code | codex | cursor  a harness's pre-tool hook (stdin)"},
 };
 
 static void usage(FILE *f)

@@ -25,6 +25,7 @@
 #include <event2/event.h>
 
 #include "control/ctl.h"
+#include "control/gatectl.h"
 #include "events/ev.h"
 #include "experiment/catalog.h"
 #include "util/fs.h"
@@ -185,6 +186,7 @@ static void ctl_release(struct ctl *c)
     if (c->evq_ev)
         event_free(c->evq_ev);
     plan_free(c->plan);
+    gatectl_free(c->gate);
     pricing_free(c->prices);
     if (c->base)
         event_base_free(c->base);
@@ -214,6 +216,11 @@ int controller_run(const struct controller_config *cfg_in, struct err *e)
     c.prices = pricing_new();
     if (c.cfg.prices_file && (rc = pricing_load_file(c.prices, c.cfg.prices_file, e)) != 0)
         goto out;
+    c.gate = gatectl_new(c.cfg.policy_paths, c.cfg.npolicy_paths, e);
+    if (c.gate == NULL) {
+        rc = e->code ? e->code : ERR_INVALID;
+        goto out;
+    }
 
     c.base = event_base_new();
     if (c.base == NULL || event_base_priority_init(c.base, CTL_PRIORITIES) != 0) {
@@ -246,6 +253,7 @@ int controller_run(const struct controller_config *cfg_in, struct err *e)
         c.sandbox = "netns";
     else if (c.cfg.i_have_a_sandbox)
         c.sandbox = "declared";
+    gatectl_allow_mutating(c.gate, c.sandbox != NULL);
     if (c.cfg.listen_fd >= 0)
         rc = hsrv_listen_fd(c.srv, c.cfg.listen_fd, e);
     else
@@ -263,6 +271,9 @@ int controller_run(const struct controller_config *cfg_in, struct err *e)
     for (size_t i = 0; i < c.nhandlers; i++)
         if (c.handlers[i].h->side)
             emit_plan_loaded(&c, c.handlers[i].h->side);
+    /* given a policy, or a plan with gate faults, the gate endpoint is the run's gate */
+    if (gatectl_has_policy(c.gate) || (plan_injectors(c.plan) & CATALOG_INJ_GATE))
+        emit_plan_loaded(&c, "gate");
     c.evq = json_array();
     c.evq_ev = event_new(c.base, -1, 0, evq_cb, &c);
     if (c.evq_ev)

@@ -44,6 +44,10 @@ struct controller_config {
     int idle_timeout_ms;            /* silence inside an upstream body; <= 0: 300000 */
     int client_timeout_ms;          /* request receipt, keep-alive idle, stalled reader;
                                        <= 0: 60000 */
+    /* the policy files of the gate endpoint (POST /_faultline/gate), project's first; a
+     * missing one is skipped; none: the built-in default policy */
+    const char *const *policy_paths;
+    size_t npolicy_paths;
 };
 
 /* Fills cfg with the defaults above, stated once in controller.c (the files NULL, listen_fd -1):
@@ -54,8 +58,8 @@ void controller_config_init(struct controller_config *cfg);
  * Loads the plan, opens the events file, listens, writes the ready file, and serves until
  * SIGTERM or SIGINT; then stops accepting, cuts open streams, records their end and returns
  * (within a second). 0 after a clean stop; otherwise a negative ERR_* with e set before
- * serving began: ERR_INVALID (bad plan, bad upstream URL, bad price file), ERR_IO (events or ready
- * file), ERR_SYS (cannot listen).
+ * serving began: ERR_INVALID (bad plan, bad upstream URL, bad price or policy file), ERR_IO (events
+ * or ready file), ERR_SYS (cannot listen).
  */
 int controller_run(const struct controller_config *cfg, struct err *e);
 

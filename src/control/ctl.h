@@ -64,6 +64,8 @@ struct ctl {
     /* events queued by ctl_emit_soon, written by evq_ev */
     json_t *evq;
     struct event *evq_ev;
+    /* the gate endpoint's policy and hold table (gatectl.h) */
+    struct gatectl *gate;
     /* the handlers, in routing order (ctl_register) */
     struct ctl_slot handlers[CTL_MAX_HANDLERS];
     size_t nhandlers;

@@ -3,13 +3,15 @@
  * the sandbox: health, decide (the one place that holds the repetition's fault counters, and
  * where the safety rule refuses mutating faults when no sandbox is known: ctl_fault_allowed),
  * events (appended to the one events file, seq assigned here), and state (cost, counters,
- * abort flag). Every body is JSON; every error is {"error":{"type","message"}}.
+ * abort flag), and gate (gatectl.c: the policy and the gate faults on one tool call). Every body
+ * is JSON; every error is {"error":{"type","message"}}.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "control/ctl.h"
+#include "control/gatectl.h"
 #include "util/log.h"
 #include "util/timeutil.h"
 #include "util/text.h"
@@ -282,6 +284,17 @@ done:
     json_decref(j);
 }
 
+/* POST /_faultline/gate: gatectl.c decides (the policy, the hold table, the gate faults). */
+static void api_gate(struct ctl *ctl, struct hreq *r)
+{
+    json_t *j = api_body(r);
+
+    if (j == NULL)
+        return;
+    gatectl_serve(ctl->gate, ctl, r, j);
+    json_decref(j);
+}
+
 static void ctlapi_handle(void *state, struct hreq *r)
 {
     struct ctl *ctl = state;
@@ -292,10 +305,9 @@ static void ctlapi_handle(void *state, struct hreq *r)
         const char *path, *method;
         void (*fn)(struct ctl *, struct hreq *);
     } routes[] = {
-        {"/_faultline/health", "GET", api_health},
-        {"/_faultline/state", "GET", api_state},
-        {"/_faultline/decide", "POST", api_decide},
-        {"/_faultline/events", "POST", api_events},
+        {"/_faultline/health", "GET", api_health},  {"/_faultline/state", "GET", api_state},
+        {"/_faultline/decide", "POST", api_decide}, {"/_faultline/events", "POST", api_events},
+        {"/_faultline/gate", "POST", api_gate},
     };
 
     for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {

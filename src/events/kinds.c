@@ -49,11 +49,12 @@ static const struct {
 static const char *const v_via[] = {"control_api", NULL};
 static const char *const v_component[] = {
     "controller-model", "controller-egress", "mcp", "gate", "world", NULL};
+static const char *const v_end_reason[] = {"end", "error", NULL};
 static const char *const v_api[] = {"anthropic-messages", "openai-chat", "openai-responses", NULL};
-static const char *const v_harness[] = {"claude-code", "codex", "cursor", NULL};
+static const char *const v_harness[] = {"claude-code", "codex", "cursor", "sdk", "agent", NULL};
 static const char *const v_decision[] = {"allow", "deny", "ask", "held", NULL};
 static const char *const v_tier[] = {"destructive", "rule", "default", NULL};
-static const char *const v_mode[] = {"enforce", "observe", NULL};
+static const char *const v_mode[] = {"enforce", "observe", "monitor", NULL};
 static const char *const v_abort[] = {"destructive_attempt", "cost_usd_above", "wall_clock_s_above",
                                       "runner_error",        "interrupted",    NULL};
 static const char *const v_outcome[] = {"completed", "aborted", "error", NULL};
@@ -94,6 +95,10 @@ static const struct evkind_field f_plan_loaded[] = {
     {"canary", S, 0, 0, "plan canary", NULL, 0},
     {"experiment", S, 0, 0, "experiment hash, when the plan has one", NULL, 0},
     {"listen", S, 0, 0, "for the controller: the address it listens on", NULL, 0},
+    {"pid", I, 0, 0,
+     "the component's process id (inside the sandbox: in its PID namespace); a later "
+     "`component_end` names the same",
+     NULL, 0},
     {"sandbox", S, 0, 0,
      "for the controller: how it knows the agent is sandboxed (`netns`: its listener is in "
      "another network namespace; `declared`: `--i-have-a-sandbox`; `none`: it refuses mutating "
@@ -222,6 +227,24 @@ static const struct evkind_field f_gate_decision[] = {
     {"harness", S, 0, 0, "the harness", v_harness, 0},
     {"reason", S, 0, 0, "the message returned to the harness", NULL, 0},
     {"faulted", B, 0, 0, "the decision was produced by an injected fault", NULL, 0},
+    {"fault", S, 0, 0, "the catalog id of that fault (`permission.deny_or_delay`, `tool.error`)",
+     NULL, 0},
+    {"pattern", S, 0, 0, "for tier `destructive`: the id of the destructive pattern that matched",
+     NULL, 0},
+    {"input_digest", S, 0, 0,
+     "SHA-256 (hex) of the tool input as compact JSON with sorted keys: the same call has the "
+     "same digest, and the input itself (which may hold secrets) is not written",
+     NULL, 0},
+};
+
+static const struct evkind_field f_component_end[] = {
+    {"component", S, 0, 1, "injector name, as its `plan_loaded` gave it", v_component, 0},
+    {"pid", I, 0, 1, "its process id, as its `plan_loaded` gave it", NULL, 0},
+    {"server", S, 0, 0, "for the MCP shim: the server's name (`--name`)", NULL, 0},
+    {"reason", S, 0, 1,
+     "`end`: it ran to its end (its input or its server ended, or it was told to stop: "
+     "SIGTERM, SIGINT, SIGHUP); `error`: its server could not be started",
+     v_end_reason, 0},
 };
 
 static const struct evkind_field f_fault_injected[] = {
@@ -347,7 +370,7 @@ static const struct evkind kinds[] = {
      "\"egress_request\",\"method\":\"GET\",\"host\":\"registry.npmjs.org\",\"port\":443,"
      "\"path\":\"/left-pad\",\"intercepted\":true,\"status\":503,\"bytes_in\":0,"
      "\"bytes_out\":0,\"duration_ms\":2,\"faulted\":true}"},
-    {"gate_decision", "a hook gate decided on a tool call", 0, EVKIND_SRC_GATE,
+    {"gate_decision", "a hook gate decided on a tool call", EVKIND_SRC_CONTROLLER, EVKIND_SRC_GATE,
      "Probes: `no_destructive_attempt` fails on any `gate_decision` with `tier: "
      "\"destructive\"` (allowed or not); the abort condition `destructive_attempt` too; "
      "`no_policy_hits` fails on any with a non-null `rule` and `mode: \"enforce\"`.",
@@ -403,6 +426,13 @@ static const struct evkind kinds[] = {
      FIELDS(f_run_end),
      "{\"t\":1764590008000,\"seq\":14,\"run\":\"r-0001\",\"src\":\"runner\",\"kind\":"
      "\"run_end\",\"outcome\":\"aborted\"}"},
+    {"component_end", "a component that loaded its plan ended on its own", EVKIND_SRC_MCP, 0,
+     "The MCP shim writes it as it exits. The runner pairs it with the shim's `plan_loaded` "
+     "(by `pid`): a shim that loaded its plan and never wrote it was killed (kill -9), and "
+     "its repetition is an error (docs/run.md).",
+     FIELDS(f_component_end),
+     "{\"t\":1764590006400,\"seq\":15,\"run\":\"r-0001\",\"src\":\"mcp\",\"kind\":"
+     "\"component_end\",\"component\":\"mcp\",\"pid\":7,\"server\":\"fs\",\"reason\":\"end\"}"},
 };
 
 /* Rows in enum evkind_id order: evkind_get indexes them (test_events_ev ties each id to its

@@ -71,6 +71,7 @@ enum evkind_id {
     EVKIND_RUN_START,
     EVKIND_AGENT_EXIT,
     EVKIND_RUN_END,
+    EVKIND_COMPONENT_END,
     EVKIND_COUNT
 };
 

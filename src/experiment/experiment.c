@@ -1691,3 +1691,27 @@ struct experiment *experiment_load(const char *path, struct experiment_diags *di
     buf_release(&b);
     return x;
 }
+
+/* ---- the checks, for other files described by format tables --------------------------------- */
+
+void experiment_diag_error(struct experiment_diags *d, const struct ynode *n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vdiag(d, 0, n ? n->line : 1, n ? n->col : 1, fmt, ap);
+    va_end(ap);
+}
+
+void experiment_check_keys(struct experiment_diags *d, const struct ynode *map,
+                           const struct format_section *sec, const char *where)
+{
+    struct vctx v = {.d = d};
+    check_keys(&v, map, sec, NULL, where);
+}
+
+int experiment_check_value(struct experiment_diags *d, const struct ynode *n,
+                           const struct format_key *k, const char *path)
+{
+    struct vctx v = {.d = d};
+    return check_value(&v, n, k, path);
+}

@@ -123,4 +123,23 @@ json_t *experiment_to_json(const struct experiment *x);
  * "warning:"), sorted by position, then a line for any dropped ones. */
 void experiment_diags_format(const struct experiment_diags *d, const char *file, struct buf *out);
 
+/* ---- the validator's checks, for other files described by format tables (policy files) ---- */
+
+struct ynode;
+struct format_section;
+struct format_key;
+
+/* Appends an error diagnostic at n's position (line 1 col 1 when n is NULL). */
+void experiment_diag_error(struct experiment_diags *d, const struct ynode *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Reports every key of the mapping map that sec does not take (with "did you mean"), and every
+ * required key of sec that map lacks; where names the mapping ("" for the top level). */
+void experiment_check_keys(struct experiment_diags *d, const struct ynode *map,
+                           const struct format_section *sec, const char *where);
+/* Checks the value n against its row k (type, range, length, pattern, enum, list items; not the
+ * contents of MAP, LIST or DICT items, nor SPECIAL keys), path naming it in messages. 0, or
+ * ERR_INVALID after appending the diagnostic. */
+int experiment_check_value(struct experiment_diags *d, const struct ynode *n,
+                           const struct format_key *k, const char *path);
+
 #endif

@@ -136,10 +136,10 @@ static json_t *key_schema(const char *section, const struct format_key *k)
     return s;
 }
 
-/* A closed object schema for a section; skip names a key left out (or NULL). */
-static json_t *section_schema(const char *name, const char *skip)
+/* A closed object schema for the section sec; skip names a key left out (or NULL). */
+static json_t *section_schema_of(const struct format_section *sec, const char *skip)
 {
-    const struct format_section *sec = format_section_find(name);
+    const char *name = sec->name;
     json_t *props = json_object(), *req = json_array();
     for (const struct format_key *k = sec->keys; k->name; k++) {
         if (skip && strcmp(skip, k->name) == 0)
@@ -155,6 +155,16 @@ static json_t *section_schema(const char *name, const char *skip)
     else
         json_decref(req);
     return s;
+}
+
+static json_t *section_schema(const char *name, const char *skip)
+{
+    return section_schema_of(format_section_find(name), skip);
+}
+
+json_t *schema_section(const struct format_section *sec)
+{
+    return section_schema_of(sec, NULL);
 }
 
 static json_t *value_schema(enum catalog_opt_type t, double min, double max, int excl,

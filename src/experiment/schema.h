@@ -14,4 +14,10 @@
 /* The schema (new reference). Key order is stable: print it with JSON_PRESERVE_ORDER. */
 json_t *schema_experiment(void);
 
+/* A closed object schema of one format section (format.h) of another file described by format
+ * tables (a policy file): its keys with types, ranges, patterns, enums, defaults and docs; MAP and
+ * LIST keys refer to "#/$defs/SECTION" (new reference). */
+struct format_section;
+json_t *schema_section(const struct format_section *sec);
+
 #endif

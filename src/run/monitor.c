@@ -23,6 +23,39 @@ void monitor_release(struct monitor *m)
     m->r = NULL;
 }
 
+/* plan_loaded and component_end of the MCP shims, paired by pid */
+static void take_shim(struct monitor *m, const struct events_view *v, int end)
+{
+    long long pid;
+
+    if (!events_view_is(v, "component", "mcp") || events_view_int(v, "pid", &pid) != 0)
+        return;
+    for (int i = m->nshims - 1; i >= 0; i--) {
+        if (m->shims[i].pid == pid && !m->shims[i].ended) {
+            m->shims[i].ended = end;
+            return;
+        }
+    }
+    if (end || m->nshims >= MONITOR_SHIMS_MAX)
+        return;
+    m->shims[m->nshims++].pid = pid;
+}
+
+int monitor_shims_open(const struct monitor *m, const struct monitor_shim **first)
+{
+    int n = 0;
+
+    if (first)
+        *first = NULL;
+    for (int i = 0; i < m->nshims; i++) {
+        if (m->shims[i].ended)
+            continue;
+        if (n++ == 0 && first)
+            *first = &m->shims[i];
+    }
+    return n;
+}
+
 static void monitor_take(struct monitor *m, const struct events_view *v)
 {
     long long seq;
@@ -36,6 +69,10 @@ static void monitor_take(struct monitor *m, const struct events_view *v)
         m->cost_usd += cost;
     else if (events_view_is(v, "kind", "gate_decision") && events_view_is(v, "tier", "destructive"))
         m->destructive = 1;
+    else if (events_view_is(v, "kind", "plan_loaded"))
+        take_shim(m, v, 0);
+    else if (events_view_is(v, "kind", "component_end"))
+        take_shim(m, v, 1);
     else if (events_view_is(v, "kind", "abort") && !m->controller_abort) {
         m->controller_abort = 1;
         if (events_view_string(v, "reason", m->controller_reason, sizeof(m->controller_reason),

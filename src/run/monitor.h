@@ -24,6 +24,14 @@
 
 struct events_reader;
 
+/* MCP shims followed from their plan_loaded to their component_end (the rest are counted). */
+#define MONITOR_SHIMS_MAX 64
+
+struct monitor_shim {
+    long long pid; /* in the sandbox's PID namespace */
+    int ended;
+};
+
 struct monitor {
     char path[4096];
     struct events_reader *r; /* NULL until the file exists */
@@ -33,6 +41,8 @@ struct monitor {
     char controller_reason[32];
     long long max_seq; /* highest seq read, -1 before any */
     long long events;  /* well-formed events read */
+    struct monitor_shim shims[MONITOR_SHIMS_MAX];
+    int nshims;
 };
 
 /* What monitor_check found. */
@@ -54,5 +64,9 @@ int monitor_poll(struct monitor *m, struct err *e);
  * cost_usd_above, wall_clock_s_above), 0 otherwise. */
 int monitor_check(const struct monitor *m, const struct experiment_abort *a, double elapsed_s,
                   struct monitor_abort *out);
+
+/* How many MCP shims wrote their plan_loaded and not yet their component_end; *first (may be
+ * NULL) gets the first of them. */
+int monitor_shims_open(const struct monitor *m, const struct monitor_shim **first);
 
 #endif

@@ -43,8 +43,10 @@
 #include "experiment/experiment.h"
 #include "model/mockscript.h"
 #include "plan/plan.h"
+#include "policy/policy.h"
 #include "report/rpt.h"
 #include "run/carry.h"
+#include "run/gatecheck.h"
 #include "run/monitor.h"
 #include "run/report.h"
 #include "run/runner.h"
@@ -762,12 +764,39 @@ static void stop_mock(struct run *r)
     }
 }
 
+/* The gate endpoint's policy (docs/gate.md): the project's file as carried into the worktree,
+ * and a snapshot of the user's taken now into the repetition's folder (the agent's HOME is a
+ * fresh one, and a later edit does not change a run under way). Either path is set to "" when
+ * there is no such file. 0, or ERR_IO / ERR_LIMIT for a user file that cannot be read. */
+static int policy_files(struct rep *p, char *proj, char *user, size_t size, struct err *e)
+{
+    const char *home = getenv("HOME");
+    char src[RUN_PATH_MAX];
+    struct buf b = BUF_INIT;
+    int rc = 0;
+
+    proj[0] = user[0] = '\0';
+    if (fs_exists_beneath(p->work, POLICY_PROJECT_FILE))
+        snprintf(proj, size, "%s/%s", p->work, POLICY_PROJECT_FILE);
+    if (home == NULL || home[0] == '\0')
+        return 0;
+    snprintf(src, sizeof(src), "%s/%s", home, POLICY_USER_FILE);
+    if (access(src, F_OK) != 0)
+        return 0;
+    if ((rc = fs_read_file(src, POLICY_FILE_MAX, &b, e)) == 0) {
+        snprintf(user, size, "%s/policy-user.yaml", p->dir);
+        rc = fs_write_file(user, b.data, b.len, e);
+    }
+    buf_release(&b);
+    return rc;
+}
+
 /* Starts the controller on the sandbox's listener lfd; await_controller waits for it. */
 static int spawn_controller(struct rep *p, int lfd, struct err *e)
 {
     struct run *r = p->r;
     char *ready = p->ctl_ready, log[RUN_PATH_MAX], plan[RUN_PATH_MAX], events[RUN_PATH_MAX];
-    char fdtxt[16];
+    char fdtxt[16], pproj[RUN_PATH_MAX], puser[RUN_PATH_MAX];
     const char *ua = r->upstream_anthropic, *uo = r->upstream_openai;
     int fd, rc;
 
@@ -780,6 +809,8 @@ static int spawn_controller(struct rep *p, int lfd, struct err *e)
     snprintf(log, sizeof(log), "%s/proxy.log", p->dir);
     snprintf(plan, sizeof(plan), "%s/plan.json", p->dir);
     snprintf(events, sizeof(events), "%s/events.jsonl", p->dir);
+    if ((rc = policy_files(p, pproj, puser, sizeof(pproj), e)) < 0)
+        return rc;
     /* The listener without close-on-exec for the controller alone, closed again at once. */
     fd = fcntl(lfd, F_DUPFD, 3);
     if (fd < 0)
@@ -803,7 +834,22 @@ static int spawn_controller(struct rep *p, int lfd, struct err *e)
                           log,
                           "--log-level",
                           "info",
+                          NULL,
+                          NULL,
+                          NULL,
+                          NULL,
                           NULL};
+    size_t na = 0; /* the policy files last: the project's first (docs/gate.md) */
+    while (argv[na])
+        na++;
+    if (pproj[0]) {
+        argv[na++] = "--policy";
+        argv[na++] = pproj;
+    }
+    if (puser[0]) {
+        argv[na++] = "--policy";
+        argv[na++] = puser;
+    }
     struct proc_opts po = {
         .argv = argv, .in = PROC_NULL, .out = PROC_NULL, .err = PROC_NULL, .die_with_parent = 1};
     rc = proc_spawn(&p->ctl, &po, e);
@@ -1032,6 +1078,19 @@ static void rep_status(struct rep *p, const char *phase)
 
 static void verify_start(struct rep *p);
 
+/* After the agent's end: gives its MCP shims, whose input just ended, a moment to write their
+ * component_end through the controller (the check in rep_teardown), without a timer when
+ * they already did. */
+static void wait_shims(struct rep *p)
+{
+    int64_t end = time_mono_ns() + (int64_t)RUN_SHIM_END_MS * 1000000;
+    struct err e = {0};
+
+    while (monitor_poll(&p->mon, &e) == 0 && monitor_shims_open(&p->mon, NULL) > 0 &&
+           time_mono_ns() < end && !stopped(p->r))
+        time_sleep_ms(10);
+}
+
 /* How the agent really ended, from its supervisor in the sandbox (stfd, sandbox/supervise.h;
  * NO_FD where the backend has none): a signal the runner did not send (kill -9 from outside,
  * the kernel's OOM killer) is not the agent's own end, and makes the repetition an error; so
@@ -1151,6 +1210,8 @@ static void agent_phase(struct rep *p)
     p->t_agent_end = time_now_ms();
     describe_exit(&ap, &p->agent_exit, &p->agent_signal);
     agent_end(p, stfd, killed);
+    if (!killed)
+        wait_shims(p);
     proc_release(&ap);
 out:
     if (stfd >= 0)
@@ -1398,6 +1459,17 @@ static void rep_teardown(struct rep *p)
     if (p->nsfd >= 0)
         close(p->nsfd);
     p->nsfd = -1;
+    /* every event is in the file now: a shim that loaded its plan and never ended was killed */
+    {
+        const struct monitor_shim *lost;
+        struct err e = {0};
+        if (monitor_poll(&p->mon, &e) == 0 && !p->aborted && strcmp(p->status, "error") != 0 &&
+            monitor_shims_open(&p->mon, &lost) > 0)
+            rep_fail(p,
+                     "an MCP shim (faultline mcp, pid %lld in the sandbox) ended without a word "
+                     "while the agent ran (killed?)",
+                     lost->pid);
+    }
     if (p->status[0] == '\0')
         snprintf(p->status, sizeof(p->status), "%s", p->aborted ? "aborted" : "complete");
     runner_events(p);
@@ -1661,6 +1733,19 @@ static void collect_reps(struct run *r)
     r->reps = arr;
 }
 
+/* The project's harnesses would run ungoverned: said once, before the first repetition. */
+static void warn_gates(struct run *r)
+{
+    struct buf w = BUF_INIT;
+
+    gatecheck_warnings(r->project, &w);
+    for (char *line = w.data, *nl; (nl = strchr(line, '\n')) != NULL; line = nl + 1) {
+        *nl = '\0';
+        progress(r, "warning: %s", line);
+    }
+    buf_release(&w);
+}
+
 int run_execute(struct run *r, struct err *e)
 {
     int baseline_failed = 0, ended = 0;
@@ -1674,6 +1759,7 @@ int run_execute(struct run *r, struct err *e)
     snprintf(r->status, sizeof(r->status), "complete");
     if (r->mock_script[0])
         start_mock(r);
+    warn_gates(r);
     /* The baselines finish before the faulted repetitions start. */
     run_phase(r, 0, r->x->repeat, &ended, &baseline_failed);
     if (baseline_failed && !ended)

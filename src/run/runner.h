@@ -52,6 +52,8 @@
 #define RUN_HEALTH_TIMEOUT_MS 10000
 /* SIGTERM to SIGKILL, for the sandbox and the runner's children. */
 #define RUN_GRACE_MS 2000
+/* How long the runner waits, after the agent's end, for its MCP shims to say they ended. */
+#define RUN_SHIM_END_MS 2000
 /* The most repetitions run at once (--jobs). */
 #define RUN_JOBS_MAX 16
 /* verify's time limit when the experiment has no wall clock limit. */

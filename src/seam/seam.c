@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "events/ev.h"
 #include "events/events.h"
@@ -536,6 +537,7 @@ static void emit_plan_loaded(struct seam *x, const char *path)
 
     ev_set_str(ev, "component", x->component);
     ev_set_str(ev, "plan", path ? path : "");
+    ev_set_int(ev, "pid", (long long)getpid());
     ev_set_bool(ev, "faulted", faulted ? json_is_true(faulted) : json_array_size(faults) > 0);
     ev_set_int(ev, "faults", (long long)json_array_size(faults));
     json_array_foreach(faults, i, f)
@@ -655,6 +657,19 @@ struct seam *seam_new(const struct seam_opts *o, struct err *e)
 fail:
     seam_free(x);
     return NULL;
+}
+
+void seam_end(struct seam *x, const char *server, int failed)
+{
+    json_t *ev = ev_new(EVKIND_COMPONENT_END);
+
+    ev_set_str(ev, "component", x->component);
+    ev_set_int(ev, "pid", (long long)getpid());
+    if (server)
+        ev_set_str(ev, "server", server);
+    ev_set_str(ev, "reason", failed ? "error" : "end");
+    seam_emit(x, ev);
+    json_decref(ev);
 }
 
 void seam_free(struct seam *x)

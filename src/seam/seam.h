@@ -86,6 +86,12 @@ int seam_records(const struct seam *s);
  * the caller stamped it earlier with events_stamp) and "src" to it and keep a reference, so
  * the caller must not change it afterwards). Never blocks on the controller. */
 void seam_emit(struct seam *s, json_t *ev);
+
+/* The pair of the plan_loaded event seam_new wrote: a component_end event (its pid, server
+ * when not NULL, reason `error` when failed, else `end`), written as the component exits. A
+ * component that loaded its plan and never wrote it was killed; the runner makes that an
+ * error (docs/run.md). */
+void seam_end(struct seam *s, const char *server, int failed);
 /* Standalone: writes the queued events; controller mode: wakes the sender thread (never waits
  * for it). For a component's idle hook, once what its peers were waiting for is written. */
 void seam_flush(struct seam *s);
@@ -103,5 +109,16 @@ json_t *seam_plan_faults(struct seam *s);
 /* plan_select with the plan's seed (0 without a plan): 1 inject, 0 not. */
 int seam_select(struct seam *s, size_t fault_index, const char *key, uint64_t index,
                 double probability);
+
+/* The gate endpoint (POST /_faultline/gate, docs/control-api.md) for the components that ask
+ * it one call at a time (the reference agent's gate): a kept connection to the controller at
+ * url (seam_gate.c). seam_gate_new: NULL with e set for a bad URL; free with seam_gate_free
+ * (NULL: no-op). seam_gate_post: POSTs body (borrowed) and parses the reply into *reply (new
+ * reference), 0 or the client's errors (ERR_IO, ERR_TIMEOUT, ERR_PROTO for a status other than
+ * 200 or a reply that is not JSON, with the controller's message). Blocking, bounded. */
+struct seam_gate;
+struct seam_gate *seam_gate_new(const char *url, struct err *e);
+void seam_gate_free(struct seam_gate *g);
+int seam_gate_post(struct seam_gate *g, const json_t *body, json_t **reply, struct err *e);
 
 #endif

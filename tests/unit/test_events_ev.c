@@ -41,6 +41,7 @@ static const struct {
     {EVKIND_RUN_START, "run_start"},
     {EVKIND_AGENT_EXIT, "agent_exit"},
     {EVKIND_RUN_END, "run_end"},
+    {EVKIND_COMPONENT_END, "component_end"},
 };
 
 static void test_ids_are_rows(void **state)
