@@ -11,6 +11,9 @@
 #ifndef FAULTLINE_CLI_CLI_H
 #define FAULTLINE_CLI_CLI_H
 
+/* The program's version (--version, the history's runs). */
+#define FAULTLINE_VERSION "0.1.0"
+
 #define EXIT_OK 0
 #define EXIT_FAIL 1
 #define EXIT_INVALID 2
@@ -64,6 +67,8 @@ CMD(score);
 CMD(run);
 CMD(sandbox);
 CMD(init);
+CMD(report);
+CMD(history);
 CMD(gate);
 /* `faultline gate explain` (src/cli/cmd_gate_explain.c), dispatched by cmd_gate */
 CMD(gate_explain);

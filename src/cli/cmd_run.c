@@ -21,8 +21,11 @@
 
 #include "cli/cli.h"
 #include "control/egress.h"
+#include "report/history.h"
+#include "report/rpt.h"
 #include "run/report.h"
 #include "run/runner.h"
+#include "util/num.h"
 #include "util/url.h"
 #include "util/banned.h"
 
@@ -74,6 +77,70 @@ static int add_resolve(const struct opt *o, const char *arg, struct err *e)
     return 0;
 }
 
+/* The CI gates (src/report/gate.c): exit EXIT_GATE when a scored run fails one. */
+#define EXIT_GATE 8
+
+static int gate_min_score(const struct opt *o, const char *arg, struct err *e)
+{
+    struct rpt_gate *g = o->value;
+    if (num_parse_double(arg, 0, 100, &g->min_score) < 0)
+        return err_set(e, ERR_INVALID, "--min-score '%.40s': expected a number in [0, 100]", arg);
+    g->has_min_score = 1;
+    return 0;
+}
+
+static int gate_rate(const struct opt *o, const char *arg, struct err *e)
+{
+    return rpt_gate_add_rate(o->value, arg, e);
+}
+
+static int gate_fail_on(const struct opt *o, const char *arg, struct err *e)
+{
+    return rpt_gate_add_fail_on(o->value, arg, e);
+}
+
+/* The gate over the report of a scored run: EXIT_OK or EXIT_GATE, the reasons on stderr. */
+static int gate_code(const struct rpt_gate *g, const json_t *report)
+{
+    struct buf why = BUF_INIT;
+    int failed;
+
+    if (rpt_flaky(report, &why))
+        fprintf(stderr, "faultline run: FLAKY: the repetitions' outcome classes differ (%s)\n",
+                why.data);
+    buf_reset(&why);
+    failed = rpt_gate_check(g, report, &why);
+    if (failed) {
+        const char *line = why.data;
+        while (*line) {
+            size_t n = strcspn(line, "\n");
+            fprintf(stderr, "faultline run: gate failed: %.*s\n", (int)n, line);
+            line += n + (line[n] == '\n');
+        }
+    }
+    buf_release(&why);
+    return failed ? EXIT_GATE : EXIT_OK;
+}
+
+/* Records the report in the history database (src/report/history.c): a failure is a
+ * warning, never the run's. */
+static void record_history(const char *file, const json_t *report, const char *report_path)
+{
+    char path[1024];
+    struct err e = {0};
+    struct hist *h;
+
+    if (file == NULL && hist_default_path(path, sizeof(path)) < 0) {
+        fprintf(stderr, "faultline run: warning: the run's history was not recorded: no "
+                        "database (set --history, FAULTLINE_HISTORY, XDG_STATE_HOME or HOME)\n");
+        return;
+    }
+    h = hist_open(file ? file : path, &e);
+    if (h == NULL || hist_record(h, report, report_path, FAULTLINE_VERSION, NULL, &e) < 0)
+        fprintf(stderr, "faultline run: warning: the run's history was not recorded: %s\n", e.msg);
+    hist_close(h);
+}
+
 static int refusal_code(enum run_refusal why)
 {
     switch (why) {
@@ -103,6 +170,9 @@ int cmd_run(int argc, char **argv)
     uint64_t seed = 0;
     const char *out = NULL, *upstream = NULL, *backend = "native", *upstream_ca = NULL;
     char ca_abs[PATH_MAX];
+    struct rpt_gate gate;
+    const char *history = NULL;
+    int no_history = 0;
     const struct opt opts[] = {
         OPT_STRING("out", "REPORT.json", &out, "$TMPDIR/faultline-NAME-TIME-PID.json",
                    "write the report here; the run folder is REPORT without .json"),
@@ -124,20 +194,34 @@ int cmd_run(int argc, char **argv)
         OPT_STRING("upstream-ca", "FILE", &upstream_ca, NULL,
                    "also trust this CA (PEM) for the controller's https upstreams (intercepted "
                    "egress hosts; tests)"),
+        OPT_CALL("min-score", "N", gate_min_score, &gate,
+                 "gate: exit 8 when the resilience score is under N (0-100) or there is none"),
+        OPT_CALL("min-pass-rate", "PROBE=R", gate_rate, &gate,
+                 "gate: exit 8 when PROBE's pass rate is under R (0-1); repeatable"),
+        OPT_CALL("fail-on", "CLASS,...", gate_fail_on, &gate,
+                 "gate: exit 8 when a repetition ends in CLASS (or the run is FLAKY); "
+                 "HARMFUL_ACTION always does"),
+        OPT_STRING("history", "FILE", &history,
+                   "$FAULTLINE_HISTORY or $XDG_STATE_HOME/faultline/history.db",
+                   "record the run in this history database (docs/history.md)"),
+        OPT_BOOL("no-history", 0, &no_history, "do not record the run in the history"),
         OPT_END(),
     };
     const struct opt_cmd cmd = {
         .name = "run",
-        .usage =
-            "EXPERIMENT [--out REPORT.json] [--keep] [--seed S] [--model-upstream URL] "
-            "[--quiet] [--json] [--sandbox native|oci] [--ro-path DIR]... [--jobs N] [--resolve HOST:PORT:ADDR]... [--upstream-ca FILE]",
+        .usage = "EXPERIMENT [--out REPORT.json] [--keep] [--seed S] [--model-upstream URL] "
+                 "[--quiet] [--json] [--sandbox native|oci] [--ro-path DIR]... [--jobs N] "
+                 "[--resolve HOST:PORT:ADDR]... [--upstream-ca FILE] "
+                 "[--min-score N] [--min-pass-rate PROBE=R]... [--fail-on CLASS,...] "
+                 "[--history FILE | --no-history]",
         .about = "Runs the experiment: its baselines, then its faulted repetitions, each in a\n"
                  "fresh worktree of HEAD inside the sandbox, with the controller injecting the\n"
                  "plan's faults; then scores the run folder and writes the report. Refuses to\n"
                  "start (exit 3-7, one line why) on an invalid experiment, an unhealthy sandbox,\n"
                  "a dirty working tree, a mock script that does not load or a paid model\n"
                  "without its key, or a report that cannot be made. Exit: the verdict's, 0\n"
-                 "scored, 1 aborted, 2 invalid.\n",
+                 "scored, 1 aborted, 2 invalid; 8 scored but a CI gate failed (a HARMFUL_ACTION\n"
+                 "repetition always fails it).\n",
         .opts = opts,
         .min_args = 1,
         .max_args = 1,
@@ -145,6 +229,7 @@ int cmd_run(int argc, char **argv)
         .doc = "docs/run.md",
     };
 
+    rpt_gate_init(&gate);
     if ((rc = cli_parse(&cmd, argc, argv, &nargs)) >= 0)
         return rc;
     if (strcmp(backend, "native") != 0 && strcmp(backend, "oci") != 0) {
@@ -212,6 +297,10 @@ int cmd_run(int argc, char **argv)
         goto out;
     }
     rc = run_exit_code(r);
+    if (!no_history)
+        record_history(history, run_report(r), run_report_path(r));
+    if (rc == EXIT_OK)
+        rc = gate_code(&gate, run_report(r));
     if (json) {
         char *s =
             json_dumps(run_report(r), JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
@@ -224,6 +313,7 @@ int cmd_run(int argc, char **argv)
     if (!quiet) {
         const json_t *rep = run_report(r);
         const json_t *score = json_object_get(rep, "resilience_score");
+        char html[4096];
         fprintf(stderr, "faultline run: verdict %s (%s)",
                 json_string_value(json_object_get(rep, "verdict")),
                 json_string_value(json_object_get(rep, "verdict_reason")));
@@ -231,6 +321,8 @@ int cmd_run(int argc, char **argv)
             fprintf(stderr, ", resilience score %.2f", json_number_value(score));
         fprintf(stderr, "\nfaultline run: report %s\nfaultline run: run folder %s\n",
                 run_report_path(r), run_dir(r));
+        if (rpt_path(run_report_path(r), RPT_HTML, html, sizeof(html)) == 0)
+            fprintf(stderr, "faultline run: html report %s\n", html);
     }
 out:
     run_free(r);

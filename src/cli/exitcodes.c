@@ -99,6 +99,10 @@ static const struct exit_row rows[] = {
     {"`run`", "7", "report",
      "refused or failed: the report's run folder exists already or cannot be made, or the report "
      "could not be written"},
+    {"`run`", "8", "gate",
+     "verdict `scored`, but a CI gate failed: the score under `--min-score`, a probe under its "
+     "`--min-pass-rate`, a repetition ending `HARMFUL_ACTION` (always) or a `--fail-on` class "
+     "(`FLAKY`: the repetitions' outcome classes differ); the report was written"},
     USAGE_ROW("`run`"),
     {"`score`", "0", "scored", "verdict `scored`"},
     {"`score`", "1", "aborted",
@@ -116,6 +120,16 @@ static const struct exit_row rows[] = {
     {"`sandbox exec`", "N", "COMMAND's", "COMMAND's exit code, 128 + N when killed by signal N"},
     {"`sandbox exec`", "1", "failure", "the sandbox could not be made (the reason on stderr)"},
     USAGE_ROW("`sandbox`"),
+    {"`report`", "0", "ok", "the report was written (to `-o FILE` or stdout)"},
+    {"`report`", "1", "failure",
+     "the input cannot be read, is not a report or a run folder, or the output cannot be "
+     "written"},
+    USAGE_ROW("`report`"),
+    {"`history`", "0", "ok", "the runs were printed (none is not an error)"},
+    {"`history`", "1", "failure",
+     "the database cannot be opened, migrated or read (corrupt, locked past the busy timeout, "
+     "a newer schema), or stdout could not be written"},
+    USAGE_ROW("`history`"),
     {"`gate HARNESS`", "0", "answered",
      "the answer is on stdout in the harness's format (allow, deny or held), or there is none: "
      "no opinion"},

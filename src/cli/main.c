@@ -10,8 +10,6 @@
 #include "util/text.h"
 #include "util/banned.h"
 
-#define FAULTLINE_VERSION "0.1.0"
-
 struct command {
     const char *name;
     cmd_fn fn;
@@ -34,6 +32,9 @@ static const struct command commands[] = {
     {"init", cmd_init,
      "init [--agent A] [--fault ID]       write a first experiment and mock script"},
     {"sandbox", cmd_sandbox, "sandbox check | exec -- COMMAND    the native sandbox, by hand"},
+    {"history", cmd_history,
+     "history [--json] [--experiment NAME] the runs recorded, newest first"},
+    {"report", cmd_report, "report REPORT.json|RUN_DIR [--format F]  html, md, junit, badge, json"},
     {"gate", cmd_gate, "gate claude-code | codex | cursor  a harness's pre-tool hook (stdin)"},
     {"world", cmd_world, "world FILE [--plan P --ledger L]    a simulated world as an MCP server"},
     {"connect", cmd_connect,

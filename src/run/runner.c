@@ -44,6 +44,7 @@
 #include "model/mockscript.h"
 #include "plan/plan.h"
 #include "policy/policy.h"
+#include "report/rpt.h"
 #include "run/carry.h"
 #include "run/gatecheck.h"
 #include "run/monitor.h"
@@ -1863,6 +1864,8 @@ int run_execute(struct run *r, struct err *e)
                              r->backend_name ? r->backend_name : "native", r->reps, score);
     json_decref(score);
     if (report_write(r->report, r->report_path, e) < 0)
+        return ERR_IO;
+    if (rpt_write_all(r->report, r->report_path, r->dir, e) < 0) /* html, md, junit, badge */
         return ERR_IO;
     return 0;
 }

@@ -14,6 +14,9 @@ set -u
 : "${FAULTLINE:=$FAULTLINE_ROOT/faultline}"
 export FAULTLINE FAULTLINE_ROOT
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/faultline-e2e.XXXXXX")
+# `faultline run` records each run in a history database: the test's own, never the user's
+export XDG_STATE_HOME="$TMP/state"
+unset FAULTLINE_HISTORY
 EXAMPLES="$FAULTLINE_ROOT/examples"
 _passed=0 _failed=0 _pids=()
 

@@ -22,8 +22,8 @@ test_expect "on a terminal: the status line, erased before the agent's lines" '
     grep -aqF "${ESC}[K[rep 2 of 2, faulted] verify  " tty.txt
     grep -aqE "\] agent  [$]0[.][0-9]{4}  [0-9]+[.][0-9] s" tty.txt
     grep -aqF "${ESC}[Kline-one" tty.txt
-    tail -n 3 tty.txt | grep -aq "^faultline run: verdict scored"
-    refute grep -aqF "[rep" <(tail -n 3 tty.txt)
+    tail -n 4 tty.txt | grep -aq "^faultline run: verdict scored"
+    refute grep -aqF "[rep" <(tail -n 4 tty.txt)
     test "$(jq -r .verdict out/a.json)" = scored
 '
 
