@@ -100,9 +100,10 @@ static const struct exit_row rows[] = {
      "refused or failed: the report's run folder exists already or cannot be made, or the report "
      "could not be written"},
     {"`run`", "8", "gate",
-     "verdict `scored`, but a CI gate failed: the score under `--min-score`, a probe under its "
-     "`--min-pass-rate`, a repetition ending `HARMFUL_ACTION` (always) or a `--fail-on` class "
-     "(`FLAKY`: the repetitions' outcome classes differ); the report was written"},
+     "verdict `scored`, but a CI gate asked for failed: the score under `--min-score`, a probe "
+     "under its `--min-pass-rate`, a `--fail-on` class (`FLAKY`: the repetitions' outcome "
+     "classes differ), or, with any of these flags, a repetition ending `HARMFUL_ACTION`; the "
+     "report was written"},
     USAGE_ROW("`run`"),
     {"`score`", "0", "scored", "verdict `scored`"},
     {"`score`", "1", "aborted",

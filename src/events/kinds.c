@@ -394,7 +394,7 @@ static const struct evkind kinds[] = {
      "\"fault_injected\",\"via\":\"control_api\",\"fault\":\"tool.error\",\"fault_index\":0,"
      "\"call_index\":0,\"target\":\"mcp__registry__search\",\"canary\":\"E-FAULTLINE-7f3a\","
      "\"component\":\"mcp\",\"detail\":{}}"},
-    {"effect", "a simulated backend changed its world", 0, EVKIND_SRC_WORLD, NULL, FIELDS(f_effect),
+    {"effect", "a simulated backend changed its world", EVKIND_SRC_WORLD, 0, NULL, FIELDS(f_effect),
      "{\"t\":1764590005000,\"seq\":8,\"run\":\"r-0001\",\"src\":\"world\",\"kind\":\"effect\","
      "\"tool\":\"create_refund\",\"collection\":\"refunds\",\"effect_id\":\"rf_1\","
      "\"business_key\":\"order-42\",\"approved\":true,\"deduplicated\":false}"},

@@ -86,6 +86,7 @@ struct rpt_gate {
     } rates[RPT_GATE_RATES_MAX];
     size_t nrates;
     unsigned fail_on; /* 1u << enum rules_outcome, and 1u << RPT_GATE_FLAKY */
+    int asked;        /* a gate flag was given: without one the run keeps its verdict's code */
 };
 
 /* An empty gate but for HARMFUL_ACTION in fail_on. */

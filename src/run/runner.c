@@ -477,6 +477,10 @@ struct rep {
     struct proc mock, ctl;
     int ctl_live;
     char ctl_ready[RUN_PATH_MAX]; /* the controller's ready file */
+    /* the controller's --ca-dir (ca.pem, ca-bundle.pem): in the run's temporary directory, which
+     * the sandbox user can pass through (the run folder need not be), so that the sandbox can
+     * bind the bundle; ca.pem and the bundle are copied into the run folder at the end */
+    char ca_dir[RUN_REPDIR_MAX];
     /* verify, started at the agent's go behind the sandbox's gate (sandbox_spawn_gated), so
      * that its sandbox is built while the agent runs */
     struct proc vp;
@@ -868,7 +872,7 @@ static int spawn_controller(struct rep *p, int lfd, struct err *e)
     }
     /* the run's interception CA and the sandbox's trust bundle (src/run/trust.h) */
     argv[na++] = "--ca-dir";
-    argv[na++] = p->dir;
+    argv[na++] = p->ca_dir;
     if (r->o.upstream_ca) {
         argv[na++] = "--upstream-ca";
         argv[na++] = r->o.upstream_ca;
@@ -966,7 +970,11 @@ static int prepare(struct rep *p, struct err *e)
     const char *binds[TRUST_BINDS_MAX];
     int lfd = -1, rc, ncarried = 0;
 
-    snprintf(bundle, sizeof(bundle), "%s/" TRUST_BUNDLE_NAME, p->dir);
+    snprintf(p->ca_dir, sizeof(p->ca_dir), "%s/ca-%03d", r->tmp, p->index);
+    snprintf(bundle, sizeof(bundle), "%s/" TRUST_BUNDLE_NAME, p->ca_dir);
+    if ((rc = fs_mkdirs(p->ca_dir, e)) < 0)
+        goto out;
+    chmod(p->ca_dir, 0755);
 
     snprintf(path, sizeof(path), "%s/plan.json", p->dir);
     if ((rc = plan_save(p->plan, path, e)) < 0)
@@ -1188,26 +1196,17 @@ static void agent_phase(struct rep *p)
     }
     fcntl(pfd[0], F_SETFL, O_NONBLOCK);
     sandbox_cmd(p, r->x->agent, &cmd);
-    /* The agent's sandbox binds the run's trust bundle (src/run/trust.h), which the controller
-     * writes as it starts: the sandbox is built once the controller answers, and the agent
-     * runs at the gate's go. */
-    if (await_controller(p, &e) < 0) {
-        if (stopped(r)) {
-            p->aborted = 1;
-            p->abort.reason = "interrupted";
-            snprintf(p->abort.detail, sizeof(p->abort.detail), "the run was interrupted");
-        } else {
-            rep_fail(p, "%s", e.code ? e.msg : "the controller did not start");
-        }
-        goto out;
-    }
+    /* The agent's sandbox is built while the controller starts; the agent runs once the
+     * controller answers from inside (the gate). The sandbox binds the run's trust bundle
+     * (src/run/trust.h) before the controller has filled it: prepare made the file, the
+     * controller writes it in place before it answers health, so the agent reads it whole. */
     if (sandbox_spawn_gated(p->sb, cmd.data, pfd[1], errfd, &stfd, &ap, &e) < 0) {
         rep_fail(p, "cannot start the agent in the sandbox: %s", e.msg);
         goto out;
     }
     close(pfd[1]);
     pfd[1] = -1;
-    if (sandbox_go(&ap) < 0) {
+    if (await_controller(p, &e) < 0 || sandbox_go(&ap) < 0) {
         sandbox_no_go(&ap);
         if (stopped(r)) {
             p->aborted = 1;
@@ -1509,6 +1508,28 @@ static void rep_files(struct rep *p)
     json_decref(rj);
 }
 
+/* The run's CA certificate and the sandbox's trust bundle, from the controller's --ca-dir into
+ * the repetition's folder (never the CA's key: it never left the controller). */
+static void keep_ca_files(struct rep *p)
+{
+    static const char *const names[] = {"ca.pem", TRUST_BUNDLE_NAME};
+    char from[RUN_PATH_MAX], to[RUN_PATH_MAX];
+
+    if (p->ca_dir[0] == '\0')
+        return;
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        struct buf b = BUF_INIT;
+        struct err e = {0};
+        snprintf(from, sizeof(from), "%s/%s", p->ca_dir, names[i]);
+        snprintf(to, sizeof(to), "%s/%s", p->dir, names[i]);
+        if (fs_read_file(from, (size_t)4 << 20, &b, &e) == 0 && b.len > 0)
+            fs_write_file(to, b.data, b.len, &e);
+        buf_release(&b);
+    }
+    if (!p->r->o.keep)
+        rm_tree(p->ca_dir);
+}
+
 static void rep_teardown(struct rep *p)
 {
     struct run *r = p->r;
@@ -1545,6 +1566,7 @@ static void rep_teardown(struct rep *p)
     }
     runner_events(p);
     rep_files(p);
+    keep_ca_files(p);
     sandbox_close(p->sb);
     p->sb = NULL;
     /* The worktree's files go now; its entry in the project's .git/worktrees goes with one

@@ -348,7 +348,7 @@ static void test_fill_page(void **state)
     assert_non_null(strstr(out.data, "| `delivered` | boolean | no |"));
     assert_non_null(strstr(out.data, "| `via` | string | no |"));
     assert_non_null(strstr(out.data, "### effect: a simulated backend changed its world\n\n"
-                                     "**Not written yet**"));
+                                     "Written by `world`."));
     assert_non_null(strstr(out.data, "### verify: the verify command ran (or was skipped)\n\n"
                                      "Written by `runner`."));
     assert_int_equal(strcmp(out.data + out.len - 5, "\ntail"), 0);
