@@ -1781,30 +1781,36 @@ out:
     return j;
 }
 
+/* Reads an input file of kind what ("an experiment", "a world") under EXPERIMENT_FILE_MAX
+ * (`-`: stdin, named EXPERIMENT_STDIN_NAME in *path); 0, or ERR_INVALID (too large: a diagnostic
+ * at 1:1) or ERR_IO, with e set. */
+static int read_input(const char **path, const char *what, struct experiment_diags *diags,
+                      struct buf *b, struct err *e)
+{
+    struct err re = {0};
+    int stdin_ = strcmp(*path, "-") == 0;
+    int rc = stdin_ ? fs_read_fd(0, EXPERIMENT_STDIN_NAME, EXPERIMENT_FILE_MAX, b, &re)
+                    : fs_read_file(*path, EXPERIMENT_FILE_MAX, b, &re);
+
+    if (stdin_)
+        *path = EXPERIMENT_STDIN_NAME;
+    if (rc == ERR_LIMIT) {
+        diag_at(diags, 0, 1, 1, "the file is over the limit of %zu bytes for %s",
+                EXPERIMENT_FILE_MAX, what);
+        return err_set(e, ERR_INVALID, "'%s' is invalid", *path);
+    }
+    if (rc < 0)
+        return err_set(e, ERR_IO, "%s", re.msg);
+    return 0;
+}
+
 struct experiment *experiment_load(const char *path, struct experiment_diags *diags, struct err *e)
 {
     struct buf b = BUF_INIT;
-    struct err re = {0};
-    struct experiment *x;
-    int stdin_ = strcmp(path, "-") == 0;
-    int rc = stdin_ ? fs_read_fd(0, EXPERIMENT_STDIN_NAME, EXPERIMENT_FILE_MAX, &b, &re)
-                    : fs_read_file(path, EXPERIMENT_FILE_MAX, &b, &re);
+    struct experiment *x = NULL;
 
-    if (stdin_)
-        path = EXPERIMENT_STDIN_NAME;
-    if (rc == ERR_LIMIT) {
-        diag_at(diags, 0, 1, 1, "the file is over the limit of %zu bytes for an experiment",
-                EXPERIMENT_FILE_MAX);
-        err_set(e, ERR_INVALID, "'%s' is invalid", path);
-        buf_release(&b);
-        return NULL;
-    }
-    if (rc < 0) {
-        err_set(e, ERR_IO, "%s", re.msg);
-        buf_release(&b);
-        return NULL;
-    }
-    x = experiment_parse(path, b.data, b.len, diags, e);
+    if (read_input(&path, "an experiment", diags, &b, e) == 0)
+        x = experiment_parse(path, b.data, b.len, diags, e);
     buf_release(&b);
     return x;
 }
@@ -1872,23 +1878,10 @@ json_t *experiment_world_parse(const char *name, const char *text, size_t len,
 json_t *experiment_world_load(const char *path, struct experiment_diags *diags, struct err *e)
 {
     struct buf b = BUF_INIT;
-    struct err re = {0};
-    json_t *w;
-    int rc = fs_read_file(path, EXPERIMENT_FILE_MAX, &b, &re);
+    json_t *w = NULL;
 
-    if (rc == ERR_LIMIT) {
-        diag_at(diags, 0, 1, 1, "the file is over the limit of %zu bytes for a world",
-                EXPERIMENT_FILE_MAX);
-        err_set(e, ERR_INVALID, "'%s' is invalid", path);
-        buf_release(&b);
-        return NULL;
-    }
-    if (rc < 0) {
-        err_set(e, ERR_IO, "%s", re.msg);
-        buf_release(&b);
-        return NULL;
-    }
-    w = experiment_world_parse(path, b.data, b.len, diags, e);
+    if (read_input(&path, "a world", diags, &b, e) == 0)
+        w = experiment_world_parse(path, b.data, b.len, diags, e);
     buf_release(&b);
     return w;
 }
