@@ -29,6 +29,7 @@
 #include "util/fs.h"
 #include "util/proc.h"
 #include "util/timeutil.h"
+#include "bench_ctl.h"
 #include "util/banned.h"
 
 #define ROUNDS 300
@@ -115,30 +116,11 @@ int main(void)
             return 1;
     }
     {
-        const char *argv[] = {faultline, "proxy",        "--plan", plan, "--events",
-                              events,    "--ready-file", ready,    NULL};
-        struct proc_opts o = {.argv = argv, .in = PROC_NULL, .out = PROC_NULL, .err = PROC_NULL};
-        struct buf addr = BUF_INIT;
-        struct err e = {0};
-        if (proc_spawn(&ctl, &o, &e) < 0) {
-            fprintf(stderr, "bench_gate: cannot start the controller: %s\n", e.msg);
+        char addr[128];
+        if (bench_start_controller(faultline, plan, events, ready, &ctl, addr, sizeof(addr),
+                                   "bench_gate"))
             return 1;
-        }
-        for (int i = 0; i < 200 && addr.len == 0; i++) {
-            usleep(50000);
-            buf_reset(&addr);
-            err_clear(&e);
-            if (fs_read_file(ready, 4096, &addr, &e) < 0)
-                buf_reset(&addr);
-        }
-        while (addr.len > 0 && (addr.data[addr.len - 1] == '\n' || addr.data[addr.len - 1] == ' '))
-            buf_truncate(&addr, addr.len - 1);
-        if (addr.len == 0) {
-            fprintf(stderr, "bench_gate: the controller did not start\n");
-            return 1;
-        }
-        snprintf(url_env, sizeof(url_env), "FAULTLINE_CONTROL_URL=http://%s", addr.data);
-        buf_release(&addr);
+        snprintf(url_env, sizeof(url_env), "FAULTLINE_CONTROL_URL=http://%s", addr);
     }
     {
         char *true_argv[] = {(char *)"/bin/true", NULL};
