@@ -983,8 +983,11 @@ static int prepare(struct rep *p, struct err *e)
     snprintf(p->home, sizeof(p->home), "%s/home-%03d", r->tmp, p->index);
     if (r->next_work.live && r->next_work.index == p->index)
         rc = worktree_finish(&r->next_work, WORKTREE_TIMEOUT_MS, e);
-    else
-        rc = worktree_add(r->project, p->work, e);
+    else {
+        char lock[RUN_PATH_MAX];
+        snprintf(lock, sizeof(lock), "%s/worktree.lock", r->tmp);
+        rc = worktree_add(r->project, p->work, lock, e);
+    }
     if (rc != 0) {
         rc = ERR_IO;
         goto out;

@@ -2,12 +2,16 @@
  * worktree: a repetition's git worktree, made now or ahead of time (worktree.h).
  */
 #include <errno.h>
+#include <stdint.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "run/worktree.h"
 #include "util/buf.h"
+#include "util/timeutil.h"
 
 #include "util/banned.h"
 
@@ -71,9 +75,42 @@ int worktree_finish(struct worktree_job *j, int timeout_ms, struct err *e)
     return rc;
 }
 
-int worktree_add(const char *project, const char *path, struct err *e)
+/* Takes the exclusive lock on the file lock_path (made if missing), waiting up to timeout_ms.
+ * The open descriptor, or ERR_*. */
+static int lock_take(const char *lock_path, int timeout_ms, struct err *e)
+{
+    int64_t deadline = time_now_ms() + timeout_ms;
+    int fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+
+    if (fd < 0)
+        return err_set(e, ERR_IO, "%s: %s", lock_path, strerror(errno));
+    while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        if (errno != EWOULDBLOCK && errno != EINTR) {
+            int rc = err_set(e, ERR_IO, "%s: %s", lock_path, strerror(errno));
+            close(fd);
+            return rc;
+        }
+        if (time_now_ms() >= deadline) {
+            close(fd);
+            return err_set(e, ERR_TIMEOUT, "%s: another checkout held it for %d s", lock_path,
+                           timeout_ms / 1000);
+        }
+        time_sleep_ms(10);
+    }
+    return fd;
+}
+
+int worktree_add(const char *project, const char *path, const char *lock_path, struct err *e)
 {
     struct worktree_job j;
-    int rc = worktree_start(&j, project, path, 0, e);
-    return rc ? rc : worktree_finish(&j, WORKTREE_TIMEOUT_MS, e);
+    int lfd = -1, rc;
+
+    if (lock_path && (lfd = lock_take(lock_path, WORKTREE_TIMEOUT_MS, e)) < 0)
+        return lfd;
+    rc = worktree_start(&j, project, path, 0, e);
+    if (rc == 0)
+        rc = worktree_finish(&j, WORKTREE_TIMEOUT_MS, e);
+    if (lfd >= 0)
+        close(lfd); /* the lock goes with the descriptor */
+    return rc;
 }

@@ -34,7 +34,10 @@ int worktree_start(struct worktree_job *j, const char *project, const char *path
  * its stderr, or ERR_TIMEOUT (git is then ended). j is not live afterwards. */
 int worktree_finish(struct worktree_job *j, int timeout_ms, struct err *e);
 
-/* worktree_start then worktree_finish. */
-int worktree_add(const char *project, const char *path, struct err *e);
+/* worktree_start then worktree_finish. Two `git worktree add` at once in one project race (each
+ * reads the other's half-made .git/worktrees entry and fails), so runners that check out in
+ * parallel (--jobs N) name one lock file: the checkout holds an exclusive flock on it, waiting
+ * up to WORKTREE_TIMEOUT_MS for it. lock_path NULL: no lock. */
+int worktree_add(const char *project, const char *path, const char *lock_path, struct err *e);
 
 #endif

@@ -1,13 +1,17 @@
 /*
  * test_run: the runner's parts that need no sandbox: carry-in of hook and gate files with the
  * project path rewritten (carry.h), the abort monitor following a live events file
- * (monitor.h), and the report's run folder name (report.h).
+ * (monitor.h), the report's run folder name (report.h), and parallel checkouts under one lock
+ * (worktree.h).
  */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -15,6 +19,7 @@
 #include "run/carry.h"
 #include "run/monitor.h"
 #include "run/report.h"
+#include "run/worktree.h"
 #include "helpers.h"
 #include "util/banned.h"
 
@@ -230,6 +235,49 @@ static void test_dir_for_report(void **state)
                      ERR_LIMIT);
 }
 
+/* --jobs N checks out N worktrees of one project at once. Unlocked, `git worktree add` reads
+ * the other checkouts' half-made .git/worktrees entries and fails ("failed to read
+ * .git/worktrees/X/commondir"; 8 at once fail most rounds here); under the lock every one
+ * succeeds. */
+static void test_worktree_parallel_lock(void **state)
+{
+    enum { KIDS = 8, ROUNDS = 6 };
+    char proj[64], cmd[512], lock[128];
+    (void)state;
+
+    mkdtemp_into(proj, sizeof(proj));
+    snprintf(cmd, sizeof(cmd),
+             "git -C %s init -q && git -C %s -c user.email=t@t -c user.name=t commit -q "
+             "--allow-empty -m x",
+             proj, proj);
+    assert_int_equal(system(cmd), 0);
+    snprintf(lock, sizeof(lock), "%s.lock", proj);
+    for (int round = 0; round < ROUNDS; round++) {
+        pid_t kids[KIDS];
+        for (int i = 0; i < KIDS; i++) {
+            kids[i] = fork();
+            assert_true(kids[i] >= 0);
+            if (kids[i] == 0) {
+                char path[128];
+                struct err e = {0};
+                snprintf(path, sizeof(path), "%s.w%d-%d", proj, round, i);
+                int rc = worktree_add(proj, path, lock, &e);
+                if (rc != 0)
+                    fprintf(stderr, "checkout %d: %s\n", i, e.msg);
+                _exit(rc == 0 ? 0 : 1);
+            }
+        }
+        for (int i = 0; i < KIDS; i++) {
+            int ws;
+            assert_int_equal(waitpid(kids[i], &ws, 0), kids[i]);
+            assert_true(WIFEXITED(ws));
+            assert_int_equal(WEXITSTATUS(ws), 0);
+        }
+    }
+    snprintf(cmd, sizeof(cmd), "rm -rf %s %s.w* %s", proj, proj, lock);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -240,6 +288,7 @@ int main(void)
         cmocka_unit_test(test_monitor),
         cmocka_unit_test(test_monitor_controller_abort),
         cmocka_unit_test(test_dir_for_report),
+        cmocka_unit_test(test_worktree_parallel_lock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
