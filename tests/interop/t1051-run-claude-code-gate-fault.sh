@@ -6,7 +6,8 @@
 # deny naming the fault), what Claude Code sent the model next (the mock quotes the tool result
 # it received: the gate's denial with the repetition's canary) and Claude Code's own result
 # (the call under permission_denials). The baseline runs the same call through: its output
-# reaches the model.
+# reaches the model. Then the same with mode delay: the held call's answer (HELD, may be retried
+# later, with the canary) is what the model receives.
 . "$FAULTLINE_ROOT/tests/e2e/lib.sh"
 . "$FAULTLINE_ROOT/tests/e2e/run/lib-run.sh"
 export TMPDIR="$TMP/tmp"
@@ -65,7 +66,19 @@ test_expect "faulted: the denial with the canary reached the model and claude co
     if grep -q "gate-ok\\\\n" $a; then echo "the denied call ran"; exit 1; fi
 '
 
+test_expect "mode delay: the hold, with the canary, reached the model" '
+    sed -i "s/    mode: deny/    mode: delay\n    delay_s: 30/" p/exp.yaml
+    git -C p commit -qam delay
+    rc=0; timeout 400 "$FAULTLINE" run p/exp.yaml --ro-path "$NM" --out out/held.json >run2.out 2>run2.err || rc=$?
+    test "$(jq -r .verdict out/held.json)" = scored || { echo "rc $rc"; tail -n 20 run2.err; exit 1; }
+    a=out/held/rep-001/agent.out
+    canary=$(jq -r .canary out/held/rep-001/plan.json)
+    jq -s -e "[.[] | select(.kind==\"gate_decision\")] | length == 1 and .[0].decision==\"held\"" out/held/rep-001/events.jsonl
+    jq -e --arg c "$canary" "select(.type==\"result\") | .result | contains(\"HELD: this Bash call awaits approval\") and contains(\"[\" + \$c + \"]\")" $a
+'
+
 test_expect "nothing is left behind" '
     no_leftovers p "$TMP/out/cc"
+    no_leftovers p "$TMP/out/held"
 '
 test_done
