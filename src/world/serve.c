@@ -13,11 +13,11 @@
 
 #include "codec/jsonrpc.h"
 #include "events/ev.h"
-#include "experiment/catalog.h"
 #include "util/buf.h"
 #include "util/fs.h"
 #include "util/log.h"
 #include "util/timeutil.h"
+#include "world/decide.h"
 #include "world/serve.h"
 #include "util/banned.h"
 
@@ -175,22 +175,6 @@ static void emit_fault(struct req *r, const struct seam_decision *d, const char 
     json_decref(ev);
 }
 
-static void emit_warning(struct req *r, const char *code, const char *fmt, const char *arg)
-{
-    struct seam *s = r->o->seam;
-    char m[400];
-
-    snprintf(m, sizeof(m), fmt, arg);
-    log_warn("world", "%s", m);
-    if (s == NULL || !seam_records(s))
-        return;
-    json_t *ev = ev_new(EVKIND_WARNING);
-    ev_set_str(ev, "code", code);
-    ev_set_str(ev, "message", m);
-    seam_emit(s, ev);
-    json_decref(ev);
-}
-
 static long long opt_int(const json_t *opts, const char *k, long long def)
 {
     json_t *v = json_object_get(opts, k);
@@ -202,53 +186,6 @@ static void sleep_ms(long long ms)
     struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
     while (ms > 0 && nanosleep(&ts, &ts) < 0 && errno == EINTR && !stop_signal)
         ;
-}
-
-/* The plan's word on this call: fills c's fault and mode. */
-static void decide(struct req *r, struct world_call *c, const char *tool, json_t *args,
-                   struct seam_decision *d)
-{
-    const struct catalog_fault *def;
-    struct plan_call pc;
-
-    memset(d, 0, sizeof(*d));
-    if (r->o->seam == NULL)
-        return;
-    memset(&pc, 0, sizeof(pc));
-    pc.component = CATALOG_INJ_WORLD;
-    pc.tool = tool;
-    pc.server = world_name(r->w);
-    pc.args = args;
-    pc.session_call = world_ncalls(r->w) + 1;
-    if (seam_decide(r->o->seam, &pc, d) < 0 || !d->inject)
-        return;
-    def = catalog_fault_find(d->kind);
-    if (!seam_mutating_allowed(r->o->seam) &&
-        (d->safety > 0 || (d->safety < 0 && def && def->safety == CATALOG_MUTATING))) {
-        emit_warning(r, "fault_refused",
-                     "mutating fault '%s' refused: no sandbox is known here (a standalone world "
-                     "needs --i-have-a-sandbox; under a controller, the controller knows); the "
-                     "call goes through unfaulted",
-                     d->kind);
-        goto not_injected;
-    }
-    if (strcmp(d->kind, "effect.timeout_before_effect") == 0) {
-        c->mode = WORLD_FAULT_TIMEOUT_BEFORE;
-    } else if (strcmp(d->kind, "effect.timeout_after_effect") == 0) {
-        c->mode = WORLD_FAULT_TIMEOUT_AFTER;
-    } else if (strcmp(d->kind, "effect.duplicate_delivery") == 0) {
-        c->mode = WORLD_FAULT_DUPLICATE;
-        c->copies = (int)opt_int(d->options, "copies", 2);
-    } else {
-        emit_warning(r, "fault_unsupported", "fault '%s' is not one the world injects", d->kind);
-        goto not_injected;
-    }
-    c->fault = def ? def->id : NULL;
-    return;
-not_injected:
-    json_decref(d->options);
-    d->options = NULL;
-    d->inject = 0;
 }
 
 static json_t *m_tools_call(struct req *r)
@@ -292,7 +229,7 @@ static json_t *m_tools_call(struct req *r)
     c.tool = tool;
     c.args = args;
     c.t_ms = time_now_ms();
-    decide(r, &c, tool, args, &d);
+    world_decide(r->w, r->o->seam, &c, &d);
     world_call(r->w, &c, &rep);
     if (d.inject) {
         json_t *detail = json_object();

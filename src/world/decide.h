@@ -1,0 +1,26 @@
+/*
+ * decide: the plan's word on one call of a world (docs/world.md, "Effect faults"), shared by
+ * the server (serve.c, every tools/call) and the replay (replay.c, every recorded call), so
+ * that a replay decides with the same code, the same plan engine behind the seam and the same
+ * call numbering as the run did.
+ *
+ * The call is asked as a call of the world component (CATALOG_INJ_WORLD) with the world's
+ * name as server and the world's next call number (world_ncalls + 1) as session_call; the
+ * safety rule (seam_mutating_allowed) refuses a mutating fault where no sandbox is known; the
+ * world injects effect.timeout_before_effect, effect.timeout_after_effect and
+ * effect.duplicate_delivery, any other decided fault is refused as unsupported. A refusal is a
+ * `warning` event (fault_refused, fault_unsupported) on the seam and a log line.
+ */
+#ifndef FAULTLINE_WORLD_DECIDE_H
+#define FAULTLINE_WORLD_DECIDE_H
+
+#include "seam/seam.h"
+#include "world/world.h"
+
+/* Decides call c (c->tool and c->args set; borrowed) of w before world_call applies it: sets
+ * c->fault, c->mode and c->copies when a fault applies, and fills *d (d->inject 0 when none
+ * applies; d->options, when set, is the caller's: json_decref it). s NULL: no fault. Blocks
+ * for at most the seam's decision deadline; not callable from a callback. */
+void world_decide(struct world *w, struct seam *s, struct world_call *c, struct seam_decision *d);
+
+#endif
