@@ -55,6 +55,7 @@ struct world {
     size_t ncalls, acalls;
     json_t *dedupe; /* "COLL\x1fVALUE" -> entry index */
     json_t *report;
+    size_t closed_after; /* the calls made before the report closed the world */
     char context_name[96], report_name[96];
 };
 
@@ -489,6 +490,8 @@ void world_report(struct world *w, const json_t *report)
 {
     json_decref(w->report);
     w->report = report ? json_deep_copy(report) : json_object();
+    if (!w->closed)
+        w->closed_after = w->ncalls;
     w->closed = 1;
 }
 
@@ -564,6 +567,8 @@ json_t *world_ledger_json(const struct world *w)
                           world_snapshot_json(w));
     if (w->report)
         json_object_set(l, "report", w->report);
+    if (w->closed)
+        json_object_set_new(l, "closed_after", json_integer((json_int_t)w->closed_after));
     return l;
 }
 

@@ -111,7 +111,8 @@ int world_has_tool(const struct world *w, const char *name);
 
 /* Applies one call (see the table above). Always fills *out; out->result is the caller's. */
 void world_call(struct world *w, const struct world_call *c, struct world_reply *out);
-/* NAME_report: records the agent's report (borrowed) and closes the world. */
+/* NAME_report: records the agent's report (borrowed) and closes the world (a later report
+ * replaces the recorded one; the world closed at the first). */
 void world_report(struct world *w, const json_t *report);
 
 size_t world_ncalls(const struct world *w);
@@ -121,8 +122,9 @@ const struct world_entry *world_entry(const struct world *w, size_t i);
 
 /* The state now (new reference): {"collections": {NAME: [records]}, "balances": {NAME: sum}}. */
 json_t *world_snapshot_json(const struct world *w);
-/* The ledger (new reference): {"world", "approved", "closed", "report", "calls": [...],
- * "effects": [...], "snapshot"}; docs/world.md gives every field. */
+/* The ledger (new reference): {"world", "approved", "closed", "closed_after" (the calls made
+ * before the first report), "report", "calls": [...], "effects": [...], "snapshot"}; docs/world.md
+ * gives every field. */
 json_t *world_ledger_json(const struct world *w);
 /* Writes world_ledger_json to path atomically (temporary file and rename). 0 or ERR_IO. */
 int world_ledger_save(const struct world *w, const char *path, struct err *e);
