@@ -74,6 +74,7 @@ CMD(gate);
 CMD(gate_explain);
 CMD(world);
 CMD(connect);
+CMD(replay);
 #undef CMD
 
 #endif

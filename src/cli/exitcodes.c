@@ -164,6 +164,17 @@ static const struct exit_row rows[] = {
      "a settings file is not JSON (`FILE:LINE:COL`), over 1 MiB, or not shaped as its harness "
      "reads it: that file is left as it was"},
     USAGE_ROW("`connect`"),
+    {"`replay`", "0", "reproduced",
+     "every repetition with a ledger rebuilt to the recorded ledger and verdicts (a failing "
+     "outcome too), and its files hash to what the run recorded"},
+    {"`replay`", "1", "failure", "stdout could not be written, or no temporary folder"},
+    {"`replay`", "2", "invalid",
+     "bad input: run.json, a ledger, a plan or world-hash.json missing, unreadable or malformed, "
+     "a run with no world, no repetition (or not `--rep N`) with a ledger"},
+    {"`replay`", "3", "differs",
+     "a repetition did not reproduce (the first differing call is named) or a file changed "
+     "since the run (world, plan, calls or ledger)"},
+    USAGE_ROW("`replay`"),
 };
 
 void cli_exit_codes_markdown(FILE *f)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "run/replay.h"
 #include "run/world_run.h"
 #include "util/buf.h"
 #include "util/fs.h"
@@ -54,8 +55,10 @@ int world_run_collect(const char *home, const char *repdir, int *copied, struct 
         goto done;
     }
     snprintf(path, sizeof(path), "%s/ledger.json", repdir);
-    if ((rc = fs_write_file(path, b.data, b.len, e)) == 0)
+    if ((rc = fs_write_file(path, b.data, b.len, e)) == 0) {
         *copied = 1;
+        rc = replay_record(repdir, e); /* what a replay checks the folder against */
+    }
 done:
     buf_release(&b);
     return rc;

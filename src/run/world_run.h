@@ -28,8 +28,9 @@
  * ERR_IO; ERR_INVALID when servers already has that name. */
 int world_run_config(const json_t *world, const char *home, json_t *servers, struct err *e);
 
-/* Copies home/ledger.json to repdir/ledger.json (atomically). 0 (also when the world wrote no
- * ledger: *copied says 0), ERR_IO or ERR_LIMIT. */
+/* Copies home/ledger.json to repdir/ledger.json (atomically), then records the digest a replay
+ * checks (repdir/world-hash.json, replay_record). 0 (also when the world wrote no ledger:
+ * *copied says 0), ERR_IO, ERR_INVALID or ERR_LIMIT. */
 int world_run_collect(const char *home, const char *repdir, int *copied, struct err *e);
 
 #endif

@@ -1,5 +1,6 @@
-/* Unit tests for src/world (the effect model, the ledger) and src/util/jschema (the schema
- * subset), and world files through experiment_world_parse (FILE:LINE:COL). */
+/* Unit tests for src/world (the effect model, the ledger, the decision, the replay) and
+ * src/util/jschema (the schema subset), and world files through experiment_world_parse
+ * (FILE:LINE:COL). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,9 @@
 
 #include "experiment/experiment.h"
 #include "util/jschema.h"
+#include "seam/seam.h"
+#include "world/decide.h"
+#include "world/replay.h"
 #include "world/world.h"
 #include "helpers.h"
 #include "util/banned.h"
@@ -347,6 +351,233 @@ static void test_update_delete_read_report_budget(void **state)
     world_free(w);
 }
 
+
+/* ---- replay ------------------------------------------------------------------------------ */
+
+/* A plan whose one fault duplicates the first refund. */
+static const char *const dup_plan =
+    "{\"version\":1,\"run\":\"r-1\",\"rep\":1,\"faulted\":true,\"canary\":\"E-FAULTLINE-0000abcd\","
+    "\"seed\":\"0x1\",\"experiment\":{\"name\":\"x\",\"hash\":\"h\",\"path\":\"x.yaml\","
+    "\"repeat\":1},\"faults\":[{\"index\":0,\"kind\":\"effect.duplicate_delivery\","
+    "\"family\":\"effect\",\"safety\":\"mutating\",\"injectors\":[\"world\"],"
+    "\"match\":{\"tool\":\"refund\"},\"when\":null,\"after_calls\":0,\"times\":1,"
+    "\"probability\":1.0,\"options\":{\"copies\":2}}],\"abort\":{\"destructive_attempt\":false,"
+    "\"cost_usd_above\":1.0,\"wall_clock_s_above\":60.0},\"policy_snapshot\":null}";
+
+static struct seam *plan_seam(struct ut_tmpfile *t)
+{
+    struct seam_opts o;
+    struct err e = {0};
+    struct seam *s;
+    memset(&o, 0, sizeof(o));
+    o.component = "world";
+    o.plan_path = t->path;
+    o.i_have_a_sandbox = 1;
+    if ((s = seam_new(&o, &e)) == NULL)
+        fail_msg("seam_new: %s", e.msg);
+    return s;
+}
+
+/* A recorded ledger: the calls through world_decide and world_call, as the server makes them,
+ * with the report after the third call. */
+static json_t *record(struct ut_tmpfile *plan)
+{
+    static const char *const calls[][2] = {
+        {"refund", "{\"charge_id\":\"a\",\"key\":\"1\",\"amount\":3}"},
+        {"refund", "{\"charge_id\":\"a\",\"key\":\"2\",\"amount\":3}"},
+        {"list", "{}"},
+        {"refund", "{\"charge_id\":\"b\",\"key\":\"3\",\"amount\":1}"},
+    };
+    struct seam *s = plan_seam(plan);
+    struct world *w = pay_world();
+    json_t *l;
+
+    for (size_t i = 0; i < 4; i++) {
+        struct world_call c;
+        struct world_reply r;
+        struct seam_decision d;
+        json_t *a = ut_json(calls[i][1]);
+        if (i == 3)
+            world_report(w, NULL);
+        memset(&c, 0, sizeof(c));
+        c.tool = calls[i][0];
+        c.args = a;
+        c.t_ms = 1000 + (int64_t)i;
+        world_decide(w, s, &c, &d);
+        world_call(w, &c, &r);
+        json_decref(r.result);
+        json_decref(d.options);
+        json_decref(a);
+    }
+    l = world_ledger_json(w);
+    world_free(w);
+    seam_free(s);
+    return l;
+}
+
+static json_t *rebuild(struct ut_tmpfile *plan, json_t *ledger)
+{
+    struct err e = {0};
+    struct seam *s = plan_seam(plan);
+    json_t *spec = ut_json(pay_spec), *l = world_replay_rebuild(spec, ledger, s, &e);
+    if (l == NULL)
+        fail_msg("world_replay_rebuild: %s", e.msg);
+    seam_free(s);
+    json_decref(spec);
+    return l;
+}
+
+static void test_replay_reproduces_the_recorded_ledger(void **state)
+{
+    struct ut_tmpfile plan;
+    struct world_replay_diff d;
+    json_t *rec, *rep;
+    (void)state;
+
+    ut_tmpfile_with(&plan, dup_plan);
+    rec = record(&plan);
+    /* the fault fired on the first refund (two entries), the report closed the world before
+     * the last call */
+    assert_int_equal(json_array_size(json_object_get(rec, "effects")), 3);
+    assert_int_equal(json_integer_value(json_object_get(rec, "closed_after")), 3);
+    assert_string_equal(
+        json_string_value(json_object_get(json_array_get(json_object_get(rec, "calls"), 3),
+                                          "outcome")),
+        "closed");
+    rep = rebuild(&plan, rec);
+    assert_int_equal(world_replay_compare(rec, rep, &d), 0);
+    json_decref(rep);
+    /* a ledger rewritten with integers for its reals (jq) is the same ledger */
+    json_object_set_new(json_object_get(json_object_get(rec, "snapshot"), "balances"), "refunds",
+                        json_integer(6));
+    rep = rebuild(&plan, rec);
+    assert_int_equal(world_replay_compare(rec, rep, &d), 0);
+    json_decref(rep);
+    json_decref(rec);
+    unlink(plan.path);
+}
+
+static void test_replay_names_the_first_difference(void **state)
+{
+    struct ut_tmpfile plan;
+    struct world_replay_diff d;
+    json_t *rec, *rep, *calls;
+    (void)state;
+
+    ut_tmpfile_with(&plan, dup_plan);
+    /* an argument of call 2 */
+    rec = record(&plan);
+    calls = json_object_get(rec, "calls");
+    json_object_set_new(json_object_get(json_array_get(calls, 1), "args"), "amount",
+                        json_integer(4));
+    rep = rebuild(&plan, rec);
+    assert_int_equal(world_replay_compare(rec, rep, &d), 1);
+    assert_int_equal(d.call, 2);
+    assert_string_equal(d.tool, "refund");
+    assert_string_equal(d.what, "effects[2].args.amount: recorded 3, replayed 4");
+    json_decref(rep);
+    json_decref(rec);
+    /* the first call removed: the fault now duplicates what was call 2 */
+    rec = record(&plan);
+    json_array_remove(json_object_get(rec, "calls"), 0);
+    rep = rebuild(&plan, rec);
+    assert_int_equal(world_replay_compare(rec, rep, &d), 1);
+    assert_int_equal(d.call, 1);
+    assert_string_equal(d.what, "calls[0].call: recorded 2, replayed 1");
+    json_decref(rep);
+    json_decref(rec);
+    /* the world closed later than it was: the last call is no longer refused */
+    rec = record(&plan);
+    json_object_set_new(rec, "closed_after", json_integer(4));
+    rep = rebuild(&plan, rec);
+    assert_int_equal(world_replay_compare(rec, rep, &d), 1);
+    assert_int_equal(d.call, 4);
+    assert_string_equal(d.what, "calls[3].effects: recorded 0, replayed 1");
+    json_decref(rep);
+    json_decref(rec);
+    /* the snapshot: not a call's difference */
+    rec = record(&plan);
+    rep = rebuild(&plan, rec);
+    json_object_set_new(json_object_get(json_object_get(rec, "snapshot"), "balances"), "refunds",
+                        json_integer(3));
+    assert_int_equal(world_replay_compare(rec, rep, &d), 1);
+    assert_int_equal(d.call, 0);
+    assert_string_equal(d.what, "snapshot.balances.refunds: recorded 3, replayed 6");
+    /* an entry removed from the ledger */
+    json_decref(rec);
+    rec = record(&plan);
+    json_array_remove(json_object_get(rec, "effects"), 1);
+    assert_int_equal(world_replay_compare(rec, rep, &d), 1);
+    assert_int_equal(d.call, 1);
+    assert_non_null(strstr(d.what, "effects[1]: recorded absent, replayed {"));
+    json_decref(rep);
+    json_decref(rec);
+    unlink(plan.path);
+}
+
+static void test_replay_refuses_a_malformed_ledger(void **state)
+{
+    struct err e = {0};
+    json_t *spec = ut_json(pay_spec), *l;
+    (void)state;
+
+    l = ut_json("{\"effects\":[]}");
+    assert_null(world_replay_rebuild(spec, l, NULL, &e));
+    assert_int_equal(e.code, ERR_INVALID);
+    assert_string_equal(e.msg, "calls: expected an array (a world's ledger)");
+    json_decref(l);
+    err_clear(&e);
+    l = ut_json("{\"calls\":[{\"tool\":\"list\"},{\"args\":{}}]}");
+    assert_null(world_replay_rebuild(spec, l, NULL, &e));
+    assert_string_equal(e.msg, "calls[1].tool: expected a string");
+    json_decref(l);
+    err_clear(&e);
+    l = ut_json("{\"calls\":[],\"closed\":true,\"closed_after\":\"x\"}");
+    assert_null(world_replay_rebuild(spec, l, NULL, &e));
+    assert_string_equal(e.msg, "closed_after: expected an integer from 0");
+    json_decref(l);
+    json_decref(spec);
+}
+
+static void test_replay_digest_names_the_part_that_changed(void **state)
+{
+    struct world_digest a, b, c;
+    struct err e = {0};
+    char what[64];
+    json_t *spec = ut_json(pay_spec), *plan = ut_json(dup_plan), *l, *j;
+    (void)state;
+
+    l = ut_json("{\"calls\":[{\"tool\":\"list\",\"args\":{}}],\"snapshot\":{\"b\":5.0}}");
+    world_replay_digest(spec, plan, l, &a);
+    /* the file's own form does not count: key order, 5.0 written 5 */
+    json_decref(l);
+    l = ut_json("{\"snapshot\":{\"b\":5},\"calls\":[{\"args\":{},\"tool\":\"list\"}]}");
+    world_replay_digest(spec, plan, l, &b);
+    assert_int_equal(world_replay_digest_diff(&a, &b, what, sizeof(what)), 0);
+    assert_string_equal(what, "");
+    json_object_set_new(json_object_get(l, "snapshot"), "b", json_integer(6));
+    world_replay_digest(spec, plan, l, &b);
+    assert_int_equal(world_replay_digest_diff(&a, &b, what, sizeof(what)), 1);
+    assert_string_equal(what, "ledger");
+    json_object_set_new(json_object_get(l, "snapshot"), "b", json_integer(5));
+    json_array_append_new(json_object_get(l, "calls"), json_pack("{s:s}", "tool", "list"));
+    json_object_set_new(plan, "seed", json_string("0x2"));
+    world_replay_digest(spec, plan, l, &b);
+    assert_int_equal(world_replay_digest_diff(&a, &b, what, sizeof(what)), 2);
+    assert_string_equal(what, "plan, calls");
+    /* world-hash.json round trip */
+    j = world_replay_digest_json(&a);
+    assert_int_equal(world_replay_digest_parse(j, &c, &e), 0);
+    assert_int_equal(world_replay_digest_diff(&a, &c, what, sizeof(what)), 0);
+    json_object_set_new(j, "plan", json_string("zz"));
+    assert_int_equal(world_replay_digest_parse(j, &c, &e), ERR_INVALID);
+    assert_string_equal(e.msg, "plan: expected a hex SHA-256");
+    json_decref(j);
+    json_decref(l);
+    json_decref(plan);
+    json_decref(spec);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -357,6 +588,10 @@ int main(void)
         cmocka_unit_test(test_invalid_arguments_record_no_effect),
         cmocka_unit_test(test_effect_faults),
         cmocka_unit_test(test_update_delete_read_report_budget),
+        cmocka_unit_test(test_replay_reproduces_the_recorded_ledger),
+        cmocka_unit_test(test_replay_names_the_first_difference),
+        cmocka_unit_test(test_replay_refuses_a_malformed_ledger),
+        cmocka_unit_test(test_replay_digest_names_the_part_that_changed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
