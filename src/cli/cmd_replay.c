@@ -2,7 +2,8 @@
  * cmd_replay: `faultline replay RUN_DIR [--rep N]` (docs/world.md, "Replay"): rebuilds each
  * repetition's world from its recorded calls and the faults of its plan (src/run/replay.c) and
  * prints one line per repetition, reproduced or where it differs. Exit 0 when every repetition
- * with a ledger reproduced, 3 when one differs, 2 for bad input.
+ * with a ledger reproduced, 3 when one differs, 2 for bad input, 1 when stdout or the
+ * temporary folder cannot be written.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -66,7 +67,7 @@ int cmd_replay(int argc, char **argv)
     struct repname *reps = NULL;
     struct err e = {0};
     json_t *run = NULL, *world;
-    int nargs, rc, rep = -1, missing, replayed = 0, bad = 0, differs = 0;
+    int nargs, rc, rep = -1, missing, replayed = 0, bad = 0, differs = 0, failed = 0;
     size_t n = 0;
     const struct opt opts[] = {
         OPT_INT("rep", "N", &rep, 0, 1000000, "only repetition N (the plan's rep, rep-N's folder)"),
@@ -117,7 +118,10 @@ int cmd_replay(int argc, char **argv)
         err_clear(&e);
         if (replay_rep(argv[0], reps[i].name, world, &r, &e) < 0) {
             printf("%-8s error: %s\n", reps[i].name, e.msg);
-            bad++;
+            if (e.code == ERR_SYS)
+                failed++;
+            else
+                bad++;
             continue;
         }
         if (r.status == REPLAY_NO_LEDGER) {
@@ -154,7 +158,7 @@ int cmd_replay(int argc, char **argv)
     }
     rc = cli_stdout_status("replay");
     if (rc == EXIT_OK)
-        rc = bad ? EXIT_INVALID : differs ? REPLAY_EXIT_DIFFERS : EXIT_OK;
+        rc = failed ? EXIT_FAIL : bad ? EXIT_INVALID : differs ? REPLAY_EXIT_DIFFERS : EXIT_OK;
 done:
     free(reps);
     json_decref(run);

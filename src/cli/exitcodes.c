@@ -167,10 +167,12 @@ static const struct exit_row rows[] = {
     {"`replay`", "0", "reproduced",
      "every repetition with a ledger rebuilt to the recorded ledger and verdicts (a failing "
      "outcome too), and its files hash to what the run recorded"},
-    {"`replay`", "1", "failure", "stdout could not be written, or no temporary folder"},
+    {"`replay`", "1", "failure",
+     "stdout could not be written, or the temporary folder the replayed ledger is checked in "
+     "could not be made (`$TMPDIR`); wins over 2 and 3"},
     {"`replay`", "2", "invalid",
      "bad input: run.json, a ledger, a plan or world-hash.json missing, unreadable or malformed, "
-     "a run with no world, no repetition (or not `--rep N`) with a ledger"},
+     "a run with no world, no repetition (or not `--rep N`) with a ledger; wins over 3"},
     {"`replay`", "3", "differs",
      "a repetition did not reproduce (the first differing call is named) or a file changed "
      "since the run (world, plan, calls or ledger)"},

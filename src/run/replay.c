@@ -83,8 +83,8 @@ done:
     return rc;
 }
 
-/* The verdicts of ledger (borrowed) against world: worldcheck_run over DIR/rep/ledger.json in a
- * new temporary folder. */
+/* The verdicts of ledger (borrowed) against world: worldcheck_run over DIR/replayed/ledger.json
+ * in a new temporary folder ($TMPDIR, else /tmp). ERR_SYS when that folder cannot be made. */
 static int check_json(const json_t *world, const json_t *ledger, struct worldcheck *wc,
                       struct err *e)
 {
@@ -95,11 +95,13 @@ static int check_json(const json_t *world, const json_t *ledger, struct worldche
 
     snprintf(dir, sizeof(dir), "%s/faultline-replay.XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (mkdtemp(dir) == NULL)
-        return err_set(e, ERR_IO, "cannot make a temporary folder in '%s'",
+        return err_set(e, ERR_SYS, "cannot make a temporary folder in '%s'",
                        tmp && *tmp ? tmp : "/tmp");
     snprintf(rep, sizeof(rep), "%s/replayed", dir);
     snprintf(file, sizeof(file), "%s/ledger.json", rep);
-    if ((rc = fs_mkdirs(rep, e)) == 0 && (rc = save_json(file, ledger, e)) == 0)
+    if (fs_mkdirs(rep, e) < 0 || save_json(file, ledger, e) < 0)
+        rc = err_set(e, ERR_SYS, "cannot write the replayed ledger in '%s'", dir);
+    else
         rc = worldcheck_run(world, file, wc, e);
     fs_remove_tree(dir, &re);
     return rc;

@@ -38,9 +38,10 @@ struct replay_rep {
 };
 
 /* Replays repetition folder rep (its name, e.g. "rep-001") of run_dir against world (borrowed:
- * run.json's experiment.world). 0 with *out filled, or ERR_INVALID / ERR_LIMIT / ERR_IO with e
- * naming the file (a ledger or plan that is malformed, missing or unreadable, a
- * world-hash.json that is not one). */
+ * run.json's experiment.world). 0 with *out filled, or ERR_INVALID / ERR_LIMIT / ERR_IO /
+ * ERR_PARSE with e naming the file (a ledger or plan that is malformed, missing or unreadable,
+ * a world-hash.json that is not one), or ERR_SYS when the temporary folder the replayed
+ * ledger is checked in cannot be made. */
 int replay_rep(const char *run_dir, const char *rep, const json_t *world, struct replay_rep *out,
                struct err *e);
 

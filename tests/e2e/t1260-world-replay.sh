@@ -112,7 +112,7 @@ test_expect "without world-hash.json the replay still runs and says the files we
     grep -Fq "(no world-hash.json: files not checked)" out
 '
 
-test_expect "bad input: no ledger, an unreadable plan, no world, not a run folder (exit 2, one line)" '
+test_expect "bad input: no ledger, an unreadable plan, no world, not a run folder (exit 2, one line); no temporary folder (exit 1)" '
     rm -rf t-nol; cp -r naive t-nol; rm t-nol/rep-001/ledger.json
     rc=0; "$FAULTLINE" replay t-nol --rep 1 >out 2>err || rc=$?
     test $rc = 2
@@ -137,6 +137,9 @@ test_expect "bad input: no ledger, an unreadable plan, no world, not a run folde
     rc=0; "$FAULTLINE" replay t-now >out 2>err || rc=$?
     test $rc = 2
     grep -Fq "the experiment has no world: nothing to replay" err
+    rc=0; TMPDIR=$TMP/nonexistent "$FAULTLINE" replay naive --rep 1 >out 2>err || rc=$?
+    test $rc = 1
+    grep -Fq "cannot make a temporary folder in" out
     mkdir -p empty
     rc=0; "$FAULTLINE" replay empty >out 2>err || rc=$?
     test $rc = 2
