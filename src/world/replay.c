@@ -9,6 +9,7 @@
 
 #include "util/buf.h"
 #include "util/hash.h"
+#include "util/redact.h"
 #include "world/decide.h"
 #include "world/replay.h"
 #include "world/world.h"
@@ -205,6 +206,21 @@ static void show(struct buf *b, const json_t *v)
     free(s);
 }
 
+/* ".KEY", or ".\"KEY\"" (JSON-escaped) when KEY holds a control character or a quote, so a
+ * key cannot print a line of its own. */
+static void add_key(struct buf *b, const char *k)
+{
+    for (const char *p = k; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f || *p == '"') {
+            json_t *s = json_string(k);
+            buf_addc(b, '.');
+            show(b, s);
+            json_decref(s);
+            return;
+        }
+    buf_addf(b, ".%s", k);
+}
+
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -227,7 +243,7 @@ static void diff_at(const json_t *a, const json_t *b, struct buf *path)
             json_t *x = json_object_get(a, keys[i]), *y = json_object_get(b, keys[i]);
             if (x && y && json_equal(x, y))
                 continue;
-            buf_addf(path, ".%s", keys[i]);
+            add_key(path, keys[i]);
             free(keys);
             diff_at(x, y, path);
             return;
@@ -265,11 +281,13 @@ static int differ(const json_t *a, const json_t *b, const char *path, struct wor
     json_t *x = untimed(a), *y = untimed(b);
     int d = !(x && y && json_equal(x, y)) && !(x == NULL && y == NULL);
     if (d) {
-        struct buf t = BUF_INIT;
+        struct buf t = BUF_INIT, r = BUF_INIT;
         buf_adds(&t, path);
         diff_at(x, y, &t);
-        snprintf(out->what, sizeof(out->what), "%s", t.data);
+        redact_text(NULL, t.data, t.len, &r); /* arguments may hold a credential */
+        snprintf(out->what, sizeof(out->what), "%s", r.data);
         buf_release(&t);
+        buf_release(&r);
     }
     json_decref(x);
     json_decref(y);
@@ -299,6 +317,9 @@ static int compare(const json_t *recorded, const json_t *replayed, struct world_
         const char *tool = json_string_value(json_object_get(a ? a : b, "tool"));
         out->call = i + 1;
         snprintf(out->tool, sizeof(out->tool), "%s", tool ? tool : "");
+        for (char *p = out->tool; *p; p++)
+            if ((unsigned char)*p < 0x20 || *p == 0x7f)
+                *p = '?';
         snprintf(path, sizeof(path), "calls[%zu]", i);
         if (differ(a, b, path, out))
             return 1;

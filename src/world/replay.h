@@ -15,7 +15,9 @@
  *                      closed_after, report and the snapshot
  *
  * A difference is named by its path and both values, e.g. `calls[0].outcome: recorded
- * "timeout", replayed "ok"`, with the call's number and tool.
+ * "timeout", replayed "ok"`, with the call's number and tool; values are cut at 120 bytes,
+ * credentials redacted (util/redact.h) and control characters escaped, so the text is safe to
+ * print.
  *
  * The digest: SHA-256 of the normal form (compact JSON, sorted keys) of four parts, the world
  * spec, the plan, the ledger's calls[] (the call list), and the rest of the ledger. The runner

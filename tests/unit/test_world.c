@@ -515,6 +515,29 @@ static void test_replay_names_the_first_difference(void **state)
     unlink(plan.path);
 }
 
+static void test_replay_difference_is_safe_to_print(void **state)
+{
+    struct world_replay_diff d;
+    json_t *a = ut_json("{\"calls\":[{\"call\":1,\"tool\":\"x\\ny\",\"args\":"
+                        "{\"k\\nrep-000  reproduced\":1,\"token\":\"sk-ant-api03-AAAAAAAAAAAAAAAAAAAA\"}}]}");
+    json_t *b = ut_json("{\"calls\":[{\"call\":1,\"tool\":\"x\\ny\",\"args\":"
+                        "{\"k\\nrep-000  reproduced\":2,\"token\":\"sk-ant-api03-AAAAAAAAAAAAAAAAAAAA\"}}]}");
+    (void)state;
+
+    assert_int_equal(world_replay_compare(a, b, &d), 1);
+    assert_string_equal(d.tool, "x?y");
+    assert_string_equal(d.what, "calls[0].args.\"k\\nrep-000  reproduced\": recorded 1, replayed 2");
+    json_object_set_new(json_object_get(json_array_get(json_object_get(b, "calls"), 0), "args"),
+                        "token", json_string("sk-ant-api03-BBBBBBBBBBBBBBBBBBBB"));
+    json_object_set_new(json_object_get(json_array_get(json_object_get(b, "calls"), 0), "args"),
+                        "k\nrep-000  reproduced", json_integer(1));
+    assert_int_equal(world_replay_compare(a, b, &d), 1);
+    assert_null(strstr(d.what, "sk-ant-api03"));
+    assert_non_null(strstr(d.what, "[REDACTED]"));
+    json_decref(a);
+    json_decref(b);
+}
+
 static void test_replay_refuses_a_malformed_ledger(void **state)
 {
     struct err e = {0};
@@ -590,6 +613,7 @@ int main(void)
         cmocka_unit_test(test_update_delete_read_report_budget),
         cmocka_unit_test(test_replay_reproduces_the_recorded_ledger),
         cmocka_unit_test(test_replay_names_the_first_difference),
+        cmocka_unit_test(test_replay_difference_is_safe_to_print),
         cmocka_unit_test(test_replay_refuses_a_malformed_ledger),
         cmocka_unit_test(test_replay_digest_names_the_part_that_changed),
     };
