@@ -10,6 +10,7 @@
 
 #include "util/buf.h"
 #include "util/fs.h"
+#include "util/hash.h"
 #include "util/jschema.h"
 #include "world/world.h"
 #include "util/banned.h"
@@ -38,6 +39,7 @@ struct callrec {
     enum world_status status;
     size_t first, n; /* its entries */
     int64_t t_ms;
+    uint64_t answer; /* hash64 of what the call answered (answer_hash) */
 };
 
 struct world {
@@ -424,6 +426,20 @@ static json_t *read_result(const struct world *w, const struct tool *t)
     return r;
 }
 
+/* What a call answered, as a hash a replay compares: the result's compact JSON (sorted keys)
+ * when it succeeded, else its message. */
+static uint64_t answer_hash(const struct world_reply *out)
+{
+    char *s = out->status == WORLD_OK && out->result
+                  ? json_dumps(out->result, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY |
+                                                JSON_REAL_PRECISION(17))
+                  : NULL;
+    const char *t = s ? s : out->message;
+    uint64_t h = hash64(t, strlen(t), 0);
+    free(s);
+    return h;
+}
+
 void world_call(struct world *w, const struct world_call *c, struct world_reply *out)
 {
     const struct tool *t = tool_find(w, c->tool);
@@ -482,6 +498,7 @@ void world_call(struct world *w, const struct world_call *c, struct world_reply 
         }
     }
     rec->status = out->status;
+    rec->answer = answer_hash(out);
     rec->n = w->nentries - rec->first;
     json_decref(empty);
 }
@@ -538,6 +555,7 @@ static const char *status_name(enum world_status s)
 json_t *world_ledger_json(const struct world *w)
 {
     json_t *calls = json_array(), *effects = json_array();
+    char answer[17];
     for (size_t i = 0; i < w->ncalls; i++) {
         const struct callrec *r = &w->calls[i];
         json_t *o = json_pack("{s:I,s:s,s:O,s:s,s:I,s:I}", "call", (json_int_t)(i + 1), "tool",
@@ -545,6 +563,8 @@ json_t *world_ledger_json(const struct world *w)
                               (json_int_t)r->t_ms, "effects", (json_int_t)r->n);
         if (r->fault)
             json_object_set_new(o, "fault", json_string(r->fault));
+        snprintf(answer, sizeof(answer), "%016llx", (unsigned long long)r->answer);
+        json_object_set_new(o, "answer", json_string(answer));
         json_array_append_new(calls, o);
     }
     for (size_t i = 0; i < w->nentries; i++) {

@@ -123,7 +123,9 @@ const struct world_entry *world_entry(const struct world *w, size_t i);
 /* The state now (new reference): {"collections": {NAME: [records]}, "balances": {NAME: sum}}. */
 json_t *world_snapshot_json(const struct world *w);
 /* The ledger (new reference): {"world", "approved", "closed", "closed_after" (the calls made
- * before the first report), "report", "calls": [...], "effects": [...], "snapshot"}; docs/world.md
+ * before the first report), "report", "calls": [...] (each with "answer": the hash64, 16 hex
+ * digits, of its result's compact JSON with sorted keys, or of its error message),
+ * "effects": [...], "snapshot"}; docs/world.md
  * gives every field. */
 json_t *world_ledger_json(const struct world *w);
 /* Writes world_ledger_json to path atomically (temporary file and rename). 0 or ERR_IO. */

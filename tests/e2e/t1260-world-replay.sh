@@ -87,7 +87,7 @@ test_expect "the plan fault edited: the lost response is now a timeout before th
     rc=0; "$FAULTLINE" replay t-plan --rep 1 >out 2>&1 || rc=$?
     cat out
     test $rc = 3
-    grep -Fq "rep-001  differs at call 1 (create_refund): calls[0].effects: recorded 1, replayed 0; changed since the run: plan (world-hash.json)" out
+    grep -Fq "rep-001  differs at call 1 (create_refund): calls[0].fault: recorded \"effect.timeout_after_effect\", replayed \"effect.timeout_before_effect\"; changed since the run: plan (world-hash.json)" out
 '
 
 test_expect "the snapshot edited: differs, not at a call, ledger named (exit 3)" '

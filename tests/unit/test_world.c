@@ -492,7 +492,7 @@ static void test_replay_names_the_first_difference(void **state)
     rep = rebuild(&plan, rec);
     assert_int_equal(world_replay_compare(rec, rep, &d), 1);
     assert_int_equal(d.call, 4);
-    assert_string_equal(d.what, "calls[3].effects: recorded 0, replayed 1");
+    assert_string_equal(d.what, "calls[3].outcome: recorded \"closed\", replayed \"ok\"");
     json_decref(rep);
     json_decref(rec);
     /* the snapshot: not a call's difference */
@@ -510,6 +510,41 @@ static void test_replay_names_the_first_difference(void **state)
     assert_int_equal(world_replay_compare(rec, rep, &d), 1);
     assert_int_equal(d.call, 1);
     assert_non_null(strstr(d.what, "effects[1]: recorded absent, replayed {"));
+    json_decref(rep);
+    json_decref(rec);
+    unlink(plan.path);
+}
+
+static void test_replay_compares_what_each_call_answered(void **state)
+{
+    struct ut_tmpfile plan;
+    struct world_replay_diff d;
+    struct err e = {0};
+    struct seam *s;
+    json_t *rec, *rep, *spec;
+    (void)state;
+
+    ut_tmpfile_with(&plan, dup_plan);
+    rec = record(&plan);
+    /* a world whose refunds start with one record: the effects are the same, the read is not */
+    spec = ut_json(pay_spec);
+    json_object_set_new(json_object_get(spec, "initial"), "refunds",
+                        json_pack("[{s:s,s:i}]", "charge_id", "z", "amount", 1));
+    s = plan_seam(&plan);
+    rep = world_replay_rebuild(spec, rec, s, &e);
+    assert_non_null(rep);
+    assert_int_equal(world_replay_compare(rec, rep, &d), 1);
+    assert_int_equal(d.call, 3);
+    assert_string_equal(d.tool, "list");
+    assert_non_null(strstr(d.what, "calls[2].answer: recorded \""));
+    seam_free(s);
+    json_decref(spec);
+    json_decref(rep);
+    /* a ledger from before the answers were recorded: not compared */
+    rep = rebuild(&plan, rec);
+    for (size_t i = 0; i < json_array_size(json_object_get(rec, "calls")); i++)
+        json_object_del(json_array_get(json_object_get(rec, "calls"), i), "answer");
+    assert_int_equal(world_replay_compare(rec, rep, &d), 0);
     json_decref(rep);
     json_decref(rec);
     unlink(plan.path);
@@ -613,6 +648,7 @@ int main(void)
         cmocka_unit_test(test_update_delete_read_report_budget),
         cmocka_unit_test(test_replay_reproduces_the_recorded_ledger),
         cmocka_unit_test(test_replay_names_the_first_difference),
+        cmocka_unit_test(test_replay_compares_what_each_call_answered),
         cmocka_unit_test(test_replay_difference_is_safe_to_print),
         cmocka_unit_test(test_replay_refuses_a_malformed_ledger),
         cmocka_unit_test(test_replay_digest_names_the_part_that_changed),
