@@ -5,7 +5,8 @@
  * with its ledger beside it (behind no shim: the world injects its own faults and asks the
  * controller, FAULTLINE_CONTROL_URL, like the shim). After the repetition, the ledger the world
  * wrote is copied into the repetition's folder as ledger.json (read beneath the home without
- * following links: the sandbox could have planted one).
+ * following links: the sandbox could have planted one), with world-hash.json beside it
+ * (run/replay.h: what `faultline replay` checks the folder against).
  */
 #ifndef FAULTLINE_RUN_WORLD_RUN_H
 #define FAULTLINE_RUN_WORLD_RUN_H
