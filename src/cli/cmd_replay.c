@@ -132,8 +132,9 @@ int cmd_replay(int argc, char **argv)
         }
         replayed++;
         if (r.status == REPLAY_REPRODUCED) {
-            printf("%-8s reproduced: %zu calls, %zu effects, invariants %s%s%s\n", reps[i].name,
-                   r.ncalls, r.neffects, r.failing[0] ? "failing: " : "all hold", r.failing,
+            printf("%-8s reproduced: %zu call%s, %zu effect%s, invariants %s%s%s\n", reps[i].name,
+                   r.ncalls, r.ncalls == 1 ? "" : "s", r.neffects, r.neffects == 1 ? "" : "s",
+                   r.failing[0] ? "failing: " : "all hold", r.failing,
                    r.hash_known ? "" : " (no " REPLAY_HASH_FILE ": files not checked)");
             continue;
         }

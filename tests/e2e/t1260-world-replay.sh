@@ -50,7 +50,7 @@ test_expect "the runs record the world's hash next to each ledger" '
 test_expect "replay reproduces every repetition, the HARMFUL_ACTION one too (exit 0)" '
     "$FAULTLINE" replay naive >out 2>err || { cat out err; exit 1; }
     cat out
-    grep -Eq "^rep-000 +reproduced: 1 calls, 1 effects, invariants all hold\$" out
+    grep -Eq "^rep-000 +reproduced: 1 call, 1 effect, invariants all hold\$" out
     grep -Eq "^rep-001 +reproduced: 2 calls, 2 effects, invariants failing: no_duplicate_side_effect, .*unique" out
     test "$(wc -l <out)" = 2
     "$FAULTLINE" replay careful --rep 1 >out 2>err || { cat out err; exit 1; }
