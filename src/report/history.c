@@ -370,3 +370,31 @@ json_t *hist_list(struct hist *h, const char *experiment, int limit, struct err 
     }
     return a;
 }
+
+json_t *hist_report(struct hist *h, long long id, struct err *e)
+{
+    sqlite3_stmt *st;
+    json_t *j = NULL;
+    json_error_t je;
+    int rc;
+
+    if (sqlite3_prepare_v2(h->db, "SELECT report_json FROM runs WHERE id = ?", -1, &st, NULL) !=
+        SQLITE_OK) {
+        db_err(h, e, "cannot read");
+        return NULL;
+    }
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)id);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        const char *text = (const char *)sqlite3_column_text(st, 0);
+        j = text ? json_loads(text, JSON_REJECT_DUPLICATES, &je) : NULL;
+        if (j == NULL)
+            err_set(e, ERR_PARSE, "history '%s': run %lld: its report is not JSON", h->path, id);
+    } else if (rc == SQLITE_DONE) {
+        err_set(e, ERR_NOTFOUND, "run %lld is not in the history '%s'", id, h->path);
+    } else {
+        db_err(h, e, "cannot read");
+    }
+    sqlite3_finalize(st);
+    return j;
+}
