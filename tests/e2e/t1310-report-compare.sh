@@ -129,7 +129,7 @@ test_expect "--format md: a table, every row with its four cells" '
     grep -qx "| probe failure\\\\_surfaced | 1/1 1.0000 | 0/1 0.0000 | -1.0000 |" cmp.out
 '
 
-test_expect "bad input: one line naming it, exit 1; bad flags exit 64" '
+test_expect "bad input: one line naming it, exit 1 (a full stdout too); bad flags exit 64" '
     jq ".format = 2" out/a.json >fmt2.json
     printf "{\"format\": 1,\n  \"result\": x}\n" >broken.json
     echo "{\"format\": 1}" >noresult.json
@@ -151,6 +151,11 @@ test_expect "bad input: one line naming it, exit 1; bad flags exit 64" '
     test $rc = 1
     grep -q "^faultline compare: run 1 is not in the history: there is no database .$TMP/none.db.\$" cmp.err
     test ! -e none.db
+    rc=0; "$FAULTLINE" compare out/a.json out/b.json >/dev/full 2>cmp.err || rc=$?
+    test $rc = 1
+    grep -qx "faultline compare: cannot write to stdout" cmp.err
+    rc=0; "$FAULTLINE" compare out/a.json out/b.json --max-score-drop 0 >/dev/full 2>cmp.err || rc=$?
+    test $rc = 1
     for flags in "out/a.json" "out/a.json out/b.json --format html" "out/a.json out/b.json --max-cost-increase lots" \
         "out/a.json out/b.json --max-score-drop 101" "out/a.json out/b.json --max-cost-increase %"; do
         cmp_ $flags
