@@ -73,7 +73,8 @@ struct compare_gate {
  * their number, 0 when the gate holds (or none was asked). */
 int compare_check(const json_t *cmp, const struct compare_gate *g, struct buf *why);
 
-/* cmp as a table for people, or as Markdown (every run string escaped). 0 or out's error. */
+/* cmp as a table for people, or as Markdown (every run string escaped). 0 (a few KiB: out's
+ * limit is never near). */
 int compare_render_text(const json_t *cmp, struct buf *out);
 int compare_render_md(const json_t *cmp, struct buf *out);
 
@@ -89,7 +90,7 @@ int compare_render_md(const json_t *cmp, struct buf *out);
  */
 size_t compare_drift(const json_t *stored, const json_t *regraded, json_t *diffs, size_t *figures);
 /* One line per difference of diffs: `PATH: stored VALUE, regraded VALUE` (values as JSON,
- * cut at 200 bytes). 0 or out's error. */
+ * cut at 200 bytes). 0. */
 int compare_drift_text(const json_t *diffs, struct buf *out);
 
 #endif
