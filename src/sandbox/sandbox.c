@@ -635,6 +635,11 @@ const char *sandbox_backend_name(const struct sandbox *sb)
 
 int sandbox_health(const char *backend, struct err *e)
 {
+    return sandbox_health_image(backend, NULL, e);
+}
+
+int sandbox_health_image(const char *backend, const char *image, struct err *e)
+{
     char work[] = "/tmp/faultline-health-XXXXXX";
     struct buf home = BUF_INIT;
     struct sandbox_spec spec;
@@ -655,6 +660,7 @@ int sandbox_health(const char *backend, struct err *e)
     buf_addf(&home, "%s/home", work);
     memset(&spec, 0, sizeof(spec));
     spec.backend = backend;
+    spec.image = image;
     spec.workdir = work;
     spec.homedir = home.data;
     if (mkdir(home.data, 0700) < 0) {

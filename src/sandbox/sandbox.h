@@ -80,6 +80,9 @@ struct sandbox;
 /* 0 when backend (NULL: native) can run a trial sandbox here; otherwise ERR_* with a one-line
  * reason in e ("bwrap: not installed (apt-get install bubblewrap)"). */
 int sandbox_health(const char *backend, struct err *e);
+/* sandbox_health with the trial in image (oci; NULL: the default one), which the oci backend
+ * makes first when it is one of its own and missing. */
+int sandbox_health_image(const char *backend, const char *image, struct err *e);
 
 /* Makes the network namespace and its listener (see above). *out is the new sandbox; *listen_fd
  * is a listening socket bound to 127.0.0.1:*port inside it, owned by the caller (close it after
