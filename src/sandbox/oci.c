@@ -11,6 +11,14 @@
  * variable is passed by name (`--env NAME`), the engine reading its value from its own
  * environment.
  *
+ * Supervised (supervise.h). A gated spawn with a status pipe (the agent's) runs `faultline
+ * sandbox supervise --status-fd 3 -- /bin/sh -c cmd` as the container's first process: the
+ * pipe's write end is put on descriptor 3 of the engine, every other descriptor above stderr
+ * close-on-exec, and `--preserve-fds 1` hands descriptor 3, and only it, into the container,
+ * where the supervisor makes it close-on-exec before the command runs. docker has no way to
+ * pass a descriptor in (its daemon starts the container): there the command runs alone and
+ * the caller gets no status pipe.
+ *
  * The images (oci_image.c): the default one, localhost/faultline-sandbox:1, holds only mount
  * points, and the host's /usr and /etc are bound into it read-only at run time, exactly as the
  * native backend does; the -node one (`--sandbox-image node`) and any other image given with
@@ -37,6 +45,8 @@
 #include "util/banned.h"
 
 #define OCI_CMD_TIMEOUT_MS 60000
+#define OCI_STATUS_FD 3 /* the supervisor's status pipe, inside and in the engine */
+#define OCI_STATUS_FD_STR "3"
 
 static const char *engine(void)
 {
@@ -153,6 +163,8 @@ void oci_argv(struct args *a, const char *eng, const struct sandbox *sb, const c
     char num[64];
     const char *image = oci_image_name(sb->image);
     int default_image = strcmp(image, OCI_DEFAULT_IMAGE) == 0;
+    /* podman hands the supervisor's status pipe in as descriptor 3 (oci_before_exec) */
+    int supervised = sb->status_wfd >= 0 && sb->self_exe && strcmp(eng, "docker") != 0;
     char **env = sandbox_env(sb);
 
     args_add(a, eng);
@@ -160,6 +172,10 @@ void oci_argv(struct args *a, const char *eng, const struct sandbox *sb, const c
     if (sb->gated)
         args_add(a, "--interactive"); /* stdin stays the gate's pipe */
     args_add(a, "--rm");
+    if (supervised) {
+        args_add(a, "--preserve-fds");
+        args_add(a, "1");
+    }
     args_add(a, "--name");
     args_add(a, name);
     args_add(a, "--network");
@@ -251,14 +267,36 @@ void oci_argv(struct args *a, const char *eng, const struct sandbox *sb, const c
     }
     free(env);
     args_add(a, image);
+    if (supervised) {
+        args_add(a, SANDBOX_BINDIR "/faultline");
+        args_add(a, "sandbox");
+        args_add(a, "supervise");
+        args_add(a, "--status-fd");
+        args_add(a, OCI_STATUS_FD_STR);
+        args_add(a, "--");
+    }
     args_add(a, "/bin/sh");
     args_add(a, "-c");
     args_add(a, cmd);
 }
 
+/* proc_spawn's before_exec: stdout and stderr in place, and the supervisor's status pipe, when
+ * there is one, on OCI_STATUS_FD (what `--preserve-fds 1` passes in), the one descriptor above
+ * stderr the engine inherits. */
 static int oci_before_exec(void *arg)
 {
-    return sandbox_dup_stdio(arg);
+    struct sandbox *sb = arg;
+    int err = sandbox_dup_stdio(sb), fl;
+
+    if (err || sb->status_wfd < 0)
+        return err;
+    if (sb->status_wfd != OCI_STATUS_FD && dup2(sb->status_wfd, OCI_STATUS_FD) < 0)
+        return errno;
+    fl = fcntl(OCI_STATUS_FD, F_GETFD);
+    if (fl < 0 || fcntl(OCI_STATUS_FD, F_SETFD, fl & ~FD_CLOEXEC) < 0)
+        return errno;
+    close_range(OCI_STATUS_FD + 1, ~0U, CLOSE_RANGE_CLOEXEC);
+    return 0;
 }
 
 static int oci_spawn(struct sandbox *sb, const char *cmd, int out_fd, int err_fd, struct proc *p,
@@ -276,6 +314,10 @@ static int oci_spawn(struct sandbox *sb, const char *cmd, int out_fd, int err_fd
 
     if ((rc = oci_image_ensure(eng, oci_image_name(sb->image), sb->self_exe, e)) < 0)
         return rc;
+    /* docker cannot pass a descriptor in: no supervisor there, and sandbox_spawn_gated hands
+     * the caller no status pipe (backend.h) */
+    if (strcmp(eng, "docker") == 0 || sb->self_exe == NULL)
+        sb->status_wfd = -1;
     env = sandbox_env(sb);
     buf_addf(&name, "faultline-%ld-%p-%u", (long)getpid(), (void *)sb, sb->nspawned++);
     buf_addf(&ns, "/proc/%ld/fd/%d", (long)getpid(), sb->netns_fd);
@@ -346,5 +388,6 @@ const struct sandbox_ops sandbox_oci_ops = {
     .name = "oci",
     .available = oci_available,
     .spawn = oci_spawn,
+    .supervised = 1,
     .kill = oci_kill,
 };

@@ -203,6 +203,10 @@ int sandbox_spawn_gated(struct sandbox *sb, const char *cmd, int out_fd, int err
     sb->gated = 1;
     sb->status_wfd = st[1];
     rc = sb->ops->spawn(sb, gated, out_fd, err_fd, p, e);
+    if (sb->status_wfd < 0 && st[0] >= 0) { /* the backend could not supervise it (backend.h) */
+        close(st[0]);
+        st[0] = -1;
+    }
     sb->gated = 0;
     sb->status_wfd = -1;
     if (st[1] >= 0)

@@ -109,9 +109,9 @@ int sandbox_spawn(struct sandbox *sb, const char *cmd, int out_fd, int err_fd, s
  * the sandbox's start overlap with its own work (the controller's start, the agent's run) and
  * still runs nothing before it is ready. The command's stdin is /dev/null once it runs. */
 /* With status_fd not NULL, the command runs under `faultline sandbox supervise` where the
- * backend can (native, with self_exe bound): *status_fd is then the read end of its status
- * pipe, for sandbox_read_status (supervise.h) once it exited, to be closed by the caller; -1
- * where it cannot (oci). */
+ * backend can (native, and oci with podman, with self_exe bound): *status_fd is then the read
+ * end of its status pipe, for sandbox_read_status (supervise.h) once it exited, to be closed
+ * by the caller; -1 where it cannot (oci with docker). */
 int sandbox_spawn_gated(struct sandbox *sb, const char *cmd, int out_fd, int err_fd, int *status_fd,
                         struct proc *p, struct err *e);
 #define SANDBOX_GATE_CLOSED 125

@@ -137,6 +137,45 @@ static void test_user_image_gets_no_host_usr(void **state)
     args_release(&a);
 }
 
+/* A gated spawn with a status pipe: podman passes it in as descriptor 3 and the command runs
+ * under the supervisor; docker cannot pass it, so it runs the command alone. */
+static void test_oci_argv_supervised(void **state)
+{
+    struct sandbox sb;
+    struct args a = {0};
+    long img;
+
+    (void)state;
+    fill(&sb);
+    sb.status_wfd = 7;
+    oci_argv(&a, "podman", &sb, "faultline-4", "/proc/7/fd/9", "claude -p hi");
+    assert_true(has_pair(&a, "--preserve-fds", "1"));
+    img = find(&a, 0, OCI_DEFAULT_IMAGE);
+    assert_true(img > 0);
+    assert_string_equal(a.v[img + 1], "/opt/faultline/bin/faultline");
+    assert_string_equal(a.v[img + 2], "sandbox");
+    assert_string_equal(a.v[img + 3], "supervise");
+    assert_string_equal(a.v[img + 4], "--status-fd");
+    assert_string_equal(a.v[img + 5], "3");
+    assert_string_equal(a.v[img + 6], "--");
+    assert_string_equal(a.v[img + 7], "/bin/sh");
+    assert_string_equal(a.v[a.n - 1], "claude -p hi");
+    args_release(&a);
+
+    oci_argv(&a, "docker", &sb, "faultline-5", "/proc/7/fd/9", "claude -p hi");
+    assert_int_equal(find(&a, 0, "--preserve-fds"), -1);
+    assert_int_equal(find(&a, 0, "supervise"), -1);
+    check_common(&a);
+    args_release(&a);
+
+    /* no faultline bound: nothing to supervise with */
+    sb.self_exe = NULL;
+    oci_argv(&a, "podman", &sb, "faultline-6", "/proc/7/fd/9", "true");
+    assert_int_equal(find(&a, 0, "--preserve-fds"), -1);
+    assert_int_equal(find(&a, 0, "supervise"), -1);
+    args_release(&a);
+}
+
 /* `--sandbox-image node` is the -node image, which has its own /usr and /etc. */
 static void test_node_image_is_self_contained(void **state)
 {
@@ -290,6 +329,7 @@ int main(void)
         cmocka_unit_test(test_podman_argv),
         cmocka_unit_test(test_docker_argv),
         cmocka_unit_test(test_user_image_gets_no_host_usr),
+        cmocka_unit_test(test_oci_argv_supervised),
         cmocka_unit_test(test_node_image_is_self_contained),
         cmocka_unit_test(test_env_sets_home_path_and_flag),
         cmocka_unit_test(test_kill_after_exit_is_immediate),
