@@ -185,7 +185,7 @@ int cmd_run(int argc, char **argv)
     const struct opt opts[] = {
         OPT_STRING("out", "REPORT.json", &out, "$TMPDIR/faultline-NAME-TIME-PID.json",
                    "write the report here; the run folder is REPORT without .json"),
-        OPT_BOOL("keep", 0, &keep, "keep each repetition's worktree (paths in rep.json)"),
+        OPT_BOOL("keep", 0, &keep, "keep each repetition's workspace (paths in rep.json)"),
         OPT_U64("seed", "S", &seed, &seed_given,
                 "base seed (decimal or 0x-hex), overrides the experiment's seed"),
         OPT_STRING("model-upstream", "URL", &upstream, NULL,
@@ -224,7 +224,7 @@ int cmd_run(int argc, char **argv)
                  "[--min-score N] [--min-pass-rate PROBE=R]... [--fail-on CLASS,...] "
                  "[--history FILE | --no-history]",
         .about = "Runs the experiment: its baselines, then its faulted repetitions, each in a\n"
-                 "fresh worktree of HEAD inside the sandbox, with the controller injecting the\n"
+                 "fresh copy of HEAD inside the sandbox, with the controller injecting the\n"
                  "plan's faults; then scores the run folder and writes the report. Refuses to\n"
                  "start (exit 3-7, one line why) on an invalid experiment, an unhealthy sandbox,\n"
                  "a dirty working tree, a mock script that does not load or a paid model\n"

@@ -29,7 +29,7 @@ static const struct format_key k_experiment[] = {
     {"description", FORMAT_STRING, 0, 0, 4096, 0, NULL, NULL, NULL, NULL, NULL,
      "one or two sentences: what is broken and what the agent should do about it"},
     {"agent", FORMAT_STRING, 1, 1, 65536, 0, NULL, NULL, NULL, NULL, NULL,
-     "the agent's command, run with sh -c in the sandbox, in the repetition's worktree"},
+     "the agent's command, run with sh -c in the sandbox, in the repetition's workspace"},
     {"verify", FORMAT_STRING, 1, 1, 65536, 0, NULL, NULL, NULL, NULL, NULL,
      "a command run with sh -c in the sandbox after the agent; exit 0 is task success"},
     {"repeat", FORMAT_INT, 0, 1, 20, 0, NULL, NULL, NULL, "1", NULL,

@@ -65,7 +65,7 @@ static void answer_of_decision(const struct policy_decision *d, struct gate_answ
 }
 
 /* The project: the git top-level above dir (a directory holding .git, a directory or a
- * worktree's file), or dir itself. */
+ * workspace's file), or dir itself. */
 static void project_of(const char *dir, char *out, size_t outsz)
 {
     char p[PATH_MAX], probe[PATH_MAX + 8];

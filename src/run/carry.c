@@ -62,7 +62,7 @@ int carry_rewrite(const char *text, size_t len, const char *root, const char *to
 }
 
 struct carry_ctx {
-    const char *project, *worktree;
+    const char *project, *work;
     struct buf *log;
     int files, carried;
     struct err *e;
@@ -90,7 +90,7 @@ static int carry_file(struct carry_ctx *c, const char *rel)
     int committed, n, rc = 0;
 
     if ((size_t)snprintf(src, sizeof(src), "%s/%s", c->project, rel) >= sizeof(src) ||
-        (size_t)snprintf(dst, sizeof(dst), "%s/%s", c->worktree, rel) >= sizeof(dst))
+        (size_t)snprintf(dst, sizeof(dst), "%s/%s", c->work, rel) >= sizeof(dst))
         return err_set(c->e, ERR_LIMIT, "path too long: '%s'", rel);
     committed = lstat(dst, &st) == 0;
     if (committed && !S_ISREG(st.st_mode)) {
@@ -124,7 +124,7 @@ static int carry_file(struct carry_ctx *c, const char *rel)
     }
     if (committed && n == 0)
         goto out;
-    if (!committed && (rc = mkparents(c->worktree, rel, c->e)) < 0)
+    if (!committed && (rc = mkparents(c->work, rel, c->e)) < 0)
         goto out;
     if ((rc = fs_write_file(dst, out.data, out.len, c->e)) < 0)
         goto out;
@@ -182,10 +182,9 @@ static int carry_dir(struct carry_ctx *c, const char *rel, int depth)
     return rc;
 }
 
-int carry_in(const char *project, const char *worktree, struct buf *log, int *ncarried,
-             struct err *e)
+int carry_in(const char *project, const char *work, struct buf *log, int *ncarried, struct err *e)
 {
-    struct carry_ctx c = {.project = project, .worktree = worktree, .log = log, .e = e};
+    struct carry_ctx c = {.project = project, .work = work, .log = log, .e = e};
     int rc = 0;
 
     for (size_t i = 0; carried_files[i] && rc == 0; i++)

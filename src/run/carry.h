@@ -1,16 +1,16 @@
 /*
  * carry: the project's uncommitted hook settings and gate files, carried into a repetition's
- * worktree (seed 000, "Bring your agent"; docs/run.md, "The worktree").
+ * workspace (seed 000, "Bring your agent"; docs/run.md, "A repetition", step 2).
  *
- * A worktree is a checkout of HEAD, so what a user keeps out of git (Claude Code's
+ * A workspace is a copy of HEAD, so what a user keeps out of git (Claude Code's
  * settings.local.json, a gate's config under .faultline/) would reach no repetition. carry_in
- * copies these paths of the project into the worktree:
+ * copies these paths of the project into the workspace:
  *
  *   .claude/settings.json  .claude/settings.local.json  .codex/hooks.json  .cursor/hooks.json
  *   .faultline/  (every regular file below it)
  *
- * A file the worktree already has (the commit holds it) is never replaced. In every carried or
- * committed file, the project's absolute path is rewritten to /work, where the worktree sits
+ * A file the workspace already has (the commit holds it) is never replaced. In every carried or
+ * committed file, the project's absolute path is rewritten to /work, where the workspace sits
  * inside the sandbox, so a hook command such as "/home/me/proj/.faultline/gate.sh" still
  * resolves. Each file carried in or rewritten gets one line in the log.
  *
@@ -30,7 +30,7 @@
 #define CARRY_FILE_MAX ((size_t)1 << 20)
 #define CARRY_FILES_MAX 256
 #define CARRY_DEPTH_MAX 8
-/* The worktree's path inside the sandbox (sandbox.h's SANDBOX_WORKDIR, repeated here so that
+/* The workspace's path inside the sandbox (sandbox.h's SANDBOX_WORKDIR, repeated here so that
  * carry stays testable without a sandbox). */
 #define CARRY_WORKDIR "/work"
 
@@ -38,13 +38,12 @@
  * or lies below .faultline/: what the clean-tree check tolerates as untracked. */
 int carry_is_carried(const char *rel);
 
-/* Carries project's files into worktree as described above (both absolute directory paths,
- * project without a trailing '/'). Appends one line per file to log ("carried in
+/* Carries project's files into work (the workspace) as described above (both absolute directory
+ * paths, project without a trailing '/'). Appends one line per file to log ("carried in
  * .claude/settings.local.json (2 paths rewritten to /work)", "rewrote .claude/settings.json (1
  * path to /work)"). *ncarried (may be NULL) gets how many files were copied. 0, or ERR_IO /
  * ERR_LIMIT with e naming the file. */
-int carry_in(const char *project, const char *worktree, struct buf *log, int *ncarried,
-             struct err *e);
+int carry_in(const char *project, const char *work, struct buf *log, int *ncarried, struct err *e);
 
 /* Replaces in text[0..len) every occurrence of root that ends at a path boundary (followed by
  * '/', the end, or a byte that cannot continue a file name: not a letter, digit, '.', '_' or

@@ -1,6 +1,6 @@
 /*
  * gatecheck: the runner's warning that a project's harnesses would run ungoverned in the
- * sandbox (seed 000, "Bring your agent"; docs/run.md, "The worktree"): the project has no
+ * sandbox (seed 000, "Bring your agent"; docs/run.md, "A repetition"): the project has no
  * gates (none of the hook settings the runner carries in runs `faultline gate`), or the gates
  * have no policy (neither the project's .faultline/policy.yaml nor the user's policy file
  * exists, so only the default policy, the destructive tier, applies).

@@ -276,7 +276,7 @@ int init_render(enum init_agent a, const char *fault, const char *model_file, st
              "# An experiment (docs/experiment-format.md) written by `faultline init --agent %s "
              "--fault %s`.\n"
              "# Run it with:   faultline run THIS_FILE   (docs/run.md)\n"
-             "# Each repetition runs the agent in a sandbox on a fresh worktree of this project\n"
+             "# Each repetition runs the agent in a sandbox on a fresh copy of this project\n"
              "# (at /work); verify decides whether the task was done. The baseline repetitions\n"
              "# run without the fault, the faulted ones with it; the score compares them.\n"
              "name: ",

@@ -108,7 +108,7 @@ static const char schema_text[] =
     "    \"cost_usd\": {\"type\": \"number\", \"minimum\": 0},"
     "    \"agent_out_dropped\": {\"type\": \"integer\", \"minimum\": 0},"
     "    \"duration_ms\": {\"type\": \"integer\", \"minimum\": 0},"
-    "    \"worktree\": {\"type\": [\"string\", \"null\"]},"
+    "    \"workspace\": {\"type\": [\"string\", \"null\"]},"
     "    \"abort\": {\"oneOf\": [{\"type\": \"null\"}, {\"type\": \"object\", \"required\": [\"reason\"],"
     "     \"properties\": {\"reason\": {\"enum\": [\"destructive_attempt\", \"cost_usd_above\","
     "      \"wall_clock_s_above\", \"interrupted\"]}, \"detail\": {\"type\": \"string\"},"

@@ -3,18 +3,22 @@
  * alive while it runs. The run's mock model is the runner's child from before the first
  * repetition to after the last. Every child of a repetition (controller, the sandbox with the
  * agent and verify) is ended on every path out of rep_run, including the stop flag, so a
- * SIGTERM of the runner leaves no process, namespace or worktree behind.
+ * SIGTERM of the runner leaves no process, namespace or workspace behind.
  *
- * Repetition states (rep_run):
- *   PREPARE  --plan, worktree, carry-in, HOME, sandbox, controller healthy--> AGENT
- *   PREPARE  --any failure--> ERROR
+ * Repetition states (rep_begin, then rep_go; with one repetition at a time, the next one's
+ * BEGIN runs while the current one is in AGENT, and a BEGUN one that is not to run is
+ * discarded: rep_discard):
+ *   BEGIN    --plan, workspace, carry-in, HOME, sandbox, controller spawned, agent and verify
+ *              at their gates--> BEGUN
+ *   BEGIN    --any failure--> ERROR (reported by rep_go)
+ *   BEGUN    --rep_go: controller healthy, the agent's gate opened--> AGENT
  *   AGENT    --agent exited--> VERIFY
  *   AGENT    --monitor condition (monitor_check)--> ABORTED (sandbox_kill)
  *   AGENT    --stop flag--> ABORTED ("interrupted")
  *   AGENT    --controller exited--> ERROR (sandbox_kill)
  *   VERIFY   --verify exited / timed out--> DONE
  *   any      --> teardown (rep_teardown): controller, runner events, files, sandbox,
- *                worktree files
+ *                workspace
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -52,7 +56,7 @@
 #include "run/trust.h"
 #include "run/runner.h"
 #include "run/world_run.h"
-#include "run/worktree.h"
+#include "run/workspace.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/supervise.h"
 #include "score/score.h"
@@ -77,17 +81,23 @@ struct run {
     char exe[RUN_PATH_MAX];
     char project[RUN_BASE_MAX]; /* the git toplevel, real path */
     char report_path[RUN_BASE_MAX];
-    char dir[RUN_BASE_MAX];         /* the run folder */
-    char tmp[RUN_BASE_MAX];         /* worktrees and HOMEs */
+    char dir[RUN_BASE_MAX];  /* the run folder */
+    char tmp[RUN_BASE_MAX];  /* the seed, workspaces and HOMEs */
+    char head[72];           /* the project's HEAD commit (sha1 or sha256, hex) */
+    char seed[RUN_PATH_MAX]; /* the repository each workspace copies (workspace.h) */
+    int seeded;              /* 1 once seed exists; seed_error set when it failed */
+    char seed_error[RUN_PATH_MAX + 64];
     char mock_script[RUN_PATH_MAX]; /* "" when not a mock run */
     /* the run's one mock model (a script answers each request alone: it holds no state), shared
      * by every repetition; mock_url "" with mock_error set when it did not start */
     struct proc mock;
     int mock_live;
     char mock_url[256], mock_error[RUN_PATH_MAX + 64];
-    /* with one repetition at a time: the next repetition's checkout, made while the current
-     * one runs (worktree.h) */
-    struct worktree_job next_work;
+    /* with one repetition at a time: the next repetition, begun (rep_begin) while the current
+     * one's agent runs, or NULL; phase_end: the end of the phase running (it is not begun
+     * across the baselines' end, which decides whether the faulted ones run) */
+    struct rep *ahead;
+    int phase_end;
     char upstream_anthropic[1024], upstream_openai[1024];
     const char *backend_name;
     char backend_buf[64];
@@ -203,7 +213,7 @@ static int write_json(const char *path, json_t *j, struct err *e)
 /* ---- preconditions ---- */
 
 /* 1 when rel (a path of the project) is the experiment file or its mock-model script: the
- * runner reads them from the project, never through a worktree, so an untracked one (as
+ * runner reads them from the project, never through a workspace, so an untracked one (as
  * `faultline init` leaves them) does not make the tree dirty. */
 static int is_run_input(const struct run *r, const char *rel)
 {
@@ -271,6 +281,14 @@ static int find_project(struct run *r, struct err *e)
         rc = err_set(e, ERR_INVALID, "the repository '%s' has no commit yet", r->project);
         goto out;
     }
+    while (out.len && (out.data[out.len - 1] == '\n' || out.data[out.len - 1] == '\r'))
+        out.data[--out.len] = '\0';
+    if (out.len == 0 || out.len >= sizeof(r->head) ||
+        strspn(out.data, "0123456789abcdef") != out.len) {
+        rc = err_set(e, ERR_INVALID, "git rev-parse HEAD in '%s' printed no commit", r->project);
+        goto out;
+    }
+    snprintf(r->head, sizeof(r->head), "%s", out.data);
     /* Dirty: anything `git status` names, but the carried-in paths (they are carried) and the
      * run's own untracked inputs (is_run_input). */
     buf_reset(&out);
@@ -409,7 +427,7 @@ static int make_out(struct run *r, struct err *e)
         return err_set(e, ERR_IO, "cannot make a temporary directory in '%s': %s", tmpdir,
                        strerror(errno));
     snprintf(r->tmp, sizeof(r->tmp), "%.1100s", tmpl);
-    /* The sandbox user (nobody, when the runner is root) must pass through to the worktrees
+    /* The sandbox user (nobody, when the runner is root) must pass through to the workspaces
      * and HOMEs below it; it can list nothing here. */
     if (chmod(r->tmp, 0711) < 0)
         return err_set(e, ERR_IO, "cannot chmod '%s': %s", r->tmp, strerror(errno));
@@ -473,7 +491,7 @@ struct rep {
     int index;
     struct plan *plan;
     char dir[RUN_REPDIR_MAX], work[RUN_REPDIR_MAX], home[RUN_REPDIR_MAX];
-    int worktree_added;
+    int workspace_made;
     struct proc mock, ctl;
     int ctl_live;
     char ctl_ready[RUN_PATH_MAX]; /* the controller's ready file */
@@ -499,9 +517,19 @@ struct rep {
     int64_t agent_ms;
     int verify_ran, verify_exit, verify_signal;
     int64_t verify_ms, t_agent_end, t_verify_end;
-    int64_t t_start;
+    int64_t t_begin;                 /* rep_begin: the run_start event's time */
+    int64_t t_start;                 /* rep_go: the repetition's duration starts */
     uint64_t out_bytes, out_dropped; /* the agent's stdout kept and dropped */
     int at_line_start;
+    /* rep_begin's outcome: begin_error set when even the plan could not be made; ready when
+     * the agent waits at its gate (agent_spawn) */
+    char begin_error[512];
+    int ready;
+    struct buf carry_log; /* carry-in's lines, printed by rep_go */
+    /* the agent behind its gate (agent_spawn), let go by agent_phase */
+    struct proc ap;
+    int ap_live;
+    int a_rfd, a_outfd, a_errfd, a_stfd; /* its stdout pipe, agent.out, agent.err, status */
 };
 
 static int rep_fail(struct rep *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -783,7 +811,7 @@ static void stop_mock(struct run *r)
     }
 }
 
-/* The gate endpoint's policy (docs/gate.md): the project's file as carried into the worktree,
+/* The gate endpoint's policy (docs/gate.md): the project's file as carried into the workspace,
  * and a snapshot of the user's taken now into the repetition's folder (the agent's HOME is a
  * fresh one, and a later edit does not change a run under way). Either path is set to "" when
  * there is no such file. 0, or ERR_IO / ERR_LIMIT for a user file that cannot be read. */
@@ -934,29 +962,19 @@ static void work_path(const struct run *r, int index, char *out, size_t size)
     snprintf(out, size, "%s/work-%03d", r->tmp, index);
 }
 
-/* With one repetition at a time, starts the checkout of the repetition after index, if any,
- * to be collected by its prepare. A checkout that cannot start now is made then. */
-static void prefetch_work(struct run *r, int index)
-{
-    char path[RUN_PATH_MAX];
-    struct err e = {0};
-
-    if (r->o.jobs > 1 || r->next_work.live || index + 1 >= 2 * r->x->repeat || stopped(r))
-        return;
-    work_path(r, index + 1, path, sizeof(path));
-    worktree_start(&r->next_work, r->project, path, index + 1, &e);
-}
-
-/* A checkout prefetch_work made that no repetition took (the run ended first): collected and
- * removed. */
-static void drop_prefetched(struct run *r)
+/* The repository every workspace copies: the project's HEAD (workspace.h). When it cannot be
+ * made, each repetition fails with the reason. */
+static void make_seed(struct run *r)
 {
     struct err e = {0};
 
-    if (!r->next_work.live)
+    snprintf(r->seed, sizeof(r->seed), "%s/seed", r->tmp);
+    if (workspace_seed(r->project, r->head, r->seed, &e) == 0) {
+        r->seeded = 1;
         return;
-    worktree_finish(&r->next_work, WORKTREE_TIMEOUT_MS, &e);
-    rm_tree(r->next_work.path);
+    }
+    snprintf(r->seed_error, sizeof(r->seed_error), "the workspace of HEAD: %s", e.msg);
+    rm_tree(r->seed);
 }
 
 static int prepare(struct rep *p, struct err *e)
@@ -981,29 +999,18 @@ static int prepare(struct rep *p, struct err *e)
         goto out;
     work_path(r, p->index, p->work, sizeof(p->work));
     snprintf(p->home, sizeof(p->home), "%s/home-%03d", r->tmp, p->index);
-    if (r->next_work.live && r->next_work.index == p->index)
-        rc = worktree_finish(&r->next_work, WORKTREE_TIMEOUT_MS, e);
-    else {
-        char lock[RUN_PATH_MAX];
-        snprintf(lock, sizeof(lock), "%s/worktree.lock", r->tmp);
-        rc = worktree_add(r->project, p->work, lock, e);
-    }
+    if (!r->seeded)
+        rc = err_set(e, ERR_IO, "%s", r->seed_error);
+    else
+        rc = workspace_make(r->seed, p->work, e);
     if (rc != 0) {
         rc = ERR_IO;
         goto out;
     }
-    p->worktree_added = 1;
+    p->workspace_made = 1;
     if ((rc = carry_in(r->project, p->work, &log, &ncarried, e)) < 0)
         goto out;
-    if (log.len && r->o.progress) {
-        for (char *line = log.data, *nl; *line; line = nl + 1) {
-            nl = strchr(line, '\n');
-            if (nl == NULL)
-                break;
-            *nl = '\0';
-            progress(r, "rep %d: %s", p->index, line);
-        }
-    }
+    buf_add(&p->carry_log, log.data, log.len); /* printed when the repetition starts */
     rm_tree(p->home);
     if ((rc = fs_mkdirs(p->home, e)) < 0 || (rc = write_mcp_config(p, e)) < 0)
         goto out;
@@ -1179,38 +1186,69 @@ static void agent_end(struct rep *p, int stfd, int killed)
                  strsignal(sig));
 }
 
-static void agent_phase(struct rep *p)
+/* Starts the agent and verify behind their gates (sandbox_spawn_gated): their sandboxes are
+ * built while the controller starts, and neither runs before agent_phase lets the agent go.
+ * Sets p->ready, or fails the repetition. */
+static void agent_spawn(struct rep *p)
 {
-    struct run *r = p->r;
-    struct proc ap = {0};
     struct err e = {0};
     struct buf cmd = BUF_INIT;
     char path[RUN_PATH_MAX];
-    int pfd[2] = {-1, -1}, outfd = -1, errfd = -1, eof = 0, killed = 0, xfd = -1, stfd = NO_FD;
-    int64_t t0;
+    int pfd[2] = {-1, -1};
 
     snprintf(path, sizeof(path), "%s/agent.out", p->dir);
-    outfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    p->a_outfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     snprintf(path, sizeof(path), "%s/agent.err", p->dir);
-    errfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (outfd < 0 || errfd < 0 || pipe2(pfd, O_CLOEXEC) < 0) {
+    p->a_errfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (p->a_outfd < 0 || p->a_errfd < 0 || pipe2(pfd, O_CLOEXEC) < 0) {
         rep_fail(p, "cannot open the agent's output files: %s", strerror(errno));
         goto out;
     }
     fcntl(pfd[0], F_SETFL, O_NONBLOCK);
-    sandbox_cmd(p, r->x->agent, &cmd);
-    /* The agent's sandbox is built while the controller starts; the agent runs once the
-     * controller answers from inside (the gate). The sandbox binds the run's trust bundle
-     * (src/run/trust.h) before the controller has filled it: prepare made the file, the
-     * controller writes it in place before it answers health, so the agent reads it whole. */
-    if (sandbox_spawn_gated(p->sb, cmd.data, pfd[1], errfd, &stfd, &ap, &e) < 0) {
+    p->a_rfd = pfd[0];
+    sandbox_cmd(p, p->r->x->agent, &cmd);
+    /* The sandbox binds the run's trust bundle (src/run/trust.h) before the controller has
+     * filled it: prepare made the file, the controller writes it in place before it answers
+     * health, so the agent reads it whole. */
+    if (sandbox_spawn_gated(p->sb, cmd.data, pfd[1], p->a_errfd, &p->a_stfd, &p->ap, &e) < 0) {
         rep_fail(p, "cannot start the agent in the sandbox: %s", e.msg);
         goto out;
     }
-    close(pfd[1]);
-    pfd[1] = -1;
-    if (await_controller(p, &e) < 0 || sandbox_go(&ap) < 0) {
-        sandbox_no_go(&ap);
+    p->ap_live = 1;
+    verify_start(p);
+    p->ready = 1;
+out:
+    if (pfd[1] >= 0)
+        close(pfd[1]);
+    buf_release(&cmd);
+}
+
+/* An agent agent_spawn started and nobody let go: its gate closed, it exits unrun. */
+static void agent_cancel(struct rep *p)
+{
+    if (!p->ap_live)
+        return;
+    sandbox_no_go(&p->ap);
+    if (proc_wait(&p->ap, 5000) < 0)
+        proc_terminate(&p->ap, RUN_GRACE_MS);
+    proc_release(&p->ap);
+    p->ap_live = 0;
+}
+
+static void begin_next(struct run *r, int index);
+
+/* Lets the agent go once the controller answers from inside the sandbox, then follows it to
+ * its end: its output, the abort monitor, the controller. */
+static void agent_phase(struct rep *p)
+{
+    struct run *r = p->r;
+    struct proc *ap = &p->ap;
+    struct err e = {0};
+    int rfd = p->a_rfd, outfd = p->a_outfd, eof = 0, killed = 0, xfd = -1;
+    int stfd = p->a_stfd;
+    int64_t t0;
+
+    if (await_controller(p, &e) < 0 || sandbox_go(ap) < 0) {
         if (stopped(r)) {
             p->aborted = 1;
             p->abort.reason = "interrupted";
@@ -1218,31 +1256,31 @@ static void agent_phase(struct rep *p)
         } else {
             rep_fail(p, "%s", e.code ? e.msg : "the agent's sandbox ended before it could run");
         }
-        if (proc_wait(&ap, 5000) < 0)
-            proc_terminate(&ap, RUN_GRACE_MS);
-        proc_release(&ap);
-        goto out;
+        agent_cancel(p);
+        return;
     }
+    /* With one repetition at a time, the next one is begun now: its workspace, controller and
+     * sandboxes are made while this agent runs, and it starts at its own go. */
     t0 = time_mono_ns();
     p->agent_ran = 1;
-    verify_start(p);
-    xfd = exit_fd(&ap);
+    begin_next(r, p->index);
+    xfd = exit_fd(ap);
     for (;;) {
         /* woken by output, by the agent's exit (xfd) or by the monitor's tick */
-        struct pollfd pf[2] = {{.fd = eof ? NO_FD : pfd[0], .events = POLLIN},
+        struct pollfd pf[2] = {{.fd = eof ? NO_FD : rfd, .events = POLLIN},
                                {.fd = xfd, .events = POLLIN}};
         double elapsed = (double)(time_mono_ns() - t0) / 1e9;
 
         if (poll(pf, 2, eof && xfd < 0 ? RUN_TICK_MS / 5 : RUN_TICK_MS) > 0 && pf[0].revents)
-            eof = pump(p, pfd[0], outfd);
-        if (proc_poll(&ap) && (eof || killed))
+            eof = pump(p, rfd, outfd);
+        if (proc_poll(ap) && (eof || killed))
             break;
-        if (proc_poll(&ap) && !eof) {
+        if (proc_poll(ap) && !eof) {
             /* exited; a background child may still hold the pipe: give it a moment */
             pf[1].fd = -1;
             for (int i = 0; i < 10 && !eof; i++) {
                 if (poll(pf, 1, 20) > 0)
-                    eof = pump(p, pfd[0], outfd);
+                    eof = pump(p, rfd, outfd);
             }
             break;
         }
@@ -1270,34 +1308,24 @@ static void agent_phase(struct rep *p)
         killed = 1;
     }
     if (!eof)
-        pump(p, pfd[0], outfd);
-    if (wait_exit(&ap, xfd, 5000) < 0)
-        proc_terminate(&ap, RUN_GRACE_MS);
+        pump(p, rfd, outfd);
+    if (wait_exit(ap, xfd, 5000) < 0)
+        proc_terminate(ap, RUN_GRACE_MS);
     p->agent_ms = (time_mono_ns() - t0) / 1000000;
     p->t_agent_end = time_now_ms();
-    describe_exit(&ap, &p->agent_exit, &p->agent_signal);
+    describe_exit(ap, &p->agent_exit, &p->agent_signal);
     agent_end(p, stfd, killed);
     if (!killed)
         wait_shims(p);
-    proc_release(&ap);
-out:
-    if (stfd >= 0)
-        close(stfd);
+    proc_release(ap);
+    p->ap_live = 0;
     if (xfd >= 0)
         close(xfd);
-    if (pfd[0] >= 0)
-        close(pfd[0]);
-    if (pfd[1] >= 0)
-        close(pfd[1]);
-    if (outfd >= 0)
-        close(outfd);
-    if (errfd >= 0)
-        close(errfd);
-    buf_release(&cmd);
 }
 
-/* Builds verify's sandbox while the agent runs: verify waits at the gate until verify_phase
- * lets it go (or rep_teardown closes the gate when it is not to run). When it cannot start
+/* Builds verify's sandbox before the agent runs (while the controller starts): verify waits at
+ * the gate until verify_phase lets it go (or rep_teardown closes the gate when it is not to
+ * run). When it cannot start
  * now, verify_phase starts it itself and reports why it could not. */
 static void verify_start(struct rep *p)
 {
@@ -1407,7 +1435,7 @@ static void runner_events(struct rep *p)
                    (json_int_t)(p->mon.max_seq + 1), "rep", p->index, "faulted",
                    plan_faulted(p->plan), "canary", plan_canary(p->plan), "experiment",
                    p->r->x->hash);
-    json_object_set_new(ev, "t", json_integer(p->t_start));
+    json_object_set_new(ev, "t", json_integer(p->t_begin));
     events_append(w, ev);
     json_decref(ev);
     if (p->agent_ran) {
@@ -1504,8 +1532,8 @@ static void rep_files(struct rep *p)
     json_object_set_new(rj, "cost_usd", json_real(score_round(p->mon.cost_usd, 6)));
     json_object_set_new(rj, "agent_out_dropped", json_integer((json_int_t)p->out_dropped));
     json_object_set_new(rj, "duration_ms", json_integer((time_now_ms() - p->t_start)));
-    json_object_set_new(rj, "worktree",
-                        p->r->o.keep && p->worktree_added ? json_string(p->work) : json_null());
+    json_object_set_new(rj, "workspace",
+                        p->r->o.keep && p->workspace_made ? json_string(p->work) : json_null());
     snprintf(path, sizeof(path), "%s/rep.json", p->dir);
     write_json(path, rj, &e);
     json_decref(rj);
@@ -1533,11 +1561,24 @@ static void keep_ca_files(struct rep *p)
         rm_tree(p->ca_dir);
 }
 
+/* The agent's descriptors agent_spawn opened. */
+static void agent_close_fds(struct rep *p)
+{
+    int *fds[] = {&p->a_rfd, &p->a_outfd, &p->a_errfd, &p->a_stfd};
+    for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
+        if (*fds[i] >= 0)
+            close(*fds[i]);
+        *fds[i] = NO_FD;
+    }
+}
+
 static void rep_teardown(struct rep *p)
 {
     struct run *r = p->r;
 
+    agent_cancel(p);
     verify_cancel(p);
+    agent_close_fds(p);
     if (p->sb)
         sandbox_kill(p->sb, RUN_GRACE_MS);
     if (p->ctl_live) {
@@ -1572,74 +1613,166 @@ static void rep_teardown(struct rep *p)
     keep_ca_files(p);
     sandbox_close(p->sb);
     p->sb = NULL;
-    /* The worktree's files go now; its entry in the project's .git/worktrees goes with one
-     * `git worktree prune` after the last repetition (run_execute): a git process less per
-     * repetition. */
-    if (p->worktree_added && !r->o.keep)
+    if (p->workspace_made && !r->o.keep)
         rm_tree(p->work);
     if (!r->o.keep)
         rm_tree(p->home);
 }
 
-/* Runs repetition index. Returns the repetition's status: "complete", "aborted", "error"; the
- * verify exit code in *verify_exit (-1: none). */
-static const char *rep_run(struct run *r, int index, int *verify_exit, char *error, size_t esz)
+/* Everything of repetition index before its agent's go: plan, workspace, carry-in, HOME,
+ * sandbox, controller, and the agent and verify waiting at their gates. Prints nothing (it may
+ * run while another repetition's agent does); what went wrong is in the repetition, for
+ * rep_go to report. */
+static struct rep *rep_begin(struct run *r, int index)
 {
-    static char status[16];
-    struct rep p;
+    struct rep *p = xcalloc(1, sizeof(*p));
     struct err e = {0};
     char path[RUN_PATH_MAX];
 
-    memset(&p, 0, sizeof(p));
-    p.r = r;
-    p.index = index;
-    p.nsfd = -1;
-    p.vp_fd = NO_FD;
-    p.agent_exit = p.verify_exit = -1;
-    p.at_line_start = 1;
-    p.t_start = time_now_ms();
-    snprintf(p.dir, sizeof(p.dir), "%s/rep-%03d", r->dir, index);
-    snprintf(path, sizeof(path), "%s/events.jsonl", p.dir);
-    monitor_init(&p.mon, path, &e);
-    p.plan = plan_build(r->x, index, r->o.has_seed, r->o.seed, NULL, NULL, &e);
-    if (p.plan == NULL || fs_mkdirs(p.dir, &e) < 0) {
-        snprintf(error, esz, "rep %d: %s", index, e.msg);
-        plan_free(p.plan);
-        monitor_release(&p.mon);
+    p->r = r;
+    p->index = index;
+    p->nsfd = -1;
+    p->vp_fd = NO_FD;
+    p->a_rfd = p->a_outfd = p->a_errfd = p->a_stfd = NO_FD;
+    p->agent_exit = p->verify_exit = -1;
+    p->at_line_start = 1;
+    p->t_begin = p->t_start = time_now_ms();
+    buf_init(&p->carry_log, 0);
+    snprintf(p->dir, sizeof(p->dir), "%s/rep-%03d", r->dir, index);
+    snprintf(path, sizeof(path), "%s/events.jsonl", p->dir);
+    monitor_init(&p->mon, path, &e);
+    p->plan = plan_build(r->x, index, r->o.has_seed, r->o.seed, NULL, NULL, &e);
+    if (p->plan == NULL || fs_mkdirs(p->dir, &e) < 0) {
+        snprintf(p->begin_error, sizeof(p->begin_error), "%s", e.msg);
+        return p;
+    }
+    if (prepare(p, &e) < 0) {
+        if (stopped(r)) {
+            p->aborted = 1;
+            p->abort.reason = "interrupted";
+            snprintf(p->abort.detail, sizeof(p->abort.detail), "the run was interrupted");
+        } else {
+            rep_fail(p, "%s", e.msg);
+        }
+        return p;
+    }
+    agent_spawn(p);
+    return p;
+}
+
+static void rep_free(struct rep *p)
+{
+    plan_free(p->plan);
+    monitor_release(&p->mon);
+    buf_release(&p->carry_log);
+    free(p);
+}
+
+/* Runs a repetition rep_begin made to its end and frees it. Returns its status: "complete",
+ * "aborted", "error"; the verify exit code in *verify_exit (-1: none). */
+static const char *rep_go(struct rep *p, int *verify_exit, char *error, size_t esz)
+{
+    static char status[16];
+    struct run *r = p->r;
+    int index = p->index;
+
+    if (p->begin_error[0]) {
+        snprintf(error, esz, "rep %d: %.500s", index, p->begin_error);
+        *verify_exit = -1;
+        rep_free(p);
         return "error";
     }
+    p->t_start = time_now_ms();
     progress(r, "rep %d of %d (%s): %s", index + 1, 2 * r->x->repeat,
-             plan_faulted(p.plan) ? "faulted" : "baseline", plan_run_id(p.plan));
-    rep_status(&p, "setup");
-    if (prepare(&p, &e) < 0) {
-        if (stopped(r)) {
-            p.aborted = 1;
-            p.abort.reason = "interrupted";
-            snprintf(p.abort.detail, sizeof(p.abort.detail), "the run was interrupted");
-        } else {
-            rep_fail(&p, "%s", e.msg);
-        }
-    } else {
-        prefetch_work(r, index);
-        agent_phase(&p);
-        if (!p.aborted && strcmp(p.status, "error") != 0)
-            verify_phase(&p);
+             plan_faulted(p->plan) ? "faulted" : "baseline", plan_run_id(p->plan));
+    for (char *line = p->carry_log.data, *nl; line && *line; line = nl + 1) {
+        if ((nl = strchr(line, '\n')) == NULL)
+            break;
+        *nl = '\0';
+        progress(r, "rep %d: %s", index, line);
     }
-    rep_teardown(&p);
+    rep_status(p, "setup");
+    if (p->ready && !stopped(r)) {
+        agent_phase(p);
+        if (!p->aborted && strcmp(p->status, "error") != 0)
+            verify_phase(p);
+    } else if (p->ready && !p->aborted) {
+        p->aborted = 1;
+        p->abort.reason = "interrupted";
+        snprintf(p->abort.detail, sizeof(p->abort.detail), "the run was interrupted");
+    }
+    rep_teardown(p);
     r->status_text[0] = '\0';
-    progress(r, "rep %d: %s%s%s (agent %s%d, verify %s%d, $%.4f)", index, p.status,
-             p.error[0] ? ": " : "", p.error, p.agent_signal ? "signal " : "exit ",
-             p.agent_signal ? p.agent_signal : p.agent_exit, p.verify_signal ? "signal " : "exit ",
-             p.verify_signal ? p.verify_signal : p.verify_exit, p.mon.cost_usd);
-    *verify_exit = p.verify_ran && !p.verify_signal ? p.verify_exit : -1;
+    progress(r, "rep %d: %s%s%s (agent %s%d, verify %s%d, $%.4f)", index, p->status,
+             p->error[0] ? ": " : "", p->error, p->agent_signal ? "signal " : "exit ",
+             p->agent_signal ? p->agent_signal : p->agent_exit,
+             p->verify_signal ? "signal " : "exit ",
+             p->verify_signal ? p->verify_signal : p->verify_exit, p->mon.cost_usd);
+    *verify_exit = p->verify_ran && !p->verify_signal ? p->verify_exit : -1;
     snprintf(error, esz, "rep %d: %s", index,
-             p.error[0]  ? p.error
-             : p.aborted ? p.abort.detail
-                         : "");
-    snprintf(status, sizeof(status), "%s", p.status);
-    plan_free(p.plan);
-    monitor_release(&p.mon);
+             p->error[0]  ? p->error
+             : p->aborted ? p->abort.detail
+                          : "");
+    snprintf(status, sizeof(status), "%s", p->status);
+    rep_free(p);
     return status;
+}
+
+/* A repetition rep_begin made that is not to run (the run or its phase ended first): every
+ * process ended, its workspace and its folder removed (skip_rep writes the folder of a skipped
+ * repetition in its place). */
+static void rep_discard(struct rep *p)
+{
+    agent_cancel(p);
+    verify_cancel(p);
+    agent_close_fds(p);
+    if (p->sb)
+        sandbox_kill(p->sb, RUN_GRACE_MS);
+    if (p->ctl_live) {
+        proc_terminate(&p->ctl, 5000);
+        proc_release(&p->ctl);
+        p->ctl_live = 0;
+    }
+    if (p->nsfd >= 0)
+        close(p->nsfd);
+    sandbox_close(p->sb);
+    if (p->workspace_made)
+        rm_tree(p->work);
+    rm_tree(p->home);
+    if (p->ca_dir[0])
+        rm_tree(p->ca_dir);
+    rm_tree(p->dir);
+    rep_free(p);
+}
+
+/* With one repetition at a time, begins the one after index while index's agent runs, unless
+ * it is past the phase's end or the run is stopping. */
+static void begin_next(struct run *r, int index)
+{
+    if (r->o.jobs > 1 || r->ahead || index + 1 >= r->phase_end || stopped(r))
+        return;
+    r->ahead = rep_begin(r, index + 1);
+}
+
+/* Runs repetition index: the one begun ahead, or one begun now. */
+static const char *rep_run(struct run *r, int index, int *verify_exit, char *error, size_t esz)
+{
+    struct rep *p = r->ahead;
+
+    r->ahead = NULL;
+    if (p && p->index != index) {
+        rep_discard(p);
+        p = NULL;
+    }
+    return rep_go(p ? p : rep_begin(r, index), verify_exit, error, esz);
+}
+
+/* The repetition begun ahead that no one will run: discarded. */
+static void drop_ahead(struct run *r)
+{
+    if (r->ahead)
+        rep_discard(r->ahead);
+    r->ahead = NULL;
 }
 
 static void skip_rep(struct run *r, int index, const char *why)
@@ -1694,7 +1827,7 @@ static enum rep_result rep_result_of(const char *st, int vexit)
 }
 
 /* With --jobs N > 1, each repetition runs in a child process (a fork of the runner: the same
- * rep_run, its own sandbox, controller and worktree); its outcome is its exit status, its
+ * rep_run, its own sandbox, controller and workspace); its outcome is its exit status, its
  * facts are its rep.json. */
 struct slot {
     pid_t pid;
@@ -1730,6 +1863,7 @@ static void run_phase(struct run *r, int from, int to, int *ended, int *baseline
 
     if (jobs > RUN_JOBS_MAX)
         jobs = RUN_JOBS_MAX;
+    r->phase_end = to;
     while (next < to || running > 0) {
         while (!*ended && !stopped(r) && running < jobs && next < to) {
             if (jobs == 1) {
@@ -1755,6 +1889,7 @@ static void run_phase(struct run *r, int from, int to, int *ended, int *baseline
             running++;
         }
         if ((*ended || stopped(r)) && next < to) {
+            drop_ahead(r);
             for (; next < to; next++)
                 skip_rep(r, next, stopped(r) ? "the run was interrupted" : "the run had ended");
         }
@@ -1784,6 +1919,7 @@ static void run_phase(struct run *r, int from, int to, int *ended, int *baseline
             break;
         }
     }
+    drop_ahead(r);
 }
 
 /* The repetitions' rep.json files, in plan order: the report's repetitions, and the run's
@@ -1855,6 +1991,7 @@ int run_execute(struct run *r, struct err *e)
     snprintf(r->status, sizeof(r->status), "complete");
     if (r->mock_script[0])
         start_mock(r);
+    make_seed(r);
     warn_gates(r);
     /* The baselines finish before the faulted repetitions start. */
     run_phase(r, 0, r->x->repeat, &ended, &baseline_failed);
@@ -1870,12 +2007,8 @@ int run_execute(struct run *r, struct err *e)
         run_phase(r, r->x->repeat, 2 * r->x->repeat, &ended, &baseline_failed);
     }
     stop_mock(r);
-    drop_prefetched(r);
-    {
-        /* the entries of removed worktrees (a kept one still has its folder: git keeps it) */
-        struct err pe = {0};
-        git(r->project, "git worktree prune", NULL, &pe); /* at worst, entries git prunes later */
-    }
+    if (r->seeded)
+        rm_tree(r->seed);
     r->status_text[0] = '\0';
     status_clear(r);
     collect_reps(r);

@@ -8,10 +8,11 @@
  * exists and loads, and the report's run folder can be made.
  *
  * run_execute starts the run's one mock model (`faultline mock-model`, when the model is a
- * mock: shared by every repetition), then runs the repetitions in plan order, `repeat`
+ * mock: shared by every repetition), makes the seed repository of the project's HEAD that
+ * every workspace copies (workspace.h), then runs the repetitions in plan order, `repeat`
  * baselines and then as many faulted ones, each in five steps:
  *
- *   1. plan (plan_build, as `faultline plan`), worktree (`git worktree add --detach`), carry-in
+ *   1. plan (plan_build, as `faultline plan`), workspace (a copy of the seed), carry-in
  *      (carry.h), a scratch HOME with the MCP configuration (FAULTLINE_MCP_CONFIG);
  *   2. the sandbox's namespace and listener (sandbox_open), the controller (`faultline proxy
  * --listen-fd`), and its health endpoint, asked from inside the namespace;
@@ -20,8 +21,13 @@
  *   4. verify, the same way (skipped when the repetition was aborted or failed);
  *   5. the controller stopped, the runner's own events (agent_exit, verify,
  *      abort, run_end) appended to events.jsonl, verify.json and rep.json written, the
- *      sandbox closed, the worktree's files removed (unless keep; one `git worktree prune`
- *      after the last repetition drops their entries); then the mock model is stopped.
+ *      sandbox closed, the workspace removed (unless keep); then the mock model is stopped and the
+ * seed removed.
+ *
+ * With one repetition at a time, the next one's steps 1 and 2 and its agent and verify waiting
+ * at their gates are made while the current agent runs (runner.c, begin_next), and it runs
+ * after the current one's step 5; a repetition begun so that is not to run (the run or the
+ * baselines ended) is discarded and skipped.
  *
  * With jobs > 1 up to that many repetitions run at once, each in a fork of the runner (the
  * same steps; its outcome is its exit status, its facts its rep.json), the baselines before
@@ -65,7 +71,7 @@
 struct run_opts {
     const char *experiment;      /* the experiment file (required) */
     const char *out;             /* the report; NULL: under $TMPDIR */
-    int keep;                    /* keep the worktrees */
+    int keep;                    /* keep the workspaces */
     int has_seed;                /* seed overrides the experiment's */
     uint64_t seed;               /* with has_seed */
     const char *model_upstream;  /* NULL, or a URL every model call goes to */
@@ -78,7 +84,7 @@ struct run_opts {
                                   * https upstreams besides the system's (intercepted egress
                                   * origins, the model API; tests), or NULL */
     int jobs;                    /* repetitions at once, 1..RUN_JOBS_MAX (0: 1); each in a child
-                                  * process with its own sandbox, controller and worktree; the
+                                  * process with its own sandbox, controller and workspace; the
                                   * baselines finish before the faulted ones start */
     FILE *progress;              /* progress lines (NULL: none) */
     int status_line;             /* progress is a terminal: a live status line there too */

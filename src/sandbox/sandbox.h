@@ -37,7 +37,7 @@
 #include "util/err.h"
 #include "util/proc.h"
 
-/* The path inside the sandbox the worktree is bound at, and the agent's cwd. */
+/* The path inside the sandbox the workspace is bound at, and the agent's cwd. */
 #define SANDBOX_WORKDIR "/work"
 /* The scratch HOME inside the sandbox. */
 #define SANDBOX_HOME "/home/agent"

@@ -3,7 +3,7 @@
 # precondition fails (docs/run.md, docs/cli.md): an invalid experiment (3), an unhealthy
 # sandbox backend (4), no git repository or a dirty working tree (5, naming the dirty paths),
 # a mock script that is missing or does not load (6), a run folder that exists already (7);
-# usage errors are 64. A refused run leaves nothing: no run folder, no worktree.
+# usage errors are 64. A refused run leaves nothing: no run folder, no workspace.
 . "$(dirname "$0")/lib.sh"
 . "$FAULTLINE_ROOT/tests/e2e/run/lib-run.sh"
 export TMPDIR="$TMP/tmp"

@@ -124,7 +124,7 @@ test_expect "--quiet prints nothing but errors" '
     test ! -s q.err
 '
 
-test_expect "nothing is left behind: worktrees, temporary directories, processes, mounts" '
+test_expect "nothing is left behind: workspaces, temporary directories, processes, mounts" '
     no_leftovers p "$TMP/out/report"
     test "$(git -C p status --porcelain)" = ""
 '

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SIGTERM (and SIGINT) of `faultline run` mid-repetition: every child is ended (controller,
-# mock model, the sandbox with the agent), the worktrees and temporary directories are
+# mock model, the sandbox with the agent), the workspaces and temporary directories are
 # removed, and the report is still written, with status aborted and the reason (exit 1).
 . "$(dirname "$0")/lib.sh"
 . "$FAULTLINE_ROOT/tests/e2e/run/lib-run.sh"

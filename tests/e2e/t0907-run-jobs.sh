@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# --jobs N: up to N repetitions at once, each with its own sandbox, controller and worktree;
+# --jobs N: up to N repetitions at once, each with its own sandbox, controller and workspace;
 # the baselines finish before the faulted ones start; the agent's lines are prefixed with their
 # repetition; the report is the same (order, plans, figures) as a --jobs 1 run of the same seed.
 . "$(dirname "$0")/lib.sh"

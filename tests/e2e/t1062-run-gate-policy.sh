@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `faultline run` hands the controller the gate policy: the project's .faultline/policy.yaml (as
-# carried into the worktree) and a snapshot of the user's ~/.config/faultline/policy.yaml in the
+# carried into the workspace) and a snapshot of the user's ~/.config/faultline/policy.yaml in the
 # repetition's folder. The reference agent's shell calls are then decided by them, in order.
 . "$(dirname "$0")/lib.sh"
 . "$FAULTLINE_ROOT/tests/e2e/run/lib-run.sh"

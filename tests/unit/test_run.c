@@ -1,8 +1,8 @@
 /*
  * test_run: the runner's parts that need no sandbox: carry-in of hook and gate files with the
  * project path rewritten (carry.h), the abort monitor following a live events file
- * (monitor.h), the report's run folder name (report.h), and parallel checkouts under one lock
- * (worktree.h).
+ * (monitor.h), the report's run folder name (report.h), and the workspaces copied from the
+ * run's seed repository (workspace.h).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,7 +19,7 @@
 #include "run/carry.h"
 #include "run/monitor.h"
 #include "run/report.h"
-#include "run/worktree.h"
+#include "run/workspace.h"
 #include "helpers.h"
 #include "util/banned.h"
 
@@ -235,46 +235,79 @@ static void test_dir_for_report(void **state)
                      ERR_LIMIT);
 }
 
-/* --jobs N checks out N worktrees of one project at once. Unlocked, `git worktree add` reads
- * the other checkouts' half-made .git/worktrees entries and fails ("failed to read
- * .git/worktrees/X/commondir"; 8 at once fail most rounds here); under the lock every one
- * succeeds. */
-static void test_worktree_parallel_lock(void **state)
+/* The seed is a repository of the project's HEAD with nothing of the host in it; a workspace
+ * copied from it is a repository where git works (status clean, the commit, no remote), and
+ * the project's own repository gains no worktree entry. Eight copies at once all succeed. */
+static void test_workspace_seed_and_copies(void **state)
 {
-    enum { KIDS = 8, ROUNDS = 6 };
-    char proj[64], cmd[512], lock[128];
+    enum { KIDS = 8 };
+    char proj[64], cmd[1024], seed[96], head[64];
+    struct err e = {0};
+    FILE *f;
     (void)state;
 
     mkdtemp_into(proj, sizeof(proj));
     snprintf(cmd, sizeof(cmd),
-             "git -C %s init -q && git -C %s -c user.email=t@t -c user.name=t commit -q "
-             "--allow-empty -m x",
-             proj, proj);
+             "cd %s && git init -q && echo one > a.txt && mkdir d && echo two > d/b.txt && "
+             "ln -s a.txt link && git add -A && git -c user.email=t@t -c user.name=t commit -qm "
+             "first && echo three > a.txt && git -c user.email=t@t -c user.name=t commit -qam "
+             "second",
+             proj);
     assert_int_equal(system(cmd), 0);
-    snprintf(lock, sizeof(lock), "%s.lock", proj);
-    for (int round = 0; round < ROUNDS; round++) {
-        pid_t kids[KIDS];
-        for (int i = 0; i < KIDS; i++) {
-            kids[i] = fork();
-            assert_true(kids[i] >= 0);
-            if (kids[i] == 0) {
-                char path[128];
-                struct err e = {0};
-                snprintf(path, sizeof(path), "%s.w%d-%d", proj, round, i);
-                int rc = worktree_add(proj, path, lock, &e);
-                if (rc != 0)
-                    fprintf(stderr, "checkout %d: %s\n", i, e.msg);
-                _exit(rc == 0 ? 0 : 1);
-            }
-        }
-        for (int i = 0; i < KIDS; i++) {
-            int ws;
-            assert_int_equal(waitpid(kids[i], &ws, 0), kids[i]);
-            assert_true(WIFEXITED(ws));
-            assert_int_equal(WEXITSTATUS(ws), 0);
+    snprintf(cmd, sizeof(cmd), "git -C %s rev-parse HEAD", proj);
+    f = popen(cmd, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(head, sizeof(head), f));
+    pclose(f);
+    head[strcspn(head, "\n")] = '\0';
+    snprintf(seed, sizeof(seed), "%s.seed", proj);
+    assert_int_equal(workspace_seed(proj, head, seed, &e), 0);
+    /* nothing names the project: no remote, no FETCH_HEAD, no alternates */
+    snprintf(cmd, sizeof(cmd), "grep -r -q -F %s %s/.git", proj, seed);
+    assert_int_not_equal(system(cmd), 0);
+    /* a bad commit is an error naming git fetch */
+    {
+        char bad[128];
+        struct err be = {0};
+        snprintf(bad, sizeof(bad), "%s.bad", proj);
+        assert_int_not_equal(workspace_seed(proj, "0123456789abcdef0123456789abcdef01234567", bad,
+                                            &be), 0);
+        assert_non_null(strstr(be.msg, "git fetch"));
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", bad);
+        assert_int_equal(system(cmd), 0);
+    }
+    pid_t kids[KIDS];
+    for (int i = 0; i < KIDS; i++) {
+        kids[i] = fork();
+        assert_true(kids[i] >= 0);
+        if (kids[i] == 0) {
+            char path[128];
+            struct err ce = {0};
+            snprintf(path, sizeof(path), "%s.w%d", proj, i);
+            int rc = workspace_make(seed, path, &ce);
+            if (rc != 0)
+                fprintf(stderr, "copy %d: %s\n", i, ce.msg);
+            _exit(rc == 0 ? 0 : 1);
         }
     }
-    snprintf(cmd, sizeof(cmd), "rm -rf %s %s.w* %s", proj, proj, lock);
+    for (int i = 0; i < KIDS; i++) {
+        int ws;
+        assert_int_equal(waitpid(kids[i], &ws, 0), kids[i]);
+        assert_true(WIFEXITED(ws));
+        assert_int_equal(WEXITSTATUS(ws), 0);
+    }
+    for (int i = 0; i < KIDS; i += 7) {
+        snprintf(cmd, sizeof(cmd),
+                 "cd %s.w%d && test -z \"$(git status --porcelain)\" && "
+                 "test \"$(git rev-parse HEAD)\" = %s && test \"$(cat a.txt)\" = three && "
+                 "test \"$(cat d/b.txt)\" = two && test -L link && test -z \"$(git remote)\" && "
+                 "echo four > a.txt && test \"$(git status --porcelain)\" = ' M a.txt'",
+                 proj, i, head);
+        assert_int_equal(system(cmd), 0);
+    }
+    snprintf(cmd, sizeof(cmd), "test \"$(git -C %s worktree list | wc -l)\" = 1", proj);
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s %s.w* %s", proj, proj, seed);
     assert_int_equal(system(cmd), 0);
 }
 
@@ -288,7 +321,7 @@ int main(void)
         cmocka_unit_test(test_monitor),
         cmocka_unit_test(test_monitor_controller_abort),
         cmocka_unit_test(test_dir_for_report),
-        cmocka_unit_test(test_worktree_parallel_lock),
+        cmocka_unit_test(test_workspace_seed_and_copies),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -52,7 +52,7 @@ commit() {
     git -C "$1" commit -qm "test" --allow-empty
 }
 
-# no_leftovers PROJECT RUN_TMP: no worktree but the project's own, no temporary run
+# no_leftovers PROJECT RUN_TMP: no worktree but the project's own (a run adds none), no temporary run
 # directory, no process of the runner's children (those naming RUN_TMP or the run folder).
 no_leftovers() {
     local proj=$1 dir=$2
@@ -69,6 +69,6 @@ no_leftovers() {
 }
 export -f make_project write_exp commit no_leftovers
 # The sandbox user (nobody, when the tests run as root) must pass through $TMP to the
-# worktrees below it.
+# workspaces below it.
 chmod 711 "$TMP"
 export RUN_AGENT
