@@ -464,7 +464,7 @@ struct run *run_new(const struct run_opts *o, enum run_refusal *why, struct buf 
         goto fail;
     }
     *why = RUN_REFUSED_SANDBOX;
-    if (sandbox_health(o->backend, e) < 0)
+    if (sandbox_health_image(o->backend, r->x->sandbox_image, e) < 0)
         goto fail;
     *why = RUN_REFUSED_PROJECT;
     if (find_project(r, e) < 0)
@@ -1020,6 +1020,7 @@ static int prepare(struct rep *p, struct err *e)
         goto out;
     struct sandbox_spec spec = {
         .backend = r->o.backend,
+        .image = r->x->sandbox_image, /* oci: the experiment's (docs/sandbox.md) */
         .workdir = p->work,
         .homedir = p->home,
         .self_exe = r->exe,
