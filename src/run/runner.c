@@ -637,8 +637,10 @@ static int read_addr(const char *file, char *out, size_t size)
 }
 
 /* GET /_faultline/health from inside the sandbox's network namespace: a child enters it
- * (setns on the namespace of the listening socket, SIOCGSKNS) and asks. 0 when it answered
- * 200. */
+ * (sandbox_enter_net: through its user namespace when the runner is not root) and asks. 0 when
+ * it answered 200; ERR_SYS when the child could not enter (no retry helps). */
+#define HEALTH_NO_ENTRY 3 /* the probe's exit code when it could not enter the namespace */
+
 static int health_probe(struct rep *p)
 {
     pid_t pid;
@@ -654,8 +656,8 @@ static int health_probe(struct rep *p)
         struct err e = {0};
         struct httpc_parser hp;
         char addr[64];
-        if (setns(p->nsfd, CLONE_NEWNET) < 0)
-            _exit(3);
+        if (sandbox_enter_net(p->sb) != 0)
+            _exit(HEALTH_NO_ENTRY);
         snprintf(addr, sizeof(addr), "http://127.0.0.1:%u", (unsigned)p->port);
         if (url_parse(addr, &u, &e) < 0)
             _exit(4);
@@ -673,6 +675,8 @@ static int health_probe(struct rep *p)
     }
     while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
         ;
+    if (WIFEXITED(ws) && WEXITSTATUS(ws) == HEALTH_NO_ENTRY)
+        return ERR_SYS;
     return WIFEXITED(ws) && WEXITSTATUS(ws) == 0 ? 0 : ERR_PROTO;
 }
 
@@ -939,8 +943,13 @@ static int await_controller(struct rep *p, struct err *e)
     }
     int64_t end = time_mono_ns() + (int64_t)RUN_HEALTH_TIMEOUT_MS * 1000000;
     for (;;) {
-        if (rc == 0 && health_probe(p) == 0)
+        int hp = rc == 0 ? health_probe(p) : ERR_PROTO;
+        if (hp == 0)
             return 0;
+        if (hp == ERR_SYS)
+            return err_set(e, ERR_SYS,
+                           "cannot enter the sandbox's network namespace to ask the controller's "
+                           "health (setns)");
         if (proc_poll(&p->ctl)) {
             char st[96];
             proc_describe(&p->ctl, st, sizeof(st));

@@ -700,3 +700,14 @@ int sandbox_egress_listener(const struct sandbox *sb, uint16_t *port)
     *port = sb->egress_port;
     return sb->egress_fd;
 }
+
+int sandbox_enter_net(const struct sandbox *sb)
+{
+    if (sb->netns_fd < 0)
+        return EINVAL;
+    if (sb->userns_fd >= 0 && setns(sb->userns_fd, CLONE_NEWUSER) < 0)
+        return errno;
+    if (setns(sb->netns_fd, CLONE_NEWNET) < 0)
+        return errno;
+    return 0;
+}

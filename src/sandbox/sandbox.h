@@ -95,6 +95,12 @@ int sandbox_open(struct sandbox **out, const struct sandbox_spec *spec, int *lis
  * the sandbox closes it in sandbox_close (hand a dup to the controller). */
 int sandbox_egress_listener(const struct sandbox *sb, uint16_t *port);
 
+/* Moves the calling process into sb's network namespace, through the user namespace that owns
+ * it when the runner is not root (a namespace an unprivileged process made can only be joined
+ * from inside its user namespace). For a child made to do one thing there (ask the
+ * controller's health from inside): it cannot come back. 0, or an errno. */
+int sandbox_enter_net(const struct sandbox *sb);
+
 /* Starts `sh -c cmd` in the sandbox, cwd SANDBOX_WORKDIR. out_fd and err_fd are host
  * descriptors the command's stdout and stderr go to (-1: /dev/null); stdin is /dev/null.
  * p is caller storage, live until proc_release; wait on it with proc_wait. */
