@@ -26,6 +26,11 @@ int oci_run_tool(const char *const *argv, struct buf *out, size_t max, int timeo
  * anything else itself. Borrowed (image or a constant). */
 const char *oci_image_name(const char *image);
 
+struct args;
+/* The argument vector importing the tar as image (one of the two built-in ones) with engine
+ * eng, into a (strings borrowed). */
+void oci_import_argv(struct args *a, const char *eng, const char *tar, const char *image);
+
 /* Makes sure the image (a full name, from oci_image_name) is there for engine eng: one of the
  * two built-in images is made when missing (asked of the engine once per process); any other
  * is left to the engine. self_exe: the faultline executable bound inside (NULL: this one),

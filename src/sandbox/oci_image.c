@@ -314,6 +314,20 @@ static int write_list(struct node_list *l, const char *dir, const char *file, st
 
 /* ---- building ---- */
 
+void oci_import_argv(struct args *a, const char *eng, const char *tar, const char *image)
+{
+    args_add(a, eng);
+    args_add(a, "import");
+    if (strcmp(eng, "docker") != 0)
+        args_add(a, "--quiet"); /* podman's; docker's import has none */
+    if (strcmp(image, OCI_NODE_IMAGE) == 0) {
+        args_add(a, "--change");
+        args_add(a, "CMD /bin/sh");
+    }
+    args_add(a, tar);
+    args_add(a, image);
+}
+
 /* The skeleton root (see the top of the file) under dir. */
 static int make_skeleton(const char *dir, struct err *e)
 {
@@ -372,6 +386,7 @@ static int build(const char *eng, const char *image, const char *self_exe, struc
     char tmp[] = "/tmp/faultline-image-XXXXXX";
     struct buf root = BUF_INIT, tar = BUF_INIT, list = BUF_INIT, what = BUF_INIT;
     struct node_list l;
+    struct args ia = {0};
     struct err re = {0};
     int node = strcmp(image, OCI_NODE_IMAGE) == 0, rc;
     const char *argv[32];
@@ -409,20 +424,11 @@ static int build(const char *eng, const char *image, const char *self_exe, struc
     argv[n] = NULL;
     if ((rc = build_step(argv, "tar of the image root", OCI_TAR_TIMEOUT_MS, e)) < 0)
         goto out;
-    n = 0;
-    argv[n++] = eng;
-    argv[n++] = "import";
-    argv[n++] = "--quiet";
-    if (node) {
-        argv[n++] = "--change";
-        argv[n++] = "CMD /bin/sh";
-    }
-    argv[n++] = tar.data;
-    argv[n++] = image;
-    argv[n] = NULL;
+    oci_import_argv(&ia, eng, tar.data, image);
     buf_addf(&what, "%s import of %s", eng, image);
-    rc = build_step(argv, what.data, OCI_TAR_TIMEOUT_MS, e);
+    rc = build_step(ia.v, what.data, OCI_TAR_TIMEOUT_MS, e);
 out:
+    args_release(&ia);
     fs_remove_tree(tmp, &re);
     paths_release(&l.files);
     paths_release(&l.trees);

@@ -201,6 +201,28 @@ static void test_node_image_is_self_contained(void **state)
     args_release(&a);
 }
 
+/* The images are imported with the engine's own flags: docker's import has no --quiet. */
+static void test_import_argv(void **state)
+{
+    struct args a = {0};
+
+    (void)state;
+    oci_import_argv(&a, "podman", "/tmp/x/root.tar", OCI_NODE_IMAGE);
+    assert_string_equal(a.v[0], "podman");
+    assert_string_equal(a.v[1], "import");
+    assert_true(find(&a, 0, "--quiet") > 0);
+    assert_true(has_pair(&a, "--change", "CMD /bin/sh"));
+    assert_string_equal(a.v[a.n - 2], "/tmp/x/root.tar");
+    assert_string_equal(a.v[a.n - 1], OCI_NODE_IMAGE);
+    args_release(&a);
+    oci_import_argv(&a, "docker", "/tmp/x/root.tar", OCI_DEFAULT_IMAGE);
+    assert_string_equal(a.v[0], "docker");
+    assert_int_equal(find(&a, 0, "--quiet"), -1);
+    assert_int_equal(find(&a, 0, "--change"), -1);
+    assert_string_equal(a.v[a.n - 1], OCI_DEFAULT_IMAGE);
+    args_release(&a);
+}
+
 static void test_env_sets_home_path_and_flag(void **state)
 {
     struct sandbox sb;
@@ -331,6 +353,7 @@ int main(void)
         cmocka_unit_test(test_user_image_gets_no_host_usr),
         cmocka_unit_test(test_oci_argv_supervised),
         cmocka_unit_test(test_node_image_is_self_contained),
+        cmocka_unit_test(test_import_argv),
         cmocka_unit_test(test_env_sets_home_path_and_flag),
         cmocka_unit_test(test_kill_after_exit_is_immediate),
         cmocka_unit_test(test_gated_spawn_waits_for_go),
