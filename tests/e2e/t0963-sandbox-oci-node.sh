@@ -3,10 +3,16 @@
 # first use from this machine's files (no registry), self-contained (its own /usr and /etc,
 # none of the host's bound in) with Node.js, npm and git, and run with the same rules as the
 # default image. `--sandbox-image node` names it; a Containerfile FROM it extends it.
+# podman keeps this test's images in a store of its own under $TMP (CONTAINERS_STORAGE_CONF),
+# so that the image is made from nothing here without removing the one other runs use.
 . "$(dirname "$0")/lib.sh"
 
 NODE_IMAGE=localhost/faultline-sandbox-node:1
 chmod 711 "$TMP"
+mkdir -p "$TMP/storage" "$TMP/storage-run"
+printf '[storage]\ndriver = "overlay"\ngraphroot = "%s"\nrunroot = "%s"\n' \
+    "$TMP/storage" "$TMP/storage-run" >"$TMP/storage.conf"
+export CONTAINERS_STORAGE_CONF="$TMP/storage.conf"
 mkdir -p "$TMP/work"
 export WORK="$TMP/work" NODE_IMAGE
 sbx() { "$FAULTLINE" sandbox exec --sandbox oci --work "$WORK" "$@"; }
@@ -14,8 +20,8 @@ export -f sbx
 
 test_expect "sandbox check --sandbox-image node makes the image when missing, then runs true" '
     command -v podman >/dev/null || { echo "podman missing: run scripts/bootstrap"; exit 1; }
-    podman rmi --force $NODE_IMAGE >/dev/null 2>&1 || true
-    if podman image exists $NODE_IMAGE; then echo "could not remove the image"; exit 1; fi
+    test "$(podman info --format {{.Store.GraphRoot}})" = "$TMP/storage"
+    if podman image exists $NODE_IMAGE; then echo "the test store has the image"; exit 1; fi
     timeout 300 "$FAULTLINE" sandbox check --sandbox oci --sandbox-image node >out 2>err ||
         { cat err; exit 1; }
     grep -q "oci: healthy" out
@@ -60,18 +66,24 @@ test_expect "the same rules: nobody, no capabilities, only lo, and a write outsi
 '
 
 test_expect "a Containerfile FROM it extends it, and --sandbox-image runs the result" '
-    img=localhost/t0963-agent-$$:1
+    img=localhost/t0963-agent:1
     mkdir ctx
     echo "console.log(\"my-agent ran\")" >ctx/agent.js
     printf "FROM %s\nCOPY agent.js /opt/agent/agent.js\nRUN node /opt/agent/agent.js >/opt/agent/built\n" \
         $NODE_IMAGE >ctx/Containerfile
     CONTAINERS_CONF=/tmp/faultline-oci-$(id -u)/containers.conf \
         timeout 120 podman build --network none -q -t $img ctx >/dev/null
-    rc=0
-    sbx --sandbox-image $img -- "node /opt/agent/agent.js; cat /opt/agent/built" >out || rc=$?
-    podman rmi --force $img >/dev/null 2>&1 || true
-    test "$rc" = 0
+    sbx --sandbox-image $img -- "node /opt/agent/agent.js; cat /opt/agent/built" >out
     test "$(grep -c "my-agent ran" out)" = 2
+'
+
+# podman's overlay driver leaves its store bind-mounted on itself: unmounted here, or $TMP
+# could not be removed
+test_expect "no container is left in the test store, and nothing of it stays mounted" '
+    podman ps -a --format {{.Names}} >names
+    test ! -s names
+    if grep -q " $TMP/storage/overlay " /proc/self/mountinfo; then umount "$TMP/storage/overlay"; fi
+    refute grep -q "$TMP/storage" /proc/self/mountinfo
 '
 
 test_done
