@@ -14,6 +14,9 @@
  * `--sandbox-image node` names it. */
 #define OCI_NODE_IMAGE "localhost/faultline-sandbox-node:1"
 #define OCI_NODE_SHORT "node"
+/* The -node image's label naming the libraries of the faultline it was made with (oci_image.c):
+ * a faultline that needs others has it made again. */
+#define OCI_LIBS_LABEL "faultline.libs"
 
 /* Runs argv (the engine, tar, ldd, dpkg-query) to its end, podman with its CONTAINERS_CONF;
  * returns its exit code (>= 0), or ERR_NOTFOUND (not installed), ERR_TIMEOUT (still running
@@ -28,8 +31,9 @@ const char *oci_image_name(const char *image);
 
 struct args;
 /* The argument vector importing the tar as image (one of the two built-in ones) with engine
- * eng, into a (strings borrowed). */
-void oci_import_argv(struct args *a, const char *eng, const char *tar, const char *image);
+ * eng, into a (strings borrowed); label: NULL or a "LABEL k=v" change. */
+void oci_import_argv(struct args *a, const char *eng, const char *tar, const char *image,
+                     const char *label);
 
 /* Makes sure the image (a full name, from oci_image_name) is there for engine eng: one of the
  * two built-in images is made when missing (asked of the engine once per process); any other

@@ -20,7 +20,11 @@
  *                                        bound into it (so the supervisor and the shims run
  *                                        there). The tar is made by tar itself from those host
  *                                        paths (no copy), each path canonical (/bin/dash is
- *                                        usr/bin/dash), with CMD /bin/sh.
+ *                                        usr/bin/dash), with CMD /bin/sh and the label
+ *                                        faultline.libs naming that faultline's
+ *                                        libraries: a faultline that needs one it lacks
+ *                                        (an ASan build after a release one) has the image
+ *                                        made again (node_fits).
  *
  * A user extends either with a Containerfile `FROM` it (docs/sandbox.md).
  */
@@ -247,24 +251,17 @@ static int add_npm(struct node_list *l, struct err *e)
     return rc;
 }
 
-/* The libraries ldd names for the executables found and for self_exe. */
-static int add_libraries(struct node_list *l, const char *self_exe, struct err *e)
+/* Runs argv ("ldd", files..., NULL) and passes every library path it names to fn. ldd exits
+ * 1 when one of many files is not dynamic (a static helper): the other files' lines count. */
+static int ldd_each(const char *const *argv, int (*fn)(void *arg, const char *lib, struct err *e),
+                    void *arg, struct err *e)
 {
-    const char **argv = xcalloc(l->elves.n + 3, sizeof(*argv));
     struct buf out = BUF_INIT;
-    size_t n = 0;
-    int code, rc = 0;
+    int code = oci_run_tool(argv, &out, OCI_LIST_MAX, OCI_LIST_TIMEOUT_MS, e), rc = 0;
 
-    argv[n++] = "ldd";
-    argv[n++] = self_exe;
-    for (size_t i = 0; i < l->elves.n; i++)
-        argv[n++] = l->elves.v[i];
-    argv[n] = NULL;
-    code = oci_run_tool(argv, &out, OCI_LIST_MAX, OCI_LIST_TIMEOUT_MS, e);
-    /* ldd exits 1 when one of many is not dynamic (a static helper): its lines still count */
     if (code < 0) {
-        rc = code;
-        goto out;
+        buf_release(&out);
+        return code;
     }
     for (char *line = out.data, *nl; rc == 0 && line && *line; line = nl ? nl + 1 : NULL) {
         char *p, *end;
@@ -280,12 +277,73 @@ static int add_libraries(struct node_list *l, const char *self_exe, struct err *
         if (*p != '/' || (end = strstr(p, " (")) == NULL)
             continue; /* the vDSO, "not found", "not a dynamic executable" */
         *end = '\0';
-        rc = add_host_path(l, p, e);
+        rc = fn(arg, p, e);
     }
-out:
-    free(argv);
     buf_release(&out);
     return rc;
+}
+
+static int add_library(void *arg, const char *lib, struct err *e)
+{
+    return add_host_path(arg, lib, e);
+}
+
+/* The libraries ldd names for the executables found and for self_exe. */
+static int add_libraries(struct node_list *l, const char *self_exe, struct err *e)
+{
+    const char **argv = xcalloc(l->elves.n + 3, sizeof(*argv));
+    size_t n = 0;
+    int rc;
+
+    argv[n++] = "ldd";
+    argv[n++] = self_exe;
+    for (size_t i = 0; i < l->elves.n; i++)
+        argv[n++] = l->elves.v[i];
+    argv[n] = NULL;
+    rc = ldd_each(argv, add_library, l, e);
+    free(argv);
+    return rc;
+}
+
+static int add_to_label(void *arg, const char *lib, struct err *e)
+{
+    struct buf *b = arg;
+
+    if (strchr(lib, ':') == NULL)
+        buf_addf(b, "%s%s", b->len ? ":" : "", lib);
+    return 0;
+}
+
+/* The libraries of the faultline executable, as ldd names them, ':'-separated, into b: the
+ * -node image's OCI_LIBS_LABEL, which tells whether a faultline build can run in it. */
+static int self_libs(const char *self_exe, struct buf *b, struct err *e)
+{
+    const char *argv[] = {"ldd", self_exe, NULL};
+
+    buf_reset(b);
+    return ldd_each(argv, add_to_label, b, e);
+}
+
+/* 1 when every library of want (a self_libs list) is in have (an image's label). */
+static int libs_cover(const char *have, const char *want)
+{
+    size_t hn = strlen(have);
+
+    while (*want) {
+        const char *end = strchr(want, ':');
+        size_t n = end ? (size_t)(end - want) : strlen(want);
+        int found = 0;
+        for (const char *h = have; !found && h < have + hn;) {
+            const char *he = strchr(h, ':');
+            size_t k = he ? (size_t)(he - h) : strlen(h);
+            found = k == n && strncmp(h, want, n) == 0;
+            h += k + (he ? 1 : 0);
+        }
+        if (!found)
+            return 0;
+        want += n + (end ? 1 : 0);
+    }
+    return 1;
 }
 
 /* Writes the list for `tar -T`: sorted, each path once, none the skeleton root (dir) has and
@@ -314,7 +372,8 @@ static int write_list(struct node_list *l, const char *dir, const char *file, st
 
 /* ---- building ---- */
 
-void oci_import_argv(struct args *a, const char *eng, const char *tar, const char *image)
+void oci_import_argv(struct args *a, const char *eng, const char *tar, const char *image,
+                     const char *label)
 {
     args_add(a, eng);
     args_add(a, "import");
@@ -322,7 +381,11 @@ void oci_import_argv(struct args *a, const char *eng, const char *tar, const cha
         args_add(a, "--quiet"); /* podman's; docker's import has none */
     if (strcmp(image, OCI_NODE_IMAGE) == 0) {
         args_add(a, "--change");
-        args_add(a, "CMD /bin/sh");
+        args_add(a, "CMD [\"/bin/sh\"]");
+    }
+    if (label) {
+        args_add(a, "--change");
+        args_add(a, label);
     }
     args_add(a, tar);
     args_add(a, image);
@@ -387,6 +450,7 @@ static int build(const char *eng, const char *image, const char *self_exe, struc
     struct buf root = BUF_INIT, tar = BUF_INIT, list = BUF_INIT, what = BUF_INIT;
     struct node_list l;
     struct args ia = {0};
+    struct buf label = BUF_INIT, libs = BUF_INIT;
     struct err re = {0};
     int node = strcmp(image, OCI_NODE_IMAGE) == 0, rc;
     const char *argv[32];
@@ -424,7 +488,13 @@ static int build(const char *eng, const char *image, const char *self_exe, struc
     argv[n] = NULL;
     if ((rc = build_step(argv, "tar of the image root", OCI_TAR_TIMEOUT_MS, e)) < 0)
         goto out;
-    oci_import_argv(&ia, eng, tar.data, image);
+    if (node) {
+        buf_addf(&label, "LABEL " OCI_LIBS_LABEL "=");
+        if ((rc = self_libs(self_exe, &libs, e)) < 0)
+            goto out;
+        buf_adds(&label, libs.data);
+    }
+    oci_import_argv(&ia, eng, tar.data, image, node ? label.data : NULL);
     buf_addf(&what, "%s import of %s", eng, image);
     rc = build_step(ia.v, what.data, OCI_TAR_TIMEOUT_MS, e);
 out:
@@ -437,7 +507,35 @@ out:
     buf_release(&tar);
     buf_release(&list);
     buf_release(&what);
+    buf_release(&label);
+    buf_release(&libs);
     return rc;
+}
+
+/* For the -node image that is there: 1 when it holds every library of self_exe (its label says
+ * which it was made with), else 0 (made by a build that links fewer, or before the label). */
+static int node_fits(const char *eng, const char *self_exe, struct err *e)
+{
+    const char *argv[] = {eng,
+                          "image",
+                          "inspect",
+                          "--format",
+                          "{{index .Labels \"" OCI_LIBS_LABEL "\"}}",
+                          OCI_NODE_IMAGE,
+                          NULL};
+    struct buf have = BUF_INIT, want = BUF_INIT;
+    int code = oci_run_tool(argv, &have, 1 << 16, OCI_LIST_TIMEOUT_MS, e), fits;
+
+    if (code < 0) {
+        fits = code;
+    } else if ((fits = self_libs(self_exe, &want, e)) == 0) {
+        while (have.len && (have.data[have.len - 1] == '\n' || have.data[have.len - 1] == ' '))
+            buf_truncate(&have, have.len - 1);
+        fits = code == 0 && libs_cover(have.data, want.data);
+    }
+    buf_release(&have);
+    buf_release(&want);
+    return fits;
 }
 
 int oci_image_ensure(const char *eng, const char *image, const char *self_exe, struct err *e)
@@ -452,24 +550,27 @@ int oci_image_ensure(const char *eng, const char *image, const char *self_exe, s
         return 0;
     if (there[node])
         return 0;
+    if (self_exe == NULL) {
+        ssize_t k = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        if (k <= 0)
+            return err_set(e, ERR_IO, "sandbox: cannot find the faultline executable: %s",
+                           strerror(errno));
+        self[k] = '\0';
+        self_exe = self;
+    }
     {
         const char *argv[] = {eng, "image", "inspect", image, NULL};
         code = oci_run_tool(argv, NULL, 0, OCI_LIST_TIMEOUT_MS, e);
     }
     if (code < 0)
         return code;
-    if (code != 0) {
-        if (self_exe == NULL) {
-            ssize_t k = readlink("/proc/self/exe", self, sizeof(self) - 1);
-            if (k <= 0)
-                return err_set(e, ERR_IO, "sandbox: cannot find the faultline executable: %s",
-                               strerror(errno));
-            self[k] = '\0';
-            self_exe = self;
-        }
-        if ((code = build(eng, image, self_exe, e)) < 0)
-            return code;
-    }
+    /* there, but made by a faultline that links fewer libraries than this one: made again */
+    if (code == 0 && node && (code = node_fits(eng, self_exe, e)) >= 0)
+        code = !code;
+    if (code < 0)
+        return code;
+    if (code != 0 && (code = build(eng, image, self_exe, e)) < 0)
+        return code;
     there[node] = 1;
     return 0;
 }

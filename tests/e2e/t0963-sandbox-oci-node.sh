@@ -26,8 +26,13 @@ test_expect "sandbox check --sandbox-image node makes the image when missing, th
         { cat err; exit 1; }
     grep -q "oci: healthy" out
     podman image exists $NODE_IMAGE
-    # made once: a second check finds it
+    # labelled with the libraries of the faultline that made it
+    podman image inspect --format "{{index .Labels \"faultline.libs\"}}" $NODE_IMAGE >libs
+    grep -q "libc.so.6" libs
+    id=$(podman image inspect --format {{.Id}} $NODE_IMAGE)
+    # made once: a second check finds it and keeps it
     "$FAULTLINE" sandbox check --sandbox oci --sandbox-image $NODE_IMAGE | grep -q "oci: healthy"
+    test "$(podman image inspect --format {{.Id}} $NODE_IMAGE)" = "$id"
 '
 
 test_expect "node, npm, git and the bound faultline run inside" '
@@ -75,6 +80,20 @@ test_expect "a Containerfile FROM it extends it, and --sandbox-image runs the re
         timeout 120 podman build --network none -q -t $img ctx >/dev/null
     sbx --sandbox-image $img -- "node /opt/agent/agent.js; cat /opt/agent/built" >out
     test "$(grep -c "my-agent ran" out)" = 2
+'
+
+test_expect "an image made by a faultline that links other libraries is made again" '
+    mkdir ctx2
+    printf "FROM %s\nLABEL faultline.libs=/nonexistent/libother.so.1\n" $NODE_IMAGE >ctx2/Containerfile
+    CONTAINERS_CONF=/tmp/faultline-oci-$(id -u)/containers.conf \
+        timeout 120 podman build --network none -q -t $NODE_IMAGE ctx2 >/dev/null
+    old=$(podman image inspect --format {{.Id}} $NODE_IMAGE)
+    timeout 300 "$FAULTLINE" sandbox check --sandbox oci --sandbox-image node | grep -q "oci: healthy"
+    test "$(podman image inspect --format {{.Id}} $NODE_IMAGE)" != "$old"
+    podman image inspect --format "{{index .Labels \"faultline.libs\"}}" $NODE_IMAGE >libs
+    grep -q "libc.so.6" libs
+    refute grep -q nonexistent libs
+    sbx --sandbox-image node -- "faultline --version" | grep -q "^faultline "
 '
 
 # podman's overlay driver leaves its store bind-mounted on itself: unmounted here, or $TMP

@@ -207,15 +207,16 @@ static void test_import_argv(void **state)
     struct args a = {0};
 
     (void)state;
-    oci_import_argv(&a, "podman", "/tmp/x/root.tar", OCI_NODE_IMAGE);
+    oci_import_argv(&a, "podman", "/tmp/x/root.tar", OCI_NODE_IMAGE, "LABEL faultline.libs=/l/a.so");
     assert_string_equal(a.v[0], "podman");
     assert_string_equal(a.v[1], "import");
     assert_true(find(&a, 0, "--quiet") > 0);
-    assert_true(has_pair(&a, "--change", "CMD /bin/sh"));
+    assert_true(has_pair(&a, "--change", "CMD [\"/bin/sh\"]"));
+    assert_true(has_pair(&a, "--change", "LABEL faultline.libs=/l/a.so"));
     assert_string_equal(a.v[a.n - 2], "/tmp/x/root.tar");
     assert_string_equal(a.v[a.n - 1], OCI_NODE_IMAGE);
     args_release(&a);
-    oci_import_argv(&a, "docker", "/tmp/x/root.tar", OCI_DEFAULT_IMAGE);
+    oci_import_argv(&a, "docker", "/tmp/x/root.tar", OCI_DEFAULT_IMAGE, NULL);
     assert_string_equal(a.v[0], "docker");
     assert_int_equal(find(&a, 0, "--quiet"), -1);
     assert_int_equal(find(&a, 0, "--change"), -1);
