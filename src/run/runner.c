@@ -101,6 +101,8 @@ struct run {
     char upstream_anthropic[1024], upstream_openai[1024];
     const char *backend_name;
     char backend_buf[64];
+    const char *backend;   /* "native" or "oci": run_new's choice (run_opts.backend) */
+    const char *image;     /* the OCI image, or NULL (the backend's default) */
     int prefix;            /* with --jobs > 1: "[rep N] " before each line of the agent's output */
     char status_text[200]; /* the live status line's text, "" when none */
     int status_shown;
@@ -463,8 +465,24 @@ struct run *run_new(const struct run_opts *o, enum run_refusal *why, struct buf 
         err_set(e, ERR_IO, "cannot find the faultline executable: %s", strerror(errno));
         goto fail;
     }
+    /* The sandbox: --sandbox, else the experiment's, else oci when an image is named (by
+     * --sandbox-image or the experiment), else native; an image is for oci only. */
+    r->image = o->sandbox_image ? o->sandbox_image : r->x->sandbox_image;
+    r->backend = o->backend      ? o->backend
+                 : r->x->sandbox ? r->x->sandbox
+                 : r->image      ? "oci"
+                                 : "native";
+    if (strcmp(r->backend, "native") == 0 && r->image) {
+        if (diags)
+            buf_addf(diags,
+                     "faultline run: warning: the sandbox image '%.200s' is ignored: the "
+                     "native sandbox runs no image\n",
+                     r->image);
+        r->image = NULL;
+    }
+    r->o.backend = r->backend;
     *why = RUN_REFUSED_SANDBOX;
-    if (sandbox_health_image(o->backend, r->x->sandbox_image, e) < 0)
+    if (sandbox_health_image(r->backend, r->image, e) < 0)
         goto fail;
     *why = RUN_REFUSED_PROJECT;
     if (find_project(r, e) < 0)
@@ -1029,7 +1047,7 @@ static int prepare(struct rep *p, struct err *e)
         goto out;
     struct sandbox_spec spec = {
         .backend = r->o.backend,
-        .image = r->x->sandbox_image, /* oci: the experiment's (docs/sandbox.md) */
+        .image = r->image, /* oci: --sandbox-image or the experiment's (docs/sandbox.md) */
         .workdir = p->work,
         .homedir = p->home,
         .self_exe = r->exe,
