@@ -1604,10 +1604,10 @@ static void agent_close_fds(struct rep *p)
     }
 }
 
-static void rep_teardown(struct rep *p)
+/* Ends every process of the repetition: a gated agent or verify never let go, whatever is
+ * left in its sandbox, then the controller (SIGTERM: it flushes its events). */
+static void rep_end_processes(struct rep *p)
 {
-    struct run *r = p->r;
-
     agent_cancel(p);
     verify_cancel(p);
     agent_close_fds(p);
@@ -1621,6 +1621,13 @@ static void rep_teardown(struct rep *p)
     if (p->nsfd >= 0)
         close(p->nsfd);
     p->nsfd = -1;
+}
+
+static void rep_teardown(struct rep *p)
+{
+    struct run *r = p->r;
+
+    rep_end_processes(p);
     /* every event is in the file now: a shim that loaded its plan and never ended was killed */
     {
         const struct monitor_shim *lost;
@@ -1755,18 +1762,7 @@ static const char *rep_go(struct rep *p, int *verify_exit, char *error, size_t e
  * repetition in its place). */
 static void rep_discard(struct rep *p)
 {
-    agent_cancel(p);
-    verify_cancel(p);
-    agent_close_fds(p);
-    if (p->sb)
-        sandbox_kill(p->sb, RUN_GRACE_MS);
-    if (p->ctl_live) {
-        proc_terminate(&p->ctl, 5000);
-        proc_release(&p->ctl);
-        p->ctl_live = 0;
-    }
-    if (p->nsfd >= 0)
-        close(p->nsfd);
+    rep_end_processes(p);
     sandbox_close(p->sb);
     if (p->workspace_made)
         rm_tree(p->work);
