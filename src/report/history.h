@@ -21,7 +21,7 @@
 
 #include "util/err.h"
 
-#define HIST_SCHEMA_VERSION 1
+#define HIST_SCHEMA_VERSION 2
 #define HIST_BUSY_MS 10000
 #define HIST_LIMIT_MAX 100000
 

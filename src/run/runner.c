@@ -1558,6 +1558,9 @@ static void rep_files(struct rep *p)
     json_object_set_new(rj, "verify",
                         exit_json(p->verify_ran, p->verify_exit, p->verify_signal, p->verify_ms));
     json_object_set_new(rj, "cost_usd", json_real(score_round(p->mon.cost_usd, 6)));
+    json_object_set_new(rj, "tokens",
+                        json_pack("{s:I, s:I}", "input", (json_int_t)p->mon.input_tokens, "output",
+                                  (json_int_t)p->mon.output_tokens));
     json_object_set_new(rj, "agent_out_dropped", json_integer((json_int_t)p->out_dropped));
     json_object_set_new(rj, "duration_ms", json_integer((time_now_ms() - p->t_start)));
     json_object_set_new(rj, "workspace",
@@ -2046,7 +2049,7 @@ int run_execute(struct run *r, struct err *e)
     if (score == NULL)
         return ERR_IO;
     r->exit_code = code;
-    r->report = report_build(r->x, r->dir, r->status, r->error[0] ? r->error : NULL,
+    r->report = report_build(r->x, r->head, r->dir, r->status, r->error[0] ? r->error : NULL,
                              r->backend_name ? r->backend_name : "native", r->reps, score);
     json_decref(score);
     if (report_write(r->report, r->report_path, e) < 0)
