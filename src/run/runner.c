@@ -101,6 +101,8 @@ struct run {
     char upstream_anthropic[1024], upstream_openai[1024];
     const char *backend_name;
     char backend_buf[64];
+    const char *backend;   /* "native" or "oci": run_new's choice (run_opts.backend) */
+    const char *image;     /* the OCI image, or NULL (the backend's default) */
     int prefix;            /* with --jobs > 1: "[rep N] " before each line of the agent's output */
     char status_text[200]; /* the live status line's text, "" when none */
     int status_shown;
@@ -463,8 +465,24 @@ struct run *run_new(const struct run_opts *o, enum run_refusal *why, struct buf 
         err_set(e, ERR_IO, "cannot find the faultline executable: %s", strerror(errno));
         goto fail;
     }
+    /* The sandbox: --sandbox, else the experiment's, else oci when an image is named (by
+     * --sandbox-image or the experiment), else native; an image is for oci only. */
+    r->image = o->sandbox_image ? o->sandbox_image : r->x->sandbox_image;
+    r->backend = o->backend      ? o->backend
+                 : r->x->sandbox ? r->x->sandbox
+                 : r->image      ? "oci"
+                                 : "native";
+    if (strcmp(r->backend, "native") == 0 && r->image) {
+        if (diags)
+            buf_addf(diags,
+                     "faultline run: warning: the sandbox image '%.200s' is ignored: the "
+                     "native sandbox runs no image\n",
+                     r->image);
+        r->image = NULL;
+    }
+    r->o.backend = r->backend;
     *why = RUN_REFUSED_SANDBOX;
-    if (sandbox_health(o->backend, e) < 0)
+    if (sandbox_health_image(r->backend, r->image, e) < 0)
         goto fail;
     *why = RUN_REFUSED_PROJECT;
     if (find_project(r, e) < 0)
@@ -1029,6 +1047,7 @@ static int prepare(struct rep *p, struct err *e)
         goto out;
     struct sandbox_spec spec = {
         .backend = r->o.backend,
+        .image = r->image, /* oci: --sandbox-image or the experiment's (docs/sandbox.md) */
         .workdir = p->work,
         .homedir = p->home,
         .self_exe = r->exe,
@@ -1539,6 +1558,9 @@ static void rep_files(struct rep *p)
     json_object_set_new(rj, "verify",
                         exit_json(p->verify_ran, p->verify_exit, p->verify_signal, p->verify_ms));
     json_object_set_new(rj, "cost_usd", json_real(score_round(p->mon.cost_usd, 6)));
+    json_object_set_new(rj, "tokens",
+                        json_pack("{s:I, s:I}", "input", (json_int_t)p->mon.input_tokens, "output",
+                                  (json_int_t)p->mon.output_tokens));
     json_object_set_new(rj, "agent_out_dropped", json_integer((json_int_t)p->out_dropped));
     json_object_set_new(rj, "duration_ms", json_integer((time_now_ms() - p->t_start)));
     json_object_set_new(rj, "workspace",
@@ -1562,6 +1584,10 @@ static void keep_ca_files(struct rep *p)
         struct err e = {0};
         snprintf(from, sizeof(from), "%s/%s", p->ca_dir, names[i]);
         snprintf(to, sizeof(to), "%s/%s", p->dir, names[i]);
+        /* moved when the run folder is on the same file system (the bundle is the system's
+         * CAs, a few hundred KB a repetition), else copied; with --keep, copied */
+        if (!p->r->o.keep && rename(from, to) == 0)
+            continue;
         if (fs_read_file(from, (size_t)4 << 20, &b, &e) == 0 && b.len > 0)
             fs_write_file(to, b.data, b.len, &e);
         buf_release(&b);
@@ -1581,10 +1607,10 @@ static void agent_close_fds(struct rep *p)
     }
 }
 
-static void rep_teardown(struct rep *p)
+/* Ends every process of the repetition: a gated agent or verify never let go, whatever is
+ * left in its sandbox, then the controller (SIGTERM: it flushes its events). */
+static void rep_end_processes(struct rep *p)
 {
-    struct run *r = p->r;
-
     agent_cancel(p);
     verify_cancel(p);
     agent_close_fds(p);
@@ -1598,6 +1624,13 @@ static void rep_teardown(struct rep *p)
     if (p->nsfd >= 0)
         close(p->nsfd);
     p->nsfd = -1;
+}
+
+static void rep_teardown(struct rep *p)
+{
+    struct run *r = p->r;
+
+    rep_end_processes(p);
     /* every event is in the file now: a shim that loaded its plan and never ended was killed */
     {
         const struct monitor_shim *lost;
@@ -1732,18 +1765,7 @@ static const char *rep_go(struct rep *p, int *verify_exit, char *error, size_t e
  * repetition in its place). */
 static void rep_discard(struct rep *p)
 {
-    agent_cancel(p);
-    verify_cancel(p);
-    agent_close_fds(p);
-    if (p->sb)
-        sandbox_kill(p->sb, RUN_GRACE_MS);
-    if (p->ctl_live) {
-        proc_terminate(&p->ctl, 5000);
-        proc_release(&p->ctl);
-        p->ctl_live = 0;
-    }
-    if (p->nsfd >= 0)
-        close(p->nsfd);
+    rep_end_processes(p);
     sandbox_close(p->sb);
     if (p->workspace_made)
         rm_tree(p->work);
@@ -2027,7 +2049,7 @@ int run_execute(struct run *r, struct err *e)
     if (score == NULL)
         return ERR_IO;
     r->exit_code = code;
-    r->report = report_build(r->x, r->dir, r->status, r->error[0] ? r->error : NULL,
+    r->report = report_build(r->x, r->head, r->dir, r->status, r->error[0] ? r->error : NULL,
                              r->backend_name ? r->backend_name : "native", r->reps, score);
     json_decref(score);
     if (report_write(r->report, r->report_path, e) < 0)
