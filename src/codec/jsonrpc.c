@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "codec/jsonrpc.h"
+#include "events/view.h"
 #include "util/err.h"
 #include "util/hash.h"
 #include "util/text.h"
@@ -879,6 +880,16 @@ enum jsonrpc_kind jsonrpc_parse(const char *line, size_t len, struct jsonrpc_msg
     return m->kind;
 }
 
+/* 1 when the string at *sp decodes to s ("2\u002e0" is "2.0", as jansson reads it). */
+static int lax_string_is(const char *p, const struct jsonrpc_span *sp, const char *s)
+{
+    json_t *v = jsonrpc_lax_value(p, sp);
+    int eq = json_is_string(v) && strcmp(json_string_value(v), s) == 0;
+
+    json_decref(v);
+    return eq;
+}
+
 /* Classifies a text the lax scan accepted, as jsonrpc_classify does a tree. */
 static enum jsonrpc_kind lax_classify(const char *line, struct jsonrpc_msg *m)
 {
@@ -889,8 +900,9 @@ static enum jsonrpc_kind lax_classify(const char *line, struct jsonrpc_msg *m)
         return m->kind = JSONRPC_BATCH; /* "[]" is not opaque: jansson takes it */
     if (lx->type != 'o')
         return not_rpc(m, "not an object");
-    if (lx->version.type != 's' || lx->version.len != 5 ||
-        memcmp(line + lx->version.off, "\"2.0\"", 5) != 0)
+    if (lx->version.type != 's' ||
+        !(lx->version.len == 5 ? memcmp(line + lx->version.off, "\"2.0\"", 5) == 0
+                               : lax_string_is(line, &lx->version, "2.0")))
         m->flags |= JSONRPC_F_NO_VERSION;
     if (lx->id.type == 'z' || lx->id.type == 's' || lx->id.type == 'n') {
         m->own_id = jsonrpc_lax_value(line, &lx->id);
@@ -960,6 +972,29 @@ enum jsonrpc_kind jsonrpc_parse_lax(const char *line, size_t len, struct jsonrpc
         return m->kind;
     m->lax = lx;
     return lax_classify(line, m);
+}
+
+enum jsonrpc_kind jsonrpc_parse_scan(const char *line, size_t len, struct jsonrpc_msg *m)
+{
+    memset(m, 0, sizeof(*m));
+    if (events_json_check(line, len) == 0 && jsonrpc_lax_scan(line, len, &m->lax) == 0 &&
+        m->lax.type == 'o') {
+        lax_classify(line, m);
+        if (m->kind != JSONRPC_NOT_RPC && !(m->flags & JSONRPC_F_OPAQUE_ID)) {
+            m->flags = (m->flags & ~(unsigned)JSONRPC_F_OPAQUE) | JSONRPC_F_SCANNED;
+            return m->kind;
+        }
+        jsonrpc_msg_release(m); /* what jansson says of it, in its words */
+    }
+    return jsonrpc_parse_lax(line, len, m);
+}
+
+enum jsonrpc_kind jsonrpc_msg_tree(struct jsonrpc_msg *m, const char *line, size_t len)
+{
+    if (!(m->flags & JSONRPC_F_SCANNED))
+        return m->kind;
+    jsonrpc_msg_release(m);
+    return jsonrpc_parse_lax(line, len, m);
 }
 
 void jsonrpc_msg_release(struct jsonrpc_msg *m)
