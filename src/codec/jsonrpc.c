@@ -264,12 +264,23 @@ json_t *jsonrpc_skim_id(const struct jsonrpc_skim *s)
  * for their form only (a lone surrogate is fine); bytes >= 0x80 are taken as they are, since
  * a UTF-8 decoder never swallows an ASCII byte into an invalid sequence. Raw controls are not
  * JSON. *esc is set when the string holds a backslash. 0, or ERR_PARSE (not a JSON string). */
+static const unsigned char lax_str_special[256] = {
+    [0 ... 0x1f] = 1,
+    ['"'] = 1,
+    ['\\'] = 1,
+};
+
 static int lax_string(const char *p, size_t n, size_t *i, int *esc)
 {
     size_t k = *i + 1;
 
     for (; k < n; k++) {
-        unsigned char c = (unsigned char)p[k];
+        unsigned char c;
+        while (k < n && !lax_str_special[(unsigned char)p[k]]) /* the plain bytes, in one loop */
+            k++;
+        if (k >= n)
+            break;
+        c = (unsigned char)p[k];
         if (c == '"') {
             *i = k + 1;
             return 0;
@@ -547,14 +558,31 @@ done:
     return rc;
 }
 
+/* The index just past the closing quote of the string that opens at p[i] (a '"') in a text
+ * the scan accepted: memchr to each quote, which ends the string unless an odd run of
+ * backslashes escapes it. */
+static size_t lax_string_end(const char *p, size_t n, size_t i)
+{
+    const char *q = p + i + 1, *end = p + n;
+
+    while (q < end && (q = memchr(q, '"', (size_t)(end - q))) != NULL) {
+        size_t bs = 0;
+        while (q - bs > p + i + 1 && q[-1 - (ptrdiff_t)bs] == '\\')
+            bs++;
+        if (bs % 2 == 0)
+            return (size_t)(q - p) + 1;
+        q++;
+    }
+    return n;
+}
+
 /* Moves *i past the value at p[*i] of a text the scan accepted. */
 static void lax_skip(const char *p, size_t n, size_t *i)
 {
     size_t nest = 0;
-    int in_str = 0, esc = 0;
 
     if (p[*i] == '"') {
-        lax_string(p, n, i, &esc);
+        *i = lax_string_end(p, n, *i);
         return;
     }
     if (p[*i] != '{' && p[*i] != '[') {
@@ -564,15 +592,8 @@ static void lax_skip(const char *p, size_t n, size_t *i)
     }
     for (; *i < n; (*i)++) {
         char c = p[*i];
-        if (in_str) {
-            if (esc)
-                esc = 0;
-            else if (c == '\\')
-                esc = 1;
-            else if (c == '"')
-                in_str = 0;
-        } else if (c == '"') {
-            in_str = 1;
+        if (c == '"') {
+            *i = lax_string_end(p, n, *i) - 1; /* at the closing quote */
         } else if (c == '{' || c == '[') {
             nest++;
         } else if ((c == '}' || c == ']') && --nest == 0) {
@@ -614,6 +635,27 @@ int jsonrpc_lax_member(const char *p, const struct jsonrpc_span *obj, const char
             i = lax_blank(p, n, i + 1);
     }
     return found;
+}
+
+int jsonrpc_lax_element(const char *p, const struct jsonrpc_span *arr, size_t *pos,
+                        struct jsonrpc_span *out)
+{
+    size_t n, i;
+
+    if (arr == NULL || arr->type != 'a')
+        return 0;
+    n = arr->off + arr->len;
+    i = lax_blank(p, n, *pos == 0 ? arr->off + 1 : *pos);
+    if (i < n && p[i] == ',')
+        i = lax_blank(p, n, i + 1);
+    if (i >= n || p[i] == ']')
+        return 0;
+    out->off = i;
+    out->type = lax_type(p[i]);
+    lax_skip(p, n, &i);
+    out->len = i - out->off;
+    *pos = i;
+    return 1;
 }
 
 int jsonrpc_lax_path(const char *p, const struct jsonrpc_span *obj, const char *const *keys,

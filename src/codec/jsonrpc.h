@@ -138,6 +138,11 @@ int jsonrpc_lax_scan(const char *p, size_t n, struct jsonrpc_lax *out);
  * decoded ("\u0069d" is "id"). No allocation for keys without escapes. */
 int jsonrpc_lax_member(const char *p, const struct jsonrpc_span *obj, const char *key,
                        struct jsonrpc_span *out);
+/* The elements of the array at *arr in a text jsonrpc_lax_scan accepted, in order: *pos is 0
+ * for the first call, then left for the next. 1 with *out set, 0 past the last (or arr not an
+ * array). */
+int jsonrpc_lax_element(const char *p, const struct jsonrpc_span *arr, size_t *pos,
+                        struct jsonrpc_span *out);
 /* Follows a path of member names (NULL-terminated) from *obj: 1 with *out set, else 0. */
 int jsonrpc_lax_path(const char *p, const struct jsonrpc_span *obj, const char *const *keys,
                      struct jsonrpc_span *out);

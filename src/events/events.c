@@ -186,15 +186,19 @@ static int dump_cb(const char *p, size_t n, void *data);
 
 /* ---- raw values (events.h) ----------------------------------------------------------------- */
 
-json_t *events_raw_new(const char *p, size_t n)
+json_t *events_raw_new_checked(const char *p, size_t n)
 {
-    json_t *w;
+    json_t *w = json_object();
 
-    if (p == NULL || events_json_check(p, n) < 0)
-        return NULL;
-    w = json_object();
     json_object_set_new(w, RAW_KEY, json_stringn_nocheck(p, n));
     return w;
+}
+
+json_t *events_raw_new(const char *p, size_t n)
+{
+    if (p == NULL || events_json_check(p, n) < 0)
+        return NULL;
+    return events_raw_new_checked(p, n);
 }
 
 const char *events_raw_text(const json_t *v, size_t *n)
@@ -248,19 +252,23 @@ json_t *events_raw_shape(const json_t *v)
  * [*b, *b + *bl), *esc when it holds escapes; *i moves past the closing quote. */
 static void raw_string(const char *p, size_t n, size_t *i, size_t *b, size_t *bl, int *esc)
 {
-    size_t j = *i + 1;
+    const char *q = p + *i + 1, *end = p + n, *body = q;
 
-    *esc = 0;
-    while (j < n && p[j] != '"') {
-        if (p[j] == '\\') {
-            *esc = 1;
-            j++;
-        }
-        j++;
+    /* memchr to each quote: it closes the string unless an odd run of backslashes escapes it */
+    while (q < end && (q = memchr(q, '"', (size_t)(end - q))) != NULL) {
+        size_t bs = 0;
+        while (q - bs > body && q[-1 - (ptrdiff_t)bs] == '\\')
+            bs++;
+        if (bs % 2 == 0)
+            break;
+        q++;
     }
-    *b = *i + 1;
-    *bl = j - *b;
-    *i = j + 1;
+    if (q == NULL || q > end)
+        q = end;
+    *b = (size_t)(body - p);
+    *bl = (size_t)(q - body);
+    *esc = memchr(body, '\\', *bl) != NULL;
+    *i = *b + *bl + 1;
 }
 
 /*

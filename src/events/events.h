@@ -90,6 +90,9 @@ int events_is_secret_name(const char *name);
 /* A new reference to a raw value holding a copy of p[0..n), or NULL when p[0..n) is not one
  * JSON text that jansson takes (events_json_check, view.h): nothing is made. */
 json_t *events_raw_new(const char *p, size_t n);
+/* The same for a text already checked: p[0..n) is one whole value inside a text that
+ * events_json_check accepted (a relay that checked its line). Not checked again. */
+json_t *events_raw_new_checked(const char *p, size_t n);
 /* The text of raw value v (borrowed, valid as long as v), or NULL when v is not one. */
 const char *events_raw_text(const json_t *v, size_t *n);
 /* The value of raw v as a tree (new reference), or NULL when v is not a raw value. */

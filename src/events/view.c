@@ -443,6 +443,11 @@ static int scan_line(struct scan *s, const char *line, size_t len)
     return s->p == s->end ? 0 : ERR_PARSE;
 }
 
+size_t events_json_unescape(const char *s, size_t n, char *out, size_t size)
+{
+    return unescape(s, n, out, size);
+}
+
 int events_json_check(const char *p, size_t n)
 {
     struct scan s = {0};

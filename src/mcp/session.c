@@ -472,7 +472,7 @@ static void emit_tool_call(struct mcp_session *s, struct call *c, const char *ra
     ev_set_str(ev, "server", mcp_session_server_name(s));
     ev_set_str(ev, "id", idt);
     if (raw) /* an object (the caller checked), recorded from its text */
-        ev_set_raw(ev, "args", raw, rawlen);
+        ev_set_raw_checked(ev, "args", raw, rawlen); /* a slice of a checked line */
     else if (json_is_object(c->args)) /* arguments that are not an object are not recorded */
         ev_set_ref(ev, "args", c->args);
     else if (c->opaque)
@@ -512,7 +512,7 @@ static void emit_tool_result_ex(struct mcp_session *s, struct call *c, const jso
         buf_release(&t);
     }
     if (raw) {
-        ev_set_raw(ev, "result", raw, rawlen);
+        ev_set_raw_checked(ev, "result", raw, rawlen); /* a slice of a checked line */
     } else if (result) {
         size_t n = json_dumpb(result, NULL, 0, JSON_COMPACT); /* the size, nothing allocated */
         if (n <= s->o.max_result_event) {
@@ -1883,9 +1883,9 @@ static void cache_first_result(struct mcp_session *s, struct call *c, const json
  * hold (opaque) is relayed as is unless a fault must change it: on_reply handlers only drop,
  * replace or copy it and apply as usual, alter handlers answer with an error instead. */
 /* The fast path of a tools/call reply read by the scan (F_SCANNED) with no fault on the call:
- * relayed from its bytes and recorded from its text. 1 when done; 0 when it needs the tree
- * (an isError result, whose text the event quotes; a result over max_result_event, which the
- * event cuts; a result that is not an object). */
+ * relayed from its bytes and recorded from its text (over max_result_event: its text
+ * excerpt, read by the scan). 1 when done; 0 when it needs the tree (an isError result, whose
+ * text the event quotes; a result that is not an object). */
 static int tool_reply_scanned(struct mcp_session *s, struct call *c, struct jsonrpc_msg *m,
                               const char *line, size_t len)
 {
@@ -1901,7 +1901,7 @@ static int tool_reply_scanned(struct mcp_session *s, struct call *c, struct json
         return 1;
     }
     if (m->kind != JSONRPC_RESPONSE || r->type != 'o' || (s->b.emit && !s->b.raw_events) ||
-        opaque_type(line, r, "isError", NULL) == 't' || r->len > s->o.max_result_event)
+        opaque_type(line, r, "isError", NULL) == 't')
         return 0;
     if (c->tool && json_object_get(s->stale, c->tool) == NULL && json_object_size(s->stale) < 256) {
         /* the first result of each tool is kept (tool.stale_data): parsed once a tool */
@@ -1910,7 +1910,17 @@ static int tool_reply_scanned(struct mcp_session *s, struct call *c, struct json
         json_decref(t);
     }
     write_line(&s->to_client, line, len);
-    emit_tool_result_ex(s, c, NULL, line + r->off, r->len, NULL, 0, NULL);
+    if (s->b.emit && r->len > s->o.max_result_event) {
+        /* too big to record whole: its text excerpt, as emit_tool_result cuts a tree */
+        struct buf t = BUF_INIT;
+        mcp_alter_result_text_scan(line, r, &t, 1024);
+        emit_tool_result_ex(s, c, NULL, NULL, 0, NULL, 0,
+                            json_pack("{s:{s:b, s:I, s:s%}}", "result", "truncated", 1, "bytes",
+                                      (json_int_t)r->len, "text", t.data, t.len));
+        buf_release(&t);
+    } else {
+        emit_tool_result_ex(s, c, NULL, line + r->off, r->len, NULL, 0, NULL);
+    }
     call_free(s, c);
     return 1;
 }

@@ -488,7 +488,8 @@ int seam_decide_reads_args(const struct seam *x)
         return 0;
     json_array_foreach(json_object_get(x->plan_json, "faults"), i, f)
     {
-        if (json_object_get(f, "when") != NULL)
+        json_t *when = json_object_get(f, "when");
+        if (when != NULL && !json_is_null(when)) /* plan_to_json writes "when": null */
             return 1;
     }
     return 0;

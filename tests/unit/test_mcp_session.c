@@ -1572,6 +1572,27 @@ static void test_scanned_fast_path(void **state)
     assert_string_equal(str_at(event("tool_result", 1), "error"), "nope");
     TO_SERVER(s);
     TO_CLIENT(s);
+    /* a result over the event's 16 KiB: its text excerpt, read by the scan (no tree) */
+    {
+        struct buf big = BUF_INIT;
+        json_t *r;
+        client(s, CALL("6", "echo", "{}"));
+        buf_adds(&big, "{\"jsonrpc\":\"2.0\",\"id\":6,\"result\":{\"content\":[{\"type\":"
+                       "\"text\",\"text\":\"");
+        for (int i = 0; i < 20000; i++)
+            buf_addc(&big, (char)('a' + i % 26));
+        buf_adds(&big, "\"}]}}");
+        server(s, big.data);
+        r = at(event("tool_result", 2), "result");
+        assert_true(json_is_true(json_object_get(r, "truncated")));
+        assert_int_equal(json_integer_value(json_object_get(r, "bytes")), 20000 + 39);
+        assert_int_equal(strlen(str_at(r, "text")), 1024);
+        assert_int_equal(memcmp(str_at(r, "text"), "abcdefghijklmnopqrstuvwxyzabc", 29), 0);
+        assert_int_equal(F.raw_fields, 3); /* nothing raw: the excerpt */
+        buf_release(&big);
+        TO_SERVER(s);
+        TO_CLIENT(s);
+    }
     /* a fault on a scanned call: applied from the tree */
     decide_next("tool.error", NULL);
     client(s, CALL("5", "echo", "{\"message\":\"x\"}"));
