@@ -130,11 +130,16 @@ static void sa_flush(struct seam *x)
     size_t i;
     json_t *ev;
 
+    if (json_array_size(x->queue) == 0)
+        return;
+    events_hold(x->ew); /* the queue's lines in one write(2), not one each */
     json_array_foreach(x->queue, i, ev)
     {
         if (events_append(x->ew, ev) < 0)
             log_warn(x->component, "cannot append an event to the events file");
     }
+    if (events_release(x->ew) < 0)
+        log_warn(x->component, "cannot append events to the events file");
     json_array_clear(x->queue);
 }
 
