@@ -177,7 +177,7 @@ int cmd_run(int argc, char **argv)
     enum run_refusal why;
     int keep = 0, quiet = 0, json = 0, seed_given = 0, jobs = 1, nargs, rc;
     uint64_t seed = 0;
-    const char *out = NULL, *upstream = NULL, *backend = "native", *upstream_ca = NULL;
+    const char *out = NULL, *upstream = NULL, *backend = NULL, *image = NULL, *upstream_ca = NULL;
     char ca_abs[PATH_MAX];
     struct rpt_gate gate;
     const char *history = NULL;
@@ -192,7 +192,10 @@ int cmd_run(int argc, char **argv)
                    "send every model call here (overrides the experiment's model)"),
         OPT_BOOL("quiet", 'q', &quiet, "no progress lines and no agent output"),
         OPT_BOOL("json", 0, &json, "print the report on stdout (no agent output there)"),
-        OPT_STRING("sandbox", "native|oci", &backend, NULL, "the sandbox backend"),
+        OPT_STRING("sandbox", "native|oci", &backend, "the experiment's sandbox, else native",
+                   "the sandbox backend (oci when only an image is named)"),
+        OPT_STRING("sandbox-image", "IMG", &image, "the experiment's sandbox_image",
+                   "the OCI image (oci only; `node`: the image with Node.js and npm)"),
         OPT_INT("jobs", "N", &jobs, 1, RUN_JOBS_MAX,
                 "run up to N repetitions at once (baselines first); the same report"),
         OPT_CALL("ro-path", "DIR", add_ro, &ro_paths,
@@ -218,11 +221,13 @@ int cmd_run(int argc, char **argv)
     };
     const struct opt_cmd cmd = {
         .name = "run",
-        .usage = "EXPERIMENT [--out REPORT.json] [--keep] [--seed S] [--model-upstream URL] "
-                 "[--quiet] [--json] [--sandbox native|oci] [--ro-path DIR]... [--jobs N] "
-                 "[--resolve HOST:PORT:ADDR]... [--upstream-ca FILE] "
-                 "[--min-score N] [--min-pass-rate PROBE=R]... [--fail-on CLASS,...] "
-                 "[--history FILE | --no-history]",
+        .usage =
+            "EXPERIMENT [--out REPORT.json] [--keep] [--seed S] [--model-upstream URL] "
+            "[--quiet] [--json] [--sandbox native|oci] [--sandbox-image IMG] [--ro-path DIR]... "
+            "[--jobs N] "
+            "[--resolve HOST:PORT:ADDR]... [--upstream-ca FILE] "
+            "[--min-score N] [--min-pass-rate PROBE=R]... [--fail-on CLASS,...] "
+            "[--history FILE | --no-history]",
         .about = "Runs the experiment: its baselines, then its faulted repetitions, each in a\n"
                  "fresh copy of HEAD inside the sandbox, with the controller injecting the\n"
                  "plan's faults; then scores the run folder and writes the report. Refuses to\n"
@@ -241,7 +246,7 @@ int cmd_run(int argc, char **argv)
     rpt_gate_init(&gate);
     if ((rc = cli_parse(&cmd, argc, argv, &nargs)) >= 0)
         return rc;
-    if (strcmp(backend, "native") != 0 && strcmp(backend, "oci") != 0) {
+    if (backend && strcmp(backend, "native") != 0 && strcmp(backend, "oci") != 0) {
         opt_usage_error(&cmd, "--sandbox: expected native or oci");
         return EXIT_USAGE;
     }
@@ -271,6 +276,7 @@ int cmd_run(int argc, char **argv)
     ro.seed = seed;
     ro.model_upstream = upstream;
     ro.backend = backend;
+    ro.sandbox_image = image;
     ro.ro_paths = ro_paths.n ? ro_paths.v : NULL;
     ro.resolve = resolve.n ? resolve.v : NULL;
     ro.progress = quiet || json ? NULL : stderr;

@@ -54,11 +54,11 @@ static int on_ro(const struct opt *op, const char *v, struct err *e)
     return 0;
 }
 
-static int sandbox_check(const char *backend)
+static int sandbox_check(const char *backend, const char *image)
 {
     struct err e = {0};
 
-    if (sandbox_health(backend, &e) != 0) {
+    if (sandbox_health_image(backend, image, &e) != 0) {
         fprintf(stderr, "faultline sandbox: %s\n", e.msg);
         return EXIT_FAIL;
     }
@@ -147,7 +147,8 @@ int cmd_sandbox(int argc, char **argv)
     const struct opt opts[] = {
         OPT_STRING("sandbox", "native|oci", &backend, NULL, "the backend"),
         OPT_STRING("sandbox-image", "IMAGE", &image, "localhost/faultline-sandbox:1",
-                   "oci: the image (the default is made on first use)"),
+                   "oci: the image; node: localhost/faultline-sandbox-node:1 (both made on first "
+                   "use)"),
         OPT_STRING("work", "DIR", &work, "a new empty directory",
                    "exec: the directory bound read-write at /work"),
         OPT_CALL("env", "NAME", on_env, &f,
@@ -182,7 +183,7 @@ int cmd_sandbox(int argc, char **argv)
     if ((rc = cli_parse(&cmd, argc, argv, &nargs)) >= 0)
         return rc;
     if (strcmp(argv[0], "check") == 0 && nargs == 1)
-        return sandbox_check(backend);
+        return sandbox_check(backend, image);
     if (strcmp(argv[0], "exec") == 0 && nargs >= 2)
         return sandbox_exec(backend, image, work, &f, argv + 1, nargs - 1);
     opt_usage_error(&cmd, "expected `check` or `exec -- COMMAND`");

@@ -316,7 +316,7 @@ static size_t unescape(const char *s, size_t n, char *out, size_t size)
                 cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
                 i += 6;
             }
-            enc_len = utf8_encode((unsigned long)cp, enc);
+            enc_len = utf8_put((unsigned long)cp, enc);
             for (size_t k = 0; k < enc_len; k++)
                 PUT(enc[k]);
             i += 6;

@@ -235,7 +235,7 @@ static void decode_string(const char *p, const char *end, struct buf *out)
                 return; /* cut inside the escape: the text ends here */
             {
                 char u[4];
-                size_t n = utf8_encode(cp >= 0xd800 && cp <= 0xdfff ? 0xfffd : cp, u);
+                size_t n = utf8_put(cp >= 0xd800 && cp <= 0xdfff ? 0xfffd : cp, u);
                 buf_add(out, u, n);
                 p += 4;
             }

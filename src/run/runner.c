@@ -101,6 +101,8 @@ struct run {
     char upstream_anthropic[1024], upstream_openai[1024];
     const char *backend_name;
     char backend_buf[64];
+    const char *backend;   /* "native" or "oci": run_new's choice (run_opts.backend) */
+    const char *image;     /* the OCI image, or NULL (the backend's default) */
     int prefix;            /* with --jobs > 1: "[rep N] " before each line of the agent's output */
     char status_text[200]; /* the live status line's text, "" when none */
     int status_shown;
@@ -463,8 +465,24 @@ struct run *run_new(const struct run_opts *o, enum run_refusal *why, struct buf 
         err_set(e, ERR_IO, "cannot find the faultline executable: %s", strerror(errno));
         goto fail;
     }
+    /* The sandbox: --sandbox, else the experiment's, else oci when an image is named (by
+     * --sandbox-image or the experiment), else native; an image is for oci only. */
+    r->image = o->sandbox_image ? o->sandbox_image : r->x->sandbox_image;
+    r->backend = o->backend      ? o->backend
+                 : r->x->sandbox ? r->x->sandbox
+                 : r->image      ? "oci"
+                                 : "native";
+    if (strcmp(r->backend, "native") == 0 && r->image) {
+        if (diags)
+            buf_addf(diags,
+                     "faultline run: warning: the sandbox image '%.200s' is ignored: the "
+                     "native sandbox runs no image\n",
+                     r->image);
+        r->image = NULL;
+    }
+    r->o.backend = r->backend;
     *why = RUN_REFUSED_SANDBOX;
-    if (sandbox_health(o->backend, e) < 0)
+    if (sandbox_health_image(r->backend, r->image, e) < 0)
         goto fail;
     *why = RUN_REFUSED_PROJECT;
     if (find_project(r, e) < 0)
@@ -1029,6 +1047,7 @@ static int prepare(struct rep *p, struct err *e)
         goto out;
     struct sandbox_spec spec = {
         .backend = r->o.backend,
+        .image = r->image, /* oci: --sandbox-image or the experiment's (docs/sandbox.md) */
         .workdir = p->work,
         .homedir = p->home,
         .self_exe = r->exe,
@@ -1562,6 +1581,10 @@ static void keep_ca_files(struct rep *p)
         struct err e = {0};
         snprintf(from, sizeof(from), "%s/%s", p->ca_dir, names[i]);
         snprintf(to, sizeof(to), "%s/%s", p->dir, names[i]);
+        /* moved when the run folder is on the same file system (the bundle is the system's
+         * CAs, a few hundred KB a repetition), else copied; with --keep, copied */
+        if (!p->r->o.keep && rename(from, to) == 0)
+            continue;
         if (fs_read_file(from, (size_t)4 << 20, &b, &e) == 0 && b.len > 0)
             fs_write_file(to, b.data, b.len, &e);
         buf_release(&b);

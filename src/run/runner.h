@@ -75,7 +75,9 @@ struct run_opts {
     int has_seed;                /* seed overrides the experiment's */
     uint64_t seed;               /* with has_seed */
     const char *model_upstream;  /* NULL, or a URL every model call goes to */
-    const char *backend;         /* NULL: native */
+    const char *backend;         /* --sandbox, or NULL: the experiment's `sandbox`, else oci
+                                  * when an image is named, else native */
+    const char *sandbox_image;   /* --sandbox-image, or NULL: the experiment's */
     const char *const *ro_paths; /* NULL-terminated, or NULL */
     const char *const *resolve;  /* NULL-terminated --resolve HOST:PORT:ADDR for the egress
                                   * proxy (docs/egress.md), at most RUN_RESOLVE_MAX, or NULL */

@@ -23,7 +23,8 @@ struct sandbox_ops {
     int (*spawn)(struct sandbox *sb, const char *cmd, int out_fd, int err_fd, struct proc *p,
                  struct err *e);
     /* 1: spawn runs the command under `faultline sandbox supervise` when sb->status_wfd is
-     * set (supervise.h) */
+     * set (supervise.h); a spawn that cannot (oci with docker) sets sb->status_wfd to -1, and
+     * the caller then gets no status pipe */
     int supervised;
     /* Ends everything the backend started in sb (see sandbox_kill). */
     int (*kill)(struct sandbox *sb, int grace_ms);

@@ -11,16 +11,26 @@
  * variable is passed by name (`--env NAME`), the engine reading its value from its own
  * environment.
  *
- * The default image, localhost/faultline-sandbox:1, is made on first use from local files (no
- * registry can be reached here): a root of empty mount points and the /bin, /lib links of a
- * merged /usr, imported with `ENGINE import`; the host's /usr and /etc are bound into it
- * read-only at run time, exactly as the native backend does. An image given with
- * --sandbox-image is used as it is (its own /usr).
+ * Supervised (supervise.h). A gated spawn with a status pipe (the agent's) runs `faultline
+ * sandbox supervise --status-fd 3 -- /bin/sh -c cmd` as the container's first process: the
+ * pipe's write end is put on descriptor 3 of the engine, every other descriptor above stderr
+ * close-on-exec, and `--preserve-fds 1` hands descriptor 3, and only it, into the container,
+ * where the supervisor makes it close-on-exec before the command runs. docker has no way to
+ * pass a descriptor in (its daemon starts the container): there the command runs alone and
+ * the caller gets no status pipe.
+ *
+ * The images (oci_image.c): the default one, localhost/faultline-sandbox:1, holds only mount
+ * points, and the host's /usr and /etc are bound into it read-only at run time, exactly as the
+ * native backend does; the -node one (`--sandbox-image node`) and any other image given with
+ * --sandbox-image are used as they are (their own /usr and /etc). The two built-in ones are
+ * made on first use from local files (no registry can be reached here).
  *
  * podman is run with runc and a CONTAINERS_CONF of its own (crun cannot set the limits on some
  * kernels), unless the user's environment names one.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,12 +38,15 @@
 #include <unistd.h>
 
 #include "sandbox/backend.h"
+#include "sandbox/oci.h"
 #include "util/buf.h"
 #include "util/fs.h"
 
 #include "util/banned.h"
 
 #define OCI_CMD_TIMEOUT_MS 60000
+#define OCI_STATUS_FD 3 /* the supervisor's status pipe, inside and in the engine */
+#define OCI_STATUS_FD_STR "3"
 
 static const char *engine(void)
 {
@@ -78,9 +91,31 @@ static const char *containers_conf(struct buf *b)
     return r;
 }
 
-/* Runs argv (the engine, or tar) to its end (output to /dev/null, or out when given); its exit
- * code. */
-static int run_tool(const char *const *argv, struct buf *out, struct err *e)
+/* Reads fd (non-blocking) to its end or until timeout_ms, keeping at most max bytes in out. */
+static void read_some(int fd, struct buf *out, size_t max, int timeout_ms)
+{
+    uint64_t end = sandbox_mono_ms() + (uint64_t)timeout_ms;
+    char chunk[65536];
+
+    for (;;) {
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        uint64_t now = sandbox_mono_ms();
+        ssize_t n;
+
+        if (now >= end)
+            return;
+        if (poll(&pfd, 1, (int)(end - now)) < 0 && errno != EINTR)
+            return;
+        n = read(fd, chunk, sizeof(chunk));
+        if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
+            return;
+        if (n > 0 && out->len < max)
+            buf_add(out, chunk, (size_t)n < max - out->len ? (size_t)n : max - out->len);
+    }
+}
+
+int oci_run_tool(const char *const *argv, struct buf *out, size_t max, int timeout_ms,
+                 struct err *e)
 {
     struct buf cc = BUF_INIT;
     const char *env[2] = {containers_conf(&cc), NULL};
@@ -104,103 +139,32 @@ static int run_tool(const char *const *argv, struct buf *out, struct err *e)
     }
     if (rc)
         return rc;
-    if (out) {
-        struct err re = {0};
-        fs_read_fd(p.out_fd, argv[0], 1 << 16, out, &re);
-    }
-    if (proc_wait(&p, OCI_CMD_TIMEOUT_MS) != 0) {
+    if (out)
+        read_some(p.out_fd, out, max, timeout_ms);
+    if (proc_wait(&p, timeout_ms) != 0) {
         proc_terminate(&p, 500);
         proc_release(&p);
         return err_set(e, ERR_TIMEOUT, "sandbox: %s %s did not end within %d s", argv[0], argv[1],
-                       OCI_CMD_TIMEOUT_MS / 1000);
+                       timeout_ms / 1000);
     }
     rc = proc_exit_code(&p);
     proc_release(&p);
     return rc;
 }
 
-/* Makes the default image from local files: empty mount points and the merged-/usr links. */
-static int build_default_image(const char *eng, struct err *e)
-{
-    static const char *const dirs[] = {"usr",        "etc", "work",          "home",
-                                       "home/agent", "tmp", "proc",          "dev",
-                                       "sys",        "opt", "opt/faultline", "opt/faultline/bin"};
-    static const char *const links[][2] = {
-        {"usr/bin", "bin"}, {"usr/sbin", "sbin"}, {"usr/lib", "lib"}, {"usr/lib64", "lib64"}};
-    char tmp[] = "/tmp/faultline-image-XXXXXX";
-    struct buf path = BUF_INIT, tar = BUF_INIT, msg = BUF_INIT;
-    struct err re = {0};
-    int rc = 0, code;
-
-    if (mkdtemp(tmp) == NULL)
-        return err_set(e, ERR_IO, "sandbox: mkdtemp: %s", strerror(errno));
-    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]) && rc == 0; i++) {
-        buf_reset(&path);
-        buf_addf(&path, "%s/root/%s", tmp, dirs[i]);
-        rc = fs_mkdirs(path.data, e);
-    }
-    for (size_t i = 0; i < sizeof(links) / sizeof(links[0]) && rc == 0; i++) {
-        buf_reset(&path);
-        buf_addf(&path, "%s/root/%s", tmp, links[i][1]);
-        if (symlink(links[i][0], path.data) < 0)
-            rc = err_set(e, ERR_IO, "sandbox: symlink %s: %s", path.data, strerror(errno));
-    }
-    if (rc == 0) {
-        const char *targv[] = {"tar", "-C", NULL, "-cf", NULL, ".", NULL};
-        buf_reset(&path);
-        buf_addf(&path, "%s/root", tmp);
-        buf_addf(&tar, "%s/root.tar", tmp);
-        targv[2] = path.data;
-        targv[4] = tar.data;
-        code = run_tool(targv, &msg, e);
-        if (code != 0)
-            rc = code < 0
-                     ? code
-                     : err_set(e, ERR_IO, "sandbox: tar of the image root failed: %s", msg.data);
-    }
-    if (rc == 0) {
-        const char *iargv[] = {eng, "import", "--quiet", tar.data, OCI_DEFAULT_IMAGE, NULL};
-        buf_reset(&msg);
-        code = run_tool(iargv, &msg, e);
-        if (code != 0)
-            rc = code < 0 ? code
-                          : err_set(e, ERR_IO, "sandbox: %s import of %s failed: %.200s", eng,
-                                    OCI_DEFAULT_IMAGE, msg.data);
-    }
-    fs_remove_tree(tmp, &re);
-    buf_release(&path);
-    buf_release(&tar);
-    buf_release(&msg);
-    return rc;
-}
-
-static int image_exists(const char *eng, const char *image, struct err *e)
-{
-    const char *argv[] = {eng, "image", "inspect", image, NULL};
-    struct buf out = BUF_INIT;
-    int code = run_tool(argv, &out, e);
-
-    buf_release(&out);
-    return code;
-}
-
 static int oci_available(struct err *e)
 {
-    const char *eng = engine();
-    int code = image_exists(eng, OCI_DEFAULT_IMAGE, e);
-
-    if (code < 0)
-        return code;
-    if (code != 0)
-        return build_default_image(eng, e);
-    return 0;
+    return oci_image_ensure(engine(), OCI_DEFAULT_IMAGE, NULL, e);
 }
 
 void oci_argv(struct args *a, const char *eng, const struct sandbox *sb, const char *name,
               const char *netns_path, const char *cmd)
 {
     char num[64];
-    int default_image = sb->image == NULL || strcmp(sb->image, OCI_DEFAULT_IMAGE) == 0;
+    const char *image = oci_image_name(sb->image);
+    int default_image = strcmp(image, OCI_DEFAULT_IMAGE) == 0;
+    /* podman hands the supervisor's status pipe in as descriptor 3 (oci_before_exec) */
+    int supervised = sb->status_wfd >= 0 && sb->self_exe && strcmp(eng, "docker") != 0;
     char **env = sandbox_env(sb);
 
     args_add(a, eng);
@@ -208,6 +172,10 @@ void oci_argv(struct args *a, const char *eng, const struct sandbox *sb, const c
     if (sb->gated)
         args_add(a, "--interactive"); /* stdin stays the gate's pipe */
     args_add(a, "--rm");
+    if (supervised) {
+        args_add(a, "--preserve-fds");
+        args_add(a, "1");
+    }
     args_add(a, "--name");
     args_add(a, name);
     args_add(a, "--network");
@@ -298,15 +266,37 @@ void oci_argv(struct args *a, const char *eng, const struct sandbox *sb, const c
         buf_release(&n);
     }
     free(env);
-    args_add(a, sb->image ? sb->image : OCI_DEFAULT_IMAGE);
+    args_add(a, image);
+    if (supervised) {
+        args_add(a, SANDBOX_BINDIR "/faultline");
+        args_add(a, "sandbox");
+        args_add(a, "supervise");
+        args_add(a, "--status-fd");
+        args_add(a, OCI_STATUS_FD_STR);
+        args_add(a, "--");
+    }
     args_add(a, "/bin/sh");
     args_add(a, "-c");
     args_add(a, cmd);
 }
 
+/* proc_spawn's before_exec: stdout and stderr in place, and the supervisor's status pipe, when
+ * there is one, on OCI_STATUS_FD (what `--preserve-fds 1` passes in), the one descriptor above
+ * stderr the engine inherits. */
 static int oci_before_exec(void *arg)
 {
-    return sandbox_dup_stdio(arg);
+    struct sandbox *sb = arg;
+    int err = sandbox_dup_stdio(sb), fl;
+
+    if (err || sb->status_wfd < 0)
+        return err;
+    if (sb->status_wfd != OCI_STATUS_FD && dup2(sb->status_wfd, OCI_STATUS_FD) < 0)
+        return errno;
+    fl = fcntl(OCI_STATUS_FD, F_GETFD);
+    if (fl < 0 || fcntl(OCI_STATUS_FD, F_SETFD, fl & ~FD_CLOEXEC) < 0)
+        return errno;
+    close_range(OCI_STATUS_FD + 1, ~0U, CLOSE_RANGE_CLOEXEC);
+    return 0;
 }
 
 static int oci_spawn(struct sandbox *sb, const char *cmd, int out_fd, int err_fd, struct proc *p,
@@ -315,13 +305,20 @@ static int oci_spawn(struct sandbox *sb, const char *cmd, int out_fd, int err_fd
     const char *eng = engine();
     struct args a = {0};
     struct buf name = BUF_INIT, ns = BUF_INIT, cc = BUF_INIT;
-    char **env = sandbox_env(sb);
+    char **env;
     size_t n = 0;
     const char **envp;
     struct proc_opts o;
     unsigned slot = sb->nspawned % SANDBOX_SPAWNS_MAX;
     int rc;
 
+    if ((rc = oci_image_ensure(eng, oci_image_name(sb->image), sb->self_exe, e)) < 0)
+        return rc;
+    /* docker cannot pass a descriptor in: no supervisor there, and sandbox_spawn_gated hands
+     * the caller no status pipe (backend.h) */
+    if (strcmp(eng, "docker") == 0 || sb->self_exe == NULL)
+        sb->status_wfd = -1;
+    env = sandbox_env(sb);
     buf_addf(&name, "faultline-%ld-%p-%u", (long)getpid(), (void *)sb, sb->nspawned++);
     buf_addf(&ns, "/proc/%ld/fd/%d", (long)getpid(), sb->netns_fd);
     oci_argv(&a, eng, sb, name.data, ns.data, cmd);
@@ -378,8 +375,8 @@ static int oci_kill(struct sandbox *sb, int grace_ms)
             rm[3] = sb->containers[i];
             rm[4] = NULL;
         }
-        run_tool(stop, NULL, &e);
-        if (run_tool(rm, NULL, &e) < 0)
+        oci_run_tool(stop, NULL, 0, OCI_CMD_TIMEOUT_MS, &e);
+        if (oci_run_tool(rm, NULL, 0, OCI_CMD_TIMEOUT_MS, &e) < 0)
             rc = ERR_TIMEOUT;
         free(sb->containers[i]);
         sb->containers[i] = NULL;
@@ -391,5 +388,6 @@ const struct sandbox_ops sandbox_oci_ops = {
     .name = "oci",
     .available = oci_available,
     .spawn = oci_spawn,
+    .supervised = 1,
     .kill = oci_kill,
 };

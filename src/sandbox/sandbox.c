@@ -203,6 +203,10 @@ int sandbox_spawn_gated(struct sandbox *sb, const char *cmd, int out_fd, int err
     sb->gated = 1;
     sb->status_wfd = st[1];
     rc = sb->ops->spawn(sb, gated, out_fd, err_fd, p, e);
+    if (sb->status_wfd < 0 && st[0] >= 0) { /* the backend could not supervise it (backend.h) */
+        close(st[0]);
+        st[0] = -1;
+    }
     sb->gated = 0;
     sb->status_wfd = -1;
     if (st[1] >= 0)
@@ -635,6 +639,11 @@ const char *sandbox_backend_name(const struct sandbox *sb)
 
 int sandbox_health(const char *backend, struct err *e)
 {
+    return sandbox_health_image(backend, NULL, e);
+}
+
+int sandbox_health_image(const char *backend, const char *image, struct err *e)
+{
     char work[] = "/tmp/faultline-health-XXXXXX";
     struct buf home = BUF_INIT;
     struct sandbox_spec spec;
@@ -655,6 +664,7 @@ int sandbox_health(const char *backend, struct err *e)
     buf_addf(&home, "%s/home", work);
     memset(&spec, 0, sizeof(spec));
     spec.backend = backend;
+    spec.image = image;
     spec.workdir = work;
     spec.homedir = home.data;
     if (mkdir(home.data, 0700) < 0) {

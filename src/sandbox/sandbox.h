@@ -80,6 +80,9 @@ struct sandbox;
 /* 0 when backend (NULL: native) can run a trial sandbox here; otherwise ERR_* with a one-line
  * reason in e ("bwrap: not installed (apt-get install bubblewrap)"). */
 int sandbox_health(const char *backend, struct err *e);
+/* sandbox_health with the trial in image (oci; NULL: the default one), which the oci backend
+ * makes first when it is one of its own and missing. */
+int sandbox_health_image(const char *backend, const char *image, struct err *e);
 
 /* Makes the network namespace and its listener (see above). *out is the new sandbox; *listen_fd
  * is a listening socket bound to 127.0.0.1:*port inside it, owned by the caller (close it after
@@ -112,9 +115,9 @@ int sandbox_spawn(struct sandbox *sb, const char *cmd, int out_fd, int err_fd, s
  * the sandbox's start overlap with its own work (the controller's start, the agent's run) and
  * still runs nothing before it is ready. The command's stdin is /dev/null once it runs. */
 /* With status_fd not NULL, the command runs under `faultline sandbox supervise` where the
- * backend can (native, with self_exe bound): *status_fd is then the read end of its status
- * pipe, for sandbox_read_status (supervise.h) once it exited, to be closed by the caller; -1
- * where it cannot (oci). */
+ * backend can (native, and oci with podman, with self_exe bound): *status_fd is then the read
+ * end of its status pipe, for sandbox_read_status (supervise.h) once it exited, to be closed
+ * by the caller; -1 where it cannot (oci with docker). */
 int sandbox_spawn_gated(struct sandbox *sb, const char *cmd, int out_fd, int err_fd, int *status_fd,
                         struct proc *p, struct err *e);
 #define SANDBOX_GATE_CLOSED 125

@@ -64,7 +64,7 @@ static size_t decode_escape(const char **pp, char *out)
             p += 6;
         }
         *pp = (const char *)p;
-        return utf8_encode(u, out);
+        return utf8_put(u, out);
     default: /* '"', '\\', '/' */
         out[0] = (char)p[1];
         break;

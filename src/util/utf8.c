@@ -11,7 +11,7 @@
 #include "util/buf.h"
 #include "util/banned.h"
 
-size_t utf8_encode(unsigned long cp, char *out)
+size_t utf8_put(unsigned long cp, char *out)
 {
     if (cp < 0x80) {
         out[0] = (char)cp;

@@ -25,7 +25,7 @@ size_t utf8_boundary(const void *s, size_t n, size_t k);
 /* Writes the UTF-8 form of the code point cp (at most U+10FFFF; the caller has checked it, as
  * a JSON decoder does a \u escape or a surrogate pair) into out, which has room for 4 bytes.
  * Returns its length, 1 to 4. The one encoder of the JSON readers (events view, score scan). */
-size_t utf8_encode(unsigned long cp, char *out);
+size_t utf8_put(unsigned long cp, char *out);
 
 /* Appends s[0..n) to out with every byte that is not part of a valid sequence replaced by
  * U+FFFD. Returns 0 or out's error (ERR_LIMIT past its max). */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "sandbox/backend.h"
+#include "sandbox/oci.h"
 #include "util/fs.h"
 #include "util/proc.h"
 #include "util/banned.h"
@@ -35,6 +36,7 @@ static void fill(struct sandbox *sb)
     sb->limits.nofile = 4096;
     sb->limits.fsize_mb = 1024;
     sb->limits.memory_mb = 2048;
+    sb->status_wfd = -1;
 }
 
 /* The index of s in a's vector after from, or -1. */
@@ -132,6 +134,93 @@ static void test_user_image_gets_no_host_usr(void **state)
     oci_argv(&a, "podman", &sb, "faultline-3", "/proc/7/fd/9", "true");
     assert_false(has_pair(&a, "--volume", "/usr:/usr:ro"));
     assert_string_equal(a.v[a.n - 4], "localhost/my-agent:2");
+    args_release(&a);
+}
+
+/* A gated spawn with a status pipe: podman passes it in as descriptor 3 and the command runs
+ * under the supervisor; docker cannot pass it, so it runs the command alone. */
+static void test_oci_argv_supervised(void **state)
+{
+    struct sandbox sb;
+    struct args a = {0};
+    long img;
+
+    (void)state;
+    fill(&sb);
+    sb.status_wfd = 7;
+    oci_argv(&a, "podman", &sb, "faultline-4", "/proc/7/fd/9", "claude -p hi");
+    assert_true(has_pair(&a, "--preserve-fds", "1"));
+    img = find(&a, 0, OCI_DEFAULT_IMAGE);
+    assert_true(img > 0);
+    assert_string_equal(a.v[img + 1], "/opt/faultline/bin/faultline");
+    assert_string_equal(a.v[img + 2], "sandbox");
+    assert_string_equal(a.v[img + 3], "supervise");
+    assert_string_equal(a.v[img + 4], "--status-fd");
+    assert_string_equal(a.v[img + 5], "3");
+    assert_string_equal(a.v[img + 6], "--");
+    assert_string_equal(a.v[img + 7], "/bin/sh");
+    assert_string_equal(a.v[a.n - 1], "claude -p hi");
+    args_release(&a);
+
+    oci_argv(&a, "docker", &sb, "faultline-5", "/proc/7/fd/9", "claude -p hi");
+    assert_int_equal(find(&a, 0, "--preserve-fds"), -1);
+    assert_int_equal(find(&a, 0, "supervise"), -1);
+    check_common(&a);
+    args_release(&a);
+
+    /* no faultline bound: nothing to supervise with */
+    sb.self_exe = NULL;
+    oci_argv(&a, "podman", &sb, "faultline-6", "/proc/7/fd/9", "true");
+    assert_int_equal(find(&a, 0, "--preserve-fds"), -1);
+    assert_int_equal(find(&a, 0, "supervise"), -1);
+    args_release(&a);
+}
+
+/* `--sandbox-image node` is the -node image, which has its own /usr and /etc. */
+static void test_node_image_is_self_contained(void **state)
+{
+    struct sandbox sb;
+    struct args a = {0};
+
+    (void)state;
+    assert_string_equal(oci_image_name(NULL), OCI_DEFAULT_IMAGE);
+    assert_string_equal(oci_image_name("node"), OCI_NODE_IMAGE);
+    assert_string_equal(oci_image_name("localhost/my-agent:2"), "localhost/my-agent:2");
+    fill(&sb);
+    sb.image = (char *)"node";
+    oci_argv(&a, "podman", &sb, "faultline-7", "/proc/7/fd/9", "true");
+    assert_string_equal(a.v[a.n - 4], OCI_NODE_IMAGE);
+    assert_false(has_pair(&a, "--volume", "/usr:/usr:ro"));
+    assert_false(has_pair(&a, "--volume", "/etc:/etc:ro"));
+    /* the same rules as every image */
+    assert_true(has_pair(&a, "--cap-drop", "ALL"));
+    assert_true(has_pair(&a, "--user", "65534:65534"));
+    assert_true(find(&a, 0, "--read-only") > 0);
+    assert_true(has_pair(&a, "--network", "ns:/proc/7/fd/9"));
+    assert_true(has_pair(&a, "--volume", "/usr/local/bin/faultline:/opt/faultline/bin/faultline:ro"));
+    args_release(&a);
+}
+
+/* The images are imported with the engine's own flags: docker's import has no --quiet. */
+static void test_import_argv(void **state)
+{
+    struct args a = {0};
+
+    (void)state;
+    oci_import_argv(&a, "podman", "/tmp/x/root.tar", OCI_NODE_IMAGE, "LABEL faultline.libs=/l/a.so");
+    assert_string_equal(a.v[0], "podman");
+    assert_string_equal(a.v[1], "import");
+    assert_true(find(&a, 0, "--quiet") > 0);
+    assert_true(has_pair(&a, "--change", "CMD [\"/bin/sh\"]"));
+    assert_true(has_pair(&a, "--change", "LABEL faultline.libs=/l/a.so"));
+    assert_string_equal(a.v[a.n - 2], "/tmp/x/root.tar");
+    assert_string_equal(a.v[a.n - 1], OCI_NODE_IMAGE);
+    args_release(&a);
+    oci_import_argv(&a, "docker", "/tmp/x/root.tar", OCI_DEFAULT_IMAGE, NULL);
+    assert_string_equal(a.v[0], "docker");
+    assert_int_equal(find(&a, 0, "--quiet"), -1);
+    assert_int_equal(find(&a, 0, "--change"), -1);
+    assert_string_equal(a.v[a.n - 1], OCI_DEFAULT_IMAGE);
     args_release(&a);
 }
 
@@ -263,6 +352,9 @@ int main(void)
         cmocka_unit_test(test_podman_argv),
         cmocka_unit_test(test_docker_argv),
         cmocka_unit_test(test_user_image_gets_no_host_usr),
+        cmocka_unit_test(test_oci_argv_supervised),
+        cmocka_unit_test(test_node_image_is_self_contained),
+        cmocka_unit_test(test_import_argv),
         cmocka_unit_test(test_env_sets_home_path_and_flag),
         cmocka_unit_test(test_kill_after_exit_is_immediate),
         cmocka_unit_test(test_gated_spawn_waits_for_go),

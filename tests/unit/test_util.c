@@ -181,7 +181,7 @@ static void test_err_first_wins(void **state)
     assert_string_equal(err_name(ERR_LIMIT), "limit");
 }
 
-/* utf8_encode at each length's edges, and what utf8_seq reads back. */
+/* utf8_put at each length's edges, and what utf8_seq reads back. */
 static void test_utf8_encode(void **state)
 {
     static const struct {
@@ -200,7 +200,7 @@ static void test_utf8_encode(void **state)
                  {0x10FFFF, "\xF4\x8F\xBF\xBF"}};
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char out[4];
-        size_t n = utf8_encode(cases[i].cp, out);
+        size_t n = utf8_put(cases[i].cp, out);
         assert_int_equal(n, strlen(cases[i].want));
         assert_memory_equal(out, cases[i].want, n);
         assert_int_equal(utf8_seq(out, n), n);
