@@ -74,6 +74,11 @@ CMD(gate);
 CMD(gate_explain);
 CMD(world);
 CMD(connect);
+CMD(compare);
 #undef CMD
+
+/* `faultline score RUN_DIR --against REPORT.json` (src/cli/cmd_score_against.c), called by
+ * cmd_score: 0 identical, 3 a figure differs, 1 unreadable. */
+int cmd_score_against(const char *run_dir, const char *report, int json);
 
 #endif

@@ -62,11 +62,14 @@ int cmd_history(int argc, char **argv)
             printf("%s\n", s);
         free(s);
     } else {
-        printf("%-6s %-20s %-24s %-8s %7s %10s  %s\n", "id", "recorded (UTC)", "experiment",
-               "verdict", "score", "cost USD", "outcomes");
+        printf("%-6s %-20s %-24s %-8s %7s %10s %9s %-7s  %s\n", "id", "recorded (UTC)",
+               "experiment", "verdict", "score", "cost USD", "tokens", "commit", "outcomes");
         json_array_foreach(runs, i, r)
         {
-            char when[32] = "?", score[16] = "-";
+            char when[32] = "?", score[16] = "-", tokens[24] = "-";
+            const json_t *in = json_object_get(r, "input_tokens");
+            const json_t *out = json_object_get(r, "output_tokens");
+            const char *commit = json_string_value(json_object_get(r, "git_commit"));
             time_t t = (time_t)json_integer_value(json_object_get(r, "recorded_at"));
             struct tm tm;
             if (gmtime_r(&t, &tm))
@@ -74,11 +77,14 @@ int cmd_history(int argc, char **argv)
             if (json_is_number(json_object_get(r, "resilience_score")))
                 snprintf(score, sizeof(score), "%.2f",
                          json_number_value(json_object_get(r, "resilience_score")));
-            printf("%-6lld %-20s %-24.24s %-8s %7s %10.4f  %s\n",
+            if (json_is_integer(in) && json_is_integer(out))
+                snprintf(tokens, sizeof(tokens), "%lld",
+                         (long long)(json_integer_value(in) + json_integer_value(out)));
+            printf("%-6lld %-20s %-24.24s %-8s %7s %10.4f %9s %-7.7s  %s\n",
                    (long long)json_integer_value(json_object_get(r, "id")), when,
                    json_string_value(json_object_get(r, "experiment")),
                    json_string_value(json_object_get(r, "verdict")), score,
-                   json_number_value(json_object_get(r, "cost_usd")),
+                   json_number_value(json_object_get(r, "cost_usd")), tokens, commit ? commit : "-",
                    json_is_string(json_object_get(r, "outcomes"))
                        ? json_string_value(json_object_get(r, "outcomes"))
                        : "");

@@ -164,6 +164,23 @@ static const struct exit_row rows[] = {
      "a settings file is not JSON (`FILE:LINE:COL`), over 1 MiB, or not shaped as its harness "
      "reads it: that file is left as it was"},
     USAGE_ROW("`connect`"),
+    {"`compare`", "0", "ok", "compared, and the regression gate asked for (if any) held"},
+    {"`compare`", "1", "failure",
+     "an input cannot be read (no such file or folder, a run id not in the history, a database "
+     "that cannot be opened), is not JSON (`FILE:LINE:COL`), is not a report or is a report of "
+     "another format, or stdout could not be written"},
+    {"`compare`", "8", "gate",
+     "a budget was exceeded: B's score more than `--max-score-drop` points under A's (or a side "
+     "without a score), or B's cost more than `--max-cost-increase` percent over A's; one `gate "
+     "failed:` line each on stderr"},
+    USAGE_ROW("`compare`"),
+    {"`score --against`", "0", "identical",
+     "every figure of the regrade equals the stored report's"},
+    {"`score --against`", "1", "failure",
+     "the run folder or the report cannot be read, the report is not one (or of another format), "
+     "or stdout could not be written"},
+    {"`score --against`", "3", "drift",
+     "a figure differs (scorer drift): one line each, its path, the stored and the regraded value"},
 };
 
 void cli_exit_codes_markdown(FILE *f)

@@ -39,6 +39,7 @@ static const struct command commands[] = {
     {"world", cmd_world, "world FILE [--plan P --ledger L]    a simulated world as an MCP server"},
     {"connect", cmd_connect,
      "connect [HARNESS|all] [--dry-run]   write the project's hook settings"},
+    {"compare", cmd_compare, "compare A B [--max-score-drop N]    two runs side by side, a gate"},
 };
 
 static void usage(FILE *f)

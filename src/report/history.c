@@ -41,6 +41,12 @@ static const char *const migrations[] = {
     "CREATE TABLE outcomes ("
     " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE, class TEXT NOT NULL,"
     " count INTEGER NOT NULL, PRIMARY KEY (run_id, class));",
+    /* 2: the commit the repetitions ran on, and the model tokens */
+    "ALTER TABLE runs ADD COLUMN git_commit TEXT;"
+    "ALTER TABLE runs ADD COLUMN input_tokens INTEGER;"
+    "ALTER TABLE runs ADD COLUMN output_tokens INTEGER;"
+    "ALTER TABLE repetitions ADD COLUMN input_tokens INTEGER;"
+    "ALTER TABLE repetitions ADD COLUMN output_tokens INTEGER;",
 };
 
 static int db_err(struct hist *h, struct err *e, const char *what)
@@ -192,16 +198,30 @@ int hist_record(struct hist *h, const json_t *report, const char *report_path,
 {
     const json_t *x = json_object_get(report, "experiment");
     const json_t *result = json_object_get(report, "result"), *r, *v;
-    json_t *tmp = json_array(), *rep_path, *now, *cost, *version, *dump;
+    json_t *tmp = json_array(), *rep_path, *now, *cost, *version, *dump, *tin, *tout;
     char *text = json_dumps(report, JSON_COMPACT | JSON_SORT_KEYS);
     double total = 0;
+    long long in = 0, out = 0;
+    int have_tokens = 0;
     long long run_id;
     const char *k;
     size_t i;
     int rc = ERR_IO;
 
-    json_array_foreach(json_object_get(report, "repetitions"), i, r) total +=
-        esc_num(r, "cost_usd", 0);
+    json_array_foreach(json_object_get(report, "repetitions"), i, r)
+    {
+        const json_t *t = json_object_get(r, "tokens");
+        total += esc_num(r, "cost_usd", 0);
+        if (json_is_object(t)) {
+            have_tokens = 1;
+            in += esc_int(t, "input", 0);
+            out += esc_int(t, "output", 0);
+        }
+    }
+    tin = have_tokens ? json_integer(in) : json_null();
+    tout = have_tokens ? json_integer(out) : json_null();
+    json_array_append_new(tmp, tin);
+    json_array_append_new(tmp, tout);
     rep_path = json_string(report_path ? report_path : "");
     now = json_integer((json_int_t)time(NULL));
     cost = json_real(total);
@@ -232,14 +252,18 @@ int hist_record(struct hist *h, const json_t *report, const char *report_path,
                                 json_object_get(report, "run_dir"),
                                 rep_path,
                                 version,
-                                dump};
+                                dump,
+                                json_object_get(x, "commit"),
+                                tin,
+                                tout};
         if (exec_row(h,
                      "INSERT INTO runs (recorded_at, experiment, experiment_hash, "
                      "experiment_path, repeat, status, verdict, verdict_reason, resilience_score, "
-                     "cost_usd, sandbox, run_dir, report, faultline_version, report_json) VALUES "
+                     "cost_usd, sandbox, run_dir, report, faultline_version, report_json, "
+                     "git_commit, input_tokens, output_tokens) VALUES "
                      "(?, coalesce(?, ''), coalesce(?, ''), ?, ?, coalesce(?, ''), "
-                     "coalesce(?, ''), ?, ?, ?, ?, ?, ?, ?, ?)",
-                     vals, 15, e) < 0)
+                     "coalesce(?, ''), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                     vals, 18, e) < 0)
             goto rollback;
     }
     run_id = (long long)sqlite3_last_insert_rowid(h->db);
@@ -258,12 +282,15 @@ int hist_record(struct hist *h, const json_t *report, const char *report_path,
                                 json_object_get(r, "canary"),
                                 json_object_get(f, "seed"),
                                 json_object_get(json_object_get(f, "abort"), "reason"),
-                                json_object_get(f, "error")};
+                                json_object_get(f, "error"),
+                                json_object_get(json_object_get(f, "tokens"), "input"),
+                                json_object_get(json_object_get(f, "tokens"), "output")};
         if (exec_row(h,
                      "INSERT OR REPLACE INTO repetitions (run_id, rep, faulted, status, outcome, "
-                     "cost_usd, duration_ms, canary, seed, abort_reason, error) VALUES (?, "
-                     "coalesce(?, 0), coalesce(?, 0), ?, ?, ?, ?, ?, ?, ?, ?)",
-                     vals, 11, e) < 0)
+                     "cost_usd, duration_ms, canary, seed, abort_reason, error, input_tokens, "
+                     "output_tokens) VALUES (?, coalesce(?, 0), coalesce(?, 0), ?, ?, ?, ?, ?, ?, "
+                     "?, ?, ?, ?)",
+                     vals, 13, e) < 0)
             goto rollback;
     }
     json_array_foreach(json_object_get(result, "probes"), i, r)
@@ -323,12 +350,13 @@ json_t *hist_list(struct hist *h, const char *experiment, int limit, struct err 
         "SELECT r.id, r.recorded_at, r.experiment, r.experiment_hash, r.status, r.verdict,"
         " r.resilience_score, r.cost_usd, r.repeat, r.report, r.run_dir, r.faultline_version,"
         " (SELECT group_concat(class || '=' || count, ' ') FROM outcomes o"
-        "  WHERE o.run_id = r.id AND o.count > 0)"
+        "  WHERE o.run_id = r.id AND o.count > 0), r.git_commit, r.input_tokens, r.output_tokens"
         " FROM runs r WHERE ?1 IS NULL OR r.experiment = ?1 ORDER BY r.id DESC LIMIT ?2";
     static const char *const cols[] = {
-        "id",      "recorded_at",       "experiment", "experiment_hash", "status",
-        "verdict", "resilience_score",  "cost_usd",   "repeat",          "report",
-        "run_dir", "faultline_version", "outcomes"};
+        "id",       "recorded_at", "experiment",       "experiment_hash",
+        "status",   "verdict",     "resilience_score", "cost_usd",
+        "repeat",   "report",      "run_dir",          "faultline_version",
+        "outcomes", "git_commit",  "input_tokens",     "output_tokens"};
     sqlite3_stmt *st;
     json_t *a = json_array();
     int rc;
@@ -369,4 +397,32 @@ json_t *hist_list(struct hist *h, const char *experiment, int limit, struct err 
         return NULL;
     }
     return a;
+}
+
+json_t *hist_report(struct hist *h, long long id, struct err *e)
+{
+    sqlite3_stmt *st;
+    json_t *j = NULL;
+    json_error_t je;
+    int rc;
+
+    if (sqlite3_prepare_v2(h->db, "SELECT report_json FROM runs WHERE id = ?", -1, &st, NULL) !=
+        SQLITE_OK) {
+        db_err(h, e, "cannot read");
+        return NULL;
+    }
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)id);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        const char *text = (const char *)sqlite3_column_text(st, 0);
+        j = text ? json_loads(text, JSON_REJECT_DUPLICATES, &je) : NULL;
+        if (j == NULL)
+            err_set(e, ERR_PARSE, "history '%s': run %lld: its report is not JSON", h->path, id);
+    } else if (rc == SQLITE_DONE) {
+        err_set(e, ERR_NOTFOUND, "run %lld is not in the history '%s'", id, h->path);
+    } else {
+        db_err(h, e, "cannot read");
+    }
+    sqlite3_finalize(st);
+    return j;
 }

@@ -21,7 +21,7 @@
 
 #include "util/err.h"
 
-#define HIST_SCHEMA_VERSION 1
+#define HIST_SCHEMA_VERSION 2
 #define HIST_BUSY_MS 10000
 #define HIST_LIMIT_MAX 100000
 
@@ -44,5 +44,8 @@ int hist_record(struct hist *h, const json_t *report, const char *report_path,
 /* The runs, newest first, at most limit (1..HIST_LIMIT_MAX), of experiment name (NULL: all),
  * as a JSON array of objects (new reference; caller decrefs). NULL with e set. */
 json_t *hist_list(struct hist *h, const char *experiment, int limit, struct err *e);
+/* The report recorded as run id (its report_json, parsed: new reference, caller decrefs).
+ * NULL with e set: ERR_NOTFOUND when there is no such run, ERR_IO / ERR_PARSE otherwise. */
+json_t *hist_report(struct hist *h, long long id, struct err *e);
 
 #endif

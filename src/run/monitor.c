@@ -64,10 +64,21 @@ static void monitor_take(struct monitor *m, const struct events_view *v)
     m->events++;
     if (events_view_int(v, "seq", &seq) == 0 && seq > m->max_seq)
         m->max_seq = seq;
-    if (events_view_is(v, "kind", "model_response") &&
-        events_view_number(v, "cost_usd", &cost) == 0 && cost > 0)
-        m->cost_usd += cost;
-    else if (events_view_is(v, "kind", "gate_decision") && events_view_is(v, "tier", "destructive"))
+    if (events_view_is(v, "kind", "model_response")) {
+        json_t *u = events_view_get(v, "usage");
+        static const char *const in[] = {"input_tokens", "cache_creation_input_tokens",
+                                         "cache_read_input_tokens"};
+        json_t *n;
+        for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++)
+            if (json_is_integer(n = json_object_get(u, in[i])) && json_integer_value(n) > 0)
+                m->input_tokens += json_integer_value(n);
+        if (json_is_integer(n = json_object_get(u, "output_tokens")) && json_integer_value(n) > 0)
+            m->output_tokens += json_integer_value(n);
+        json_decref(u);
+        if (events_view_number(v, "cost_usd", &cost) == 0 && cost > 0)
+            m->cost_usd += cost;
+    } else if (events_view_is(v, "kind", "gate_decision") &&
+               events_view_is(v, "tier", "destructive"))
         m->destructive = 1;
     else if (events_view_is(v, "kind", "plan_loaded"))
         take_shim(m, v, 0);

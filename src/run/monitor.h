@@ -36,8 +36,10 @@ struct monitor {
     char path[4096];
     struct events_reader *r; /* NULL until the file exists */
     double cost_usd;         /* summed model_response cost_usd */
-    int destructive;         /* a destructive-tier gate decision was seen */
-    int controller_abort;    /* the controller wrote an abort event */
+    /* summed model_response usage: input (with the cache's creation and reads), output */
+    long long input_tokens, output_tokens;
+    int destructive;      /* a destructive-tier gate decision was seen */
+    int controller_abort; /* the controller wrote an abort event */
     char controller_reason[32];
     long long max_seq; /* highest seq read, -1 before any */
     long long events;  /* well-formed events read */

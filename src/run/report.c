@@ -8,8 +8,9 @@
 #include "util/fs.h"
 #include "util/banned.h"
 
-json_t *report_build(const struct experiment *x, const char *dir, const char *status,
-                     const char *error, const char *backend, json_t *reps, json_t *score)
+json_t *report_build(const struct experiment *x, const char *commit, const char *dir,
+                     const char *status, const char *error, const char *backend, json_t *reps,
+                     json_t *score)
 {
     json_t *j = json_object(), *xj = json_object(), *v;
 
@@ -17,6 +18,7 @@ json_t *report_build(const struct experiment *x, const char *dir, const char *st
     json_object_set_new(xj, "hash", json_string(x->hash));
     json_object_set_new(xj, "path", json_string(x->path));
     json_object_set_new(xj, "repeat", json_integer(x->repeat));
+    json_object_set_new(xj, "commit", commit && commit[0] ? json_string(commit) : json_null());
     json_object_set_new(j, "format", json_integer(REPORT_FORMAT));
     json_object_set_new(j, "experiment", xj);
     json_object_set_new(j, "status", json_string(status));
@@ -77,7 +79,9 @@ static const char schema_text[] =
     "  \"format\": {\"const\": 1},"
     "  \"experiment\": {\"type\": \"object\", \"required\": [\"name\", \"hash\", \"path\", \"repeat\"],"
     "   \"properties\": {\"name\": {\"type\": \"string\"}, \"hash\": {\"type\": \"string\"},"
-    "    \"path\": {\"type\": \"string\"}, \"repeat\": {\"type\": \"integer\", \"minimum\": 1}}},"
+    "    \"path\": {\"type\": \"string\"}, \"repeat\": {\"type\": \"integer\", \"minimum\": 1},"
+    "    \"commit\": {\"type\": [\"string\", \"null\"], \"description\": \"the project's HEAD the"
+    " repetitions ran on\"}}},"
     "  \"status\": {\"enum\": [\"complete\", \"aborted\", \"error\"]},"
     "  \"error\": {\"type\": [\"string\", \"null\"]},"
     "  \"sandbox\": {\"type\": \"string\"},"
@@ -106,6 +110,9 @@ static const char schema_text[] =
     "    \"seed\": {\"type\": \"integer\"}, \"sandbox\": {\"type\": \"string\"},"
     "    \"agent\": {\"$ref\": \"#/$defs/exit\"}, \"verify\": {\"$ref\": \"#/$defs/exit\"},"
     "    \"cost_usd\": {\"type\": \"number\", \"minimum\": 0},"
+    "    \"tokens\": {\"type\": \"object\", \"required\": [\"input\", \"output\"],"
+    "     \"properties\": {\"input\": {\"type\": \"integer\", \"minimum\": 0},"
+    "      \"output\": {\"type\": \"integer\", \"minimum\": 0}}},"
     "    \"agent_out_dropped\": {\"type\": \"integer\", \"minimum\": 0},"
     "    \"duration_ms\": {\"type\": \"integer\", \"minimum\": 0},"
     "    \"workspace\": {\"type\": [\"string\", \"null\"]},"

@@ -20,8 +20,9 @@
 
 /* A new report (caller decrefs). reps (borrowed) is the runner's facts per repetition, score
  * (borrowed) score_render_json's result for dir. error may be NULL. */
-json_t *report_build(const struct experiment *x, const char *dir, const char *status,
-                     const char *error, const char *backend, json_t *reps, json_t *score);
+json_t *report_build(const struct experiment *x, const char *commit, const char *dir,
+                     const char *status, const char *error, const char *backend, json_t *reps,
+                     json_t *score);
 /* Writes the report (indented, sorted keys, a final newline) to path atomically. 0 or ERR_IO. */
 int report_write(const json_t *report, const char *path, struct err *e);
 /* Any of the run's JSON files (run.json, rep.json, verify.json, the report) as people read

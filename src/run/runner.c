@@ -1558,6 +1558,9 @@ static void rep_files(struct rep *p)
     json_object_set_new(rj, "verify",
                         exit_json(p->verify_ran, p->verify_exit, p->verify_signal, p->verify_ms));
     json_object_set_new(rj, "cost_usd", json_real(score_round(p->mon.cost_usd, 6)));
+    json_object_set_new(rj, "tokens",
+                        json_pack("{s:I, s:I}", "input", (json_int_t)p->mon.input_tokens, "output",
+                                  (json_int_t)p->mon.output_tokens));
     json_object_set_new(rj, "agent_out_dropped", json_integer((json_int_t)p->out_dropped));
     json_object_set_new(rj, "duration_ms", json_integer((time_now_ms() - p->t_start)));
     json_object_set_new(rj, "workspace",
@@ -1604,10 +1607,10 @@ static void agent_close_fds(struct rep *p)
     }
 }
 
-static void rep_teardown(struct rep *p)
+/* Ends every process of the repetition: a gated agent or verify never let go, whatever is
+ * left in its sandbox, then the controller (SIGTERM: it flushes its events). */
+static void rep_end_processes(struct rep *p)
 {
-    struct run *r = p->r;
-
     agent_cancel(p);
     verify_cancel(p);
     agent_close_fds(p);
@@ -1621,6 +1624,13 @@ static void rep_teardown(struct rep *p)
     if (p->nsfd >= 0)
         close(p->nsfd);
     p->nsfd = -1;
+}
+
+static void rep_teardown(struct rep *p)
+{
+    struct run *r = p->r;
+
+    rep_end_processes(p);
     /* every event is in the file now: a shim that loaded its plan and never ended was killed */
     {
         const struct monitor_shim *lost;
@@ -1755,18 +1765,7 @@ static const char *rep_go(struct rep *p, int *verify_exit, char *error, size_t e
  * repetition in its place). */
 static void rep_discard(struct rep *p)
 {
-    agent_cancel(p);
-    verify_cancel(p);
-    agent_close_fds(p);
-    if (p->sb)
-        sandbox_kill(p->sb, RUN_GRACE_MS);
-    if (p->ctl_live) {
-        proc_terminate(&p->ctl, 5000);
-        proc_release(&p->ctl);
-        p->ctl_live = 0;
-    }
-    if (p->nsfd >= 0)
-        close(p->nsfd);
+    rep_end_processes(p);
     sandbox_close(p->sb);
     if (p->workspace_made)
         rm_tree(p->work);
@@ -2050,7 +2049,7 @@ int run_execute(struct run *r, struct err *e)
     if (score == NULL)
         return ERR_IO;
     r->exit_code = code;
-    r->report = report_build(r->x, r->dir, r->status, r->error[0] ? r->error : NULL,
+    r->report = report_build(r->x, r->head, r->dir, r->status, r->error[0] ? r->error : NULL,
                              r->backend_name ? r->backend_name : "native", r->reps, score);
     json_decref(score);
     if (report_write(r->report, r->report_path, e) < 0)

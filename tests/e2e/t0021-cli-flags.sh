@@ -4,7 +4,7 @@
 # mean and exit 64, --opt=value = --opt value, - for stdin, exit 1 when stdout is full.
 . "$(dirname "$0")/lib.sh"
 
-CMDS="list validate schema plan proxy mock-model agent mcp score run"
+CMDS="list validate schema plan proxy mock-model agent mcp score run compare"
 export CMDS
 
 test_expect "faultline help CMD prints the same text as faultline CMD --help" '

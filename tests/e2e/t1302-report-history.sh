@@ -40,6 +40,17 @@ test_expect "runs are recorded in \$XDG_STATE_HOME/faultline/history.db, listed 
     test "$(jq -r ".[0].resilience_score" all.json)" = "$(jq -r .resilience_score out/three.json)"
     test "$(jq -r ".[0].experiment_hash" all.json)" = "$(jq -r .experiment.hash out/three.json)"
     test "$(jq -r ".[0].faultline_version" all.json)" = "$("$FAULTLINE" --version | cut -d" " -f2)"
+    # the commit the repetitions ran on, and the tokens the model was sent and gave back
+    test "$(jq -r ".[0].git_commit" all.json)" = "$(git -C p rev-parse HEAD)"
+    test "$(jq -r ".[0].git_commit" all.json)" = "$(jq -r .experiment.commit out/three.json)"
+    in=$(jq "[.repetitions[].tokens.input] | add" out/three.json)
+    out=$(jq "[.repetitions[].tokens.output] | add" out/three.json)
+    test "$in" -gt 0
+    test "$out" -gt 0
+    test "$(jq -r ".[0].input_tokens" all.json)" = "$in"
+    test "$(jq -r ".[0].output_tokens" all.json)" = "$out"
+    # the same usage the controller recorded in the events
+    test "$(cat out/three/rep-*/events.jsonl | jq -s "[.[] | select(.kind == \"model_response\") | .usage.output_tokens] | add")" = "$out"
 '
 
 test_expect "history --experiment and --limit; the table for people" '
@@ -49,7 +60,8 @@ test_expect "history --experiment and --limit; the table for people" '
     test "$(jq length l.json)" = 2
     "$FAULTLINE" history >table.txt
     test "$(wc -l <table.txt)" = 4
-    head -1 table.txt | grep -q "^id .*experiment .*verdict .*score .*cost USD .*outcomes"
+    head -1 table.txt | grep -q "^id .*experiment .*verdict .*score .*cost USD .*tokens .*commit .*outcomes"
+    sed -n 2p table.txt | grep -q " $(git -C p rev-parse HEAD | cut -c1-7) "
     sed -n 2p table.txt | grep -q "hist-a .*scored"
 '
 

@@ -125,9 +125,79 @@ static void test_record_and_list(void **state)
     }
     e = (struct err){0};
     assert_null(hist_open(path, &e));
-    assert_non_null(strstr(e.msg, "schema version 99 is newer than this faultline's (1)"));
+    {
+        char want[96];
+        snprintf(want, sizeof(want), "schema version 99 is newer than this faultline's (%d)",
+                 HIST_SCHEMA_VERSION);
+        assert_non_null(strstr(e.msg, want));
+    }
     json_decref(a);
     json_decref(b);
+}
+
+/* A database a faultline of schema 1 wrote (a fixture of that schema, one run) is migrated on
+ * open: its run keeps its figures, with no commit or tokens; a new run records both. */
+static void test_migrate_from_1(void **state)
+{
+    char path[128];
+    struct err e = {0};
+    struct hist *h;
+    sqlite3 *db;
+    json_t *r, *list;
+    long long id;
+
+    (void)state;
+    snprintf(path, sizeof(path), "%s/v1.db", dir);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(db,
+                     "CREATE TABLE runs (id INTEGER PRIMARY KEY AUTOINCREMENT, recorded_at INTEGER "
+                     "NOT NULL, experiment TEXT NOT NULL, experiment_hash TEXT NOT NULL, "
+                     "experiment_path TEXT, repeat INTEGER, status TEXT NOT NULL, verdict TEXT NOT "
+                     "NULL, verdict_reason TEXT, resilience_score REAL, cost_usd REAL NOT NULL, "
+                     "sandbox TEXT, run_dir TEXT, report TEXT, faultline_version TEXT NOT NULL, "
+                     "report_json TEXT NOT NULL);"
+                     "CREATE TABLE repetitions (run_id INTEGER NOT NULL, rep INTEGER NOT NULL, "
+                     "faulted INTEGER NOT NULL, status TEXT, outcome TEXT, cost_usd REAL, "
+                     "duration_ms INTEGER, canary TEXT, seed INTEGER, abort_reason TEXT, error "
+                     "TEXT, PRIMARY KEY (run_id, rep));"
+                     "CREATE TABLE probes (run_id INTEGER NOT NULL, probe TEXT NOT NULL, evaluated "
+                     "INTEGER, passed INTEGER, pass_rate REAL, weight REAL, PRIMARY KEY (run_id, "
+                     "probe));"
+                     "CREATE TABLE invariants (run_id INTEGER NOT NULL, invariant TEXT NOT NULL, "
+                     "evaluated INTEGER, passed INTEGER, failed INTEGER);"
+                     "CREATE TABLE outcomes (run_id INTEGER NOT NULL, class TEXT NOT NULL, count "
+                     "INTEGER NOT NULL, PRIMARY KEY (run_id, class));"
+                     "INSERT INTO runs (recorded_at, experiment, experiment_hash, status, verdict, "
+                     "cost_usd, faultline_version, report_json) VALUES (1, 'old', 'h', "
+                     "'complete', 'scored', 0.5, '0.0.9', '{}');"
+                     "PRAGMA user_version = 1;",
+                     NULL, NULL, NULL),
+        SQLITE_OK);
+    sqlite3_close(db);
+
+    h = hist_open(path, &e);
+    assert_non_null(h);
+    assert_int_equal(hist_version(h), HIST_SCHEMA_VERSION);
+    r = report("new", 90);
+    json_object_set_new(json_object_get(r, "experiment"), "commit", json_string("abc123"));
+    json_object_set_new(json_array_get(json_object_get(r, "repetitions"), 0), "tokens",
+                        ut_json("{\"input\": 100, \"output\": 20}"));
+    json_object_set_new(json_array_get(json_object_get(r, "repetitions"), 1), "tokens",
+                        ut_json("{\"input\": 5, \"output\": 1}"));
+    assert_int_equal(hist_record(h, r, "/o/new.json", "9.9", &id, &e), 0);
+    list = hist_list(h, NULL, 10, &e);
+    assert_non_null(list);
+    assert_int_equal(json_array_size(list), 2);
+    ut_assert_json(json_object_get(json_array_get(list, 0), "git_commit"), "\"abc123\"");
+    ut_assert_json(json_object_get(json_array_get(list, 0), "input_tokens"), "105");
+    ut_assert_json(json_object_get(json_array_get(list, 0), "output_tokens"), "21");
+    ut_assert_json(json_object_get(json_array_get(list, 1), "experiment"), "\"old\"");
+    ut_assert_json(json_object_get(json_array_get(list, 1), "git_commit"), "null");
+    ut_assert_json(json_object_get(json_array_get(list, 1), "input_tokens"), "null");
+    json_decref(list);
+    json_decref(r);
+    hist_close(h);
 }
 
 static void test_corrupt(void **state)
@@ -228,6 +298,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_record_and_list),
+        cmocka_unit_test(test_migrate_from_1),
         cmocka_unit_test(test_corrupt),
         cmocka_unit_test(test_default_path),
         cmocka_unit_test(test_parallel_writers),
