@@ -1603,9 +1603,15 @@ static void test_scanned_fast_path(void **state)
     end_session(s);
 }
 
-static int group_fast(void **state)
+static int set_fast(void **state)
 {
     F.fast = 1;
+    return 0;
+}
+
+static int set_tree(void **state)
+{
+    F.fast = 0;
     return 0;
 }
 
@@ -1641,11 +1647,21 @@ int main(void)
         cmocka_unit_test(test_every_catalog_fault_has_a_handler),
         cmocka_unit_test(test_relay_opts_init_defaults),
     };
-    const struct CMUnitTest fast[] = {
-        cmocka_unit_test(test_scanned_fast_path),
-    };
-    int failed = cmocka_run_group_tests_name("tree", tests, NULL, NULL);
-    /* again on the fast path (scanned lines, raw event values): every behaviour the same */
-    failed += cmocka_run_group_tests_name("scanned", tests, group_fast, NULL);
-    return failed + cmocka_run_group_tests_name("fast path", fast, group_fast, NULL);
+    enum { N = sizeof(tests) / sizeof(tests[0]) };
+    /* Every test twice: on the tree path, and again on the fast path (scanned lines, raw
+     * event values, "scanned/NAME"), where every behaviour must be the same; one group, so
+     * that its count is every test. */
+    static struct CMUnitTest all[2 * N + 1];
+    static char names[N][96];
+
+    for (size_t i = 0; i < N; i++) {
+        all[i] = tests[i];
+        all[i].setup_func = set_tree;
+        snprintf(names[i], sizeof(names[i]), "scanned/%s", tests[i].name);
+        all[N + i] = tests[i];
+        all[N + i].name = names[i];
+        all[N + i].setup_func = set_fast;
+    }
+    all[2 * N] = (struct CMUnitTest)cmocka_unit_test_setup(test_scanned_fast_path, set_fast);
+    return _cmocka_run_group_tests("test_mcp_session", all, 2 * N + 1, NULL, NULL);
 }
