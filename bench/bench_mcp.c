@@ -20,6 +20,9 @@
  * Targets (docs/performance.md, ## MCP shim), for shim+plan+events: added p50 at most 2x the
  * byte relay's at 32 B and 4x at 16 KiB (goal 2x), at least 100k calls/s pipelined (goal 150k);
  * in controller mode its p50 within 1 ms of standalone's. Each prints met / NOT MET.
+ * With FAULTLINE_BASE set to another faultline binary (a build of an earlier commit), a sixth
+ * chain runs it as shim+plan+events too, in the same rounds: a before/after measured side by
+ * side (informational, no target).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -347,11 +350,12 @@ static void loadavg(const char *when)
 
 int main(int argc, char **argv)
 {
-    char self[4096], dir[4096], plan[4200], events[4200];
-    const char *faultline = getenv("FAULTLINE");
-    enum { DIRECT, RELAY, SHIM, SHIMP, SHIMC, NCHAINS };
-    const char *names[NCHAINS] = {"direct", "byte relay", "shim", "shim+plan+events",
-                                  "shim+controller"};
+    char self[4096], dir[4096], plan[4200], events[4200], events_base[4200];
+    const char *faultline = getenv("FAULTLINE"), *base = getenv("FAULTLINE_BASE");
+    enum { DIRECT, RELAY, SHIM, SHIMP, SHIMC, BASEP, NCHAINS };
+    const char *names[NCHAINS] = {"direct",          "byte relay", "shim", "shim+plan+events",
+                                  "shim+controller", "base s+p+e"};
+    const int nchains = base && *base ? NCHAINS : BASEP;
     char ctl_events[4200], ready[4200], url[600], url_env[700];
     struct proc ctl;
 
@@ -376,6 +380,7 @@ int main(int argc, char **argv)
         return 1;
     snprintf(plan, sizeof(plan), "%s/plan.json", dir);
     snprintf(events, sizeof(events), "%s/events.jsonl", dir);
+    snprintf(events_base, sizeof(events_base), "%s/events-base.jsonl", dir);
     snprintf(ctl_events, sizeof(ctl_events), "%s/ctl-events.jsonl", dir);
     snprintf(ready, sizeof(ready), "%s/ready", dir);
     {
@@ -402,8 +407,10 @@ int main(int argc, char **argv)
         const char *shimp[] = {faultline, "mcp", "--plan", plan,       "--events",
                                events,    "--",  self,     "--server", NULL};
         const char *shimc[] = {faultline, "mcp", "--plan", plan, "--", self, "--server", NULL};
+        const char *basep[] = {base,        "mcp", "--plan", plan,       "--events",
+                               events_base, "--",  self,     "--server", NULL};
         const char *ctl_env[] = {url_env, NULL};
-        const char *const *argvs[NCHAINS] = {direct, relay, shim, shimp, shimc};
+        const char *const *argvs[NCHAINS] = {direct, relay, shim, shimp, shimc, basep};
         static struct chain chains[NCHAINS];
         static int64_t lat_s[ROUND_TRIPS], lat_l[ROUND_TRIPS_LARGE];
         double p50s[NCHAINS][ROUNDS], p50l[NCHAINS][ROUNDS], cps[NCHAINS][ROUNDS];
@@ -412,13 +419,13 @@ int main(int argc, char **argv)
         int ids[NCHAINS] = {0};
 
         chains[SHIMC].env_add = ctl_env;
-        for (int i = 0; i < NCHAINS; i++) {
+        for (int i = 0; i < nchains; i++) {
             chains[i].name = names[i];
             if (chain_start(&chains[i], argvs[i]) < 0)
                 return 1;
         }
         for (int round = 0; round < ROUNDS; round++) {
-            for (int i = 0; i < NCHAINS; i++) {
+            for (int i = 0; i < nchains; i++) {
                 if (measure_latency(&chains[i], lat_s, ROUND_TRIPS, SMALL, &ids[i]) < 0 ||
                     measure_latency(&chains[i], lat_l, ROUND_TRIPS_LARGE, LARGE, &ids[i]) < 0 ||
                     (cps[i][round] = measure_pipelined(&chains[i], &ids[i])) < 0) {
@@ -428,7 +435,7 @@ int main(int argc, char **argv)
                 p50s[i][round] = p50_of(lat_s, ROUND_TRIPS);
                 p50l[i][round] = p50_of(lat_l, ROUND_TRIPS_LARGE);
             }
-            for (int i = 0; i < NCHAINS; i++) {
+            for (int i = 0; i < nchains; i++) {
                 add_s[i][round] = p50s[i][round] - p50s[DIRECT][round];
                 add_l[i][round] = p50l[i][round] - p50l[DIRECT][round];
                 r_small[i][round] = add_s[i][round] / add_s[RELAY][round];
@@ -436,12 +443,13 @@ int main(int argc, char **argv)
                 r_cps[i][round] = cps[i][round] / cps[RELAY][round];
             }
         }
-        for (int i = 0; i < NCHAINS; i++)
+        for (int i = 0; i < nchains; i++)
             chain_stop(&chains[i]);
         proc_terminate(&ctl, 3000);
         proc_release(&ctl);
         unlink(plan);
         unlink(events);
+        unlink(events_base);
         unlink(ctl_events);
         unlink(ready);
         rmdir(dir);
@@ -452,10 +460,22 @@ int main(int argc, char **argv)
                ROUNDS, ROUND_TRIPS, SMALL, ROUND_TRIPS_LARGE, LARGE, INFLIGHT, PIPELINED);
         printf("  %-18s %9s %11s %9s %11s %12s\n", "chain", "p50 32B", "added 32B", "p50 16K",
                "added 16K", "calls/s");
-        for (int i = 0; i < NCHAINS; i++)
+        for (int i = 0; i < nchains; i++)
             printf("  %-18s %9.1f %11.1f %9.1f %11.1f %12.0f\n", names[i], median(p50s[i], ROUNDS),
                    median(add_s[i], ROUNDS), median(p50l[i], ROUNDS), median(add_l[i], ROUNDS),
                    median(cps[i], ROUNDS));
+        if (nchains > BASEP) {
+            double rs[ROUNDS], rl[ROUNDS], rc[ROUNDS];
+            for (int r = 0; r < ROUNDS; r++) {
+                rs[r] = add_s[SHIMP][r] / add_s[BASEP][r];
+                rl[r] = add_l[SHIMP][r] / add_l[BASEP][r];
+                rc[r] = cps[SHIMP][r] / cps[BASEP][r];
+            }
+            printf("before/after (FAULTLINE_BASE as shim+plan+events in the same rounds; medians "
+                   "of per-round ratios, this build / base): added p50 32 B %.2fx, 16 KiB %.2fx, "
+                   "calls/s %.2fx\n",
+                   median(rs, ROUNDS), median(rl, ROUNDS), median(rc, ROUNDS));
+        }
         printf("targets (shim with plan and events against the byte relay, same client, same "
                "server):\n");
         row("added p50, 32 B message", median(add_s[SHIMP], ROUNDS), median(add_s[RELAY], ROUNDS),

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "codec/jsonrpc.h"
+#include "events/view.h"
 #include "util/err.h"
 #include "util/hash.h"
 #include "util/text.h"
@@ -263,12 +264,23 @@ json_t *jsonrpc_skim_id(const struct jsonrpc_skim *s)
  * for their form only (a lone surrogate is fine); bytes >= 0x80 are taken as they are, since
  * a UTF-8 decoder never swallows an ASCII byte into an invalid sequence. Raw controls are not
  * JSON. *esc is set when the string holds a backslash. 0, or ERR_PARSE (not a JSON string). */
+static const unsigned char lax_str_special[256] = {
+    [0 ... 0x1f] = 1,
+    ['"'] = 1,
+    ['\\'] = 1,
+};
+
 static int lax_string(const char *p, size_t n, size_t *i, int *esc)
 {
     size_t k = *i + 1;
 
     for (; k < n; k++) {
-        unsigned char c = (unsigned char)p[k];
+        unsigned char c;
+        while (k < n && !lax_str_special[(unsigned char)p[k]]) /* the plain bytes, in one loop */
+            k++;
+        if (k >= n)
+            break;
+        c = (unsigned char)p[k];
         if (c == '"') {
             *i = k + 1;
             return 0;
@@ -546,14 +558,31 @@ done:
     return rc;
 }
 
+/* The index just past the closing quote of the string that opens at p[i] (a '"') in a text
+ * the scan accepted: memchr to each quote, which ends the string unless an odd run of
+ * backslashes escapes it. */
+static size_t lax_string_end(const char *p, size_t n, size_t i)
+{
+    const char *q = p + i + 1, *end = p + n;
+
+    while (q < end && (q = memchr(q, '"', (size_t)(end - q))) != NULL) {
+        size_t bs = 0;
+        while (q - bs > p + i + 1 && q[-1 - (ptrdiff_t)bs] == '\\')
+            bs++;
+        if (bs % 2 == 0)
+            return (size_t)(q - p) + 1;
+        q++;
+    }
+    return n;
+}
+
 /* Moves *i past the value at p[*i] of a text the scan accepted. */
 static void lax_skip(const char *p, size_t n, size_t *i)
 {
     size_t nest = 0;
-    int in_str = 0, esc = 0;
 
     if (p[*i] == '"') {
-        lax_string(p, n, i, &esc);
+        *i = lax_string_end(p, n, *i);
         return;
     }
     if (p[*i] != '{' && p[*i] != '[') {
@@ -563,15 +592,8 @@ static void lax_skip(const char *p, size_t n, size_t *i)
     }
     for (; *i < n; (*i)++) {
         char c = p[*i];
-        if (in_str) {
-            if (esc)
-                esc = 0;
-            else if (c == '\\')
-                esc = 1;
-            else if (c == '"')
-                in_str = 0;
-        } else if (c == '"') {
-            in_str = 1;
+        if (c == '"') {
+            *i = lax_string_end(p, n, *i) - 1; /* at the closing quote */
         } else if (c == '{' || c == '[') {
             nest++;
         } else if ((c == '}' || c == ']') && --nest == 0) {
@@ -613,6 +635,27 @@ int jsonrpc_lax_member(const char *p, const struct jsonrpc_span *obj, const char
             i = lax_blank(p, n, i + 1);
     }
     return found;
+}
+
+int jsonrpc_lax_element(const char *p, const struct jsonrpc_span *arr, size_t *pos,
+                        struct jsonrpc_span *out)
+{
+    size_t n, i;
+
+    if (arr == NULL || arr->type != 'a')
+        return 0;
+    n = arr->off + arr->len;
+    i = lax_blank(p, n, *pos == 0 ? arr->off + 1 : *pos);
+    if (i < n && p[i] == ',')
+        i = lax_blank(p, n, i + 1);
+    if (i >= n || p[i] == ']')
+        return 0;
+    out->off = i;
+    out->type = lax_type(p[i]);
+    lax_skip(p, n, &i);
+    out->len = i - out->off;
+    *pos = i;
+    return 1;
 }
 
 int jsonrpc_lax_path(const char *p, const struct jsonrpc_span *obj, const char *const *keys,
@@ -879,6 +922,16 @@ enum jsonrpc_kind jsonrpc_parse(const char *line, size_t len, struct jsonrpc_msg
     return m->kind;
 }
 
+/* 1 when the string at *sp decodes to s ("2\u002e0" is "2.0", as jansson reads it). */
+static int lax_string_is(const char *p, const struct jsonrpc_span *sp, const char *s)
+{
+    json_t *v = jsonrpc_lax_value(p, sp);
+    int eq = json_is_string(v) && strcmp(json_string_value(v), s) == 0;
+
+    json_decref(v);
+    return eq;
+}
+
 /* Classifies a text the lax scan accepted, as jsonrpc_classify does a tree. */
 static enum jsonrpc_kind lax_classify(const char *line, struct jsonrpc_msg *m)
 {
@@ -889,8 +942,9 @@ static enum jsonrpc_kind lax_classify(const char *line, struct jsonrpc_msg *m)
         return m->kind = JSONRPC_BATCH; /* "[]" is not opaque: jansson takes it */
     if (lx->type != 'o')
         return not_rpc(m, "not an object");
-    if (lx->version.type != 's' || lx->version.len != 5 ||
-        memcmp(line + lx->version.off, "\"2.0\"", 5) != 0)
+    if (lx->version.type != 's' ||
+        !(lx->version.len == 5 ? memcmp(line + lx->version.off, "\"2.0\"", 5) == 0
+                               : lax_string_is(line, &lx->version, "2.0")))
         m->flags |= JSONRPC_F_NO_VERSION;
     if (lx->id.type == 'z' || lx->id.type == 's' || lx->id.type == 'n') {
         m->own_id = jsonrpc_lax_value(line, &lx->id);
@@ -960,6 +1014,29 @@ enum jsonrpc_kind jsonrpc_parse_lax(const char *line, size_t len, struct jsonrpc
         return m->kind;
     m->lax = lx;
     return lax_classify(line, m);
+}
+
+enum jsonrpc_kind jsonrpc_parse_scan(const char *line, size_t len, struct jsonrpc_msg *m)
+{
+    memset(m, 0, sizeof(*m));
+    if (events_json_check(line, len) == 0 && jsonrpc_lax_scan(line, len, &m->lax) == 0 &&
+        m->lax.type == 'o') {
+        lax_classify(line, m);
+        if (m->kind != JSONRPC_NOT_RPC && !(m->flags & JSONRPC_F_OPAQUE_ID)) {
+            m->flags = (m->flags & ~(unsigned)JSONRPC_F_OPAQUE) | JSONRPC_F_SCANNED;
+            return m->kind;
+        }
+        jsonrpc_msg_release(m); /* what jansson says of it, in its words */
+    }
+    return jsonrpc_parse_lax(line, len, m);
+}
+
+enum jsonrpc_kind jsonrpc_msg_tree(struct jsonrpc_msg *m, const char *line, size_t len)
+{
+    if (!(m->flags & JSONRPC_F_SCANNED))
+        return m->kind;
+    jsonrpc_msg_release(m);
+    return jsonrpc_parse_lax(line, len, m);
 }
 
 void jsonrpc_msg_release(struct jsonrpc_msg *m)

@@ -138,6 +138,11 @@ int jsonrpc_lax_scan(const char *p, size_t n, struct jsonrpc_lax *out);
  * decoded ("\u0069d" is "id"). No allocation for keys without escapes. */
 int jsonrpc_lax_member(const char *p, const struct jsonrpc_span *obj, const char *key,
                        struct jsonrpc_span *out);
+/* The elements of the array at *arr in a text jsonrpc_lax_scan accepted, in order: *pos is 0
+ * for the first call, then left for the next. 1 with *out set, 0 past the last (or arr not an
+ * array). */
+int jsonrpc_lax_element(const char *p, const struct jsonrpc_span *arr, size_t *pos,
+                        struct jsonrpc_span *out);
 /* Follows a path of member names (NULL-terminated) from *obj: 1 with *out set, else 0. */
 int jsonrpc_lax_path(const char *p, const struct jsonrpc_span *obj, const char *const *keys,
                      struct jsonrpc_span *out);
@@ -170,7 +175,12 @@ enum {
      * params, result and error are NULL; lax indexes the members; id and method are copies. */
     JSONRPC_F_OPAQUE = 1 << 5,
     /* With F_OPAQUE: the id is there but jansson cannot hold it either; id is NULL. */
-    JSONRPC_F_OPAQUE_ID = 1 << 6
+    JSONRPC_F_OPAQUE_ID = 1 << 6,
+    /* jsonrpc_parse_scan only: a request, notification, response or error that jansson would
+     * take, classified from the scan without a tree: as F_OPAQUE (root, params, result and
+     * error NULL; lax indexes the members; id and method are copies), but jsonrpc_msg_tree
+     * builds the tree when a caller needs it. */
+    JSONRPC_F_SCANNED = 1 << 7
 };
 
 struct jsonrpc_msg {
@@ -194,6 +204,15 @@ enum jsonrpc_kind jsonrpc_parse(const char *line, size_t len, struct jsonrpc_msg
 /* jsonrpc_parse, and a line that jansson refuses but JSON.parse accepts is classified from the
  * lax scan with JSONRPC_F_OPAQUE (root NULL) instead of being NOT_JSON. */
 enum jsonrpc_kind jsonrpc_parse_lax(const char *line, size_t len, struct jsonrpc_msg *m);
+/* The fast path of a relay: a line that is a JSON-RPC message jansson would take (checked by
+ * events_json_check, the events view's scanner) is classified from jsonrpc_lax_scan with
+ * JSONRPC_F_SCANNED, no tree built; any other line as jsonrpc_parse_lax does. Release with
+ * jsonrpc_msg_release. */
+enum jsonrpc_kind jsonrpc_parse_scan(const char *line, size_t len, struct jsonrpc_msg *m);
+/* For a message of jsonrpc_parse_scan with F_SCANNED (line, len: the same line): parses the
+ * tree, so that m is what jsonrpc_parse_lax makes of the line; a no-op for any other. Returns
+ * m->kind. */
+enum jsonrpc_kind jsonrpc_msg_tree(struct jsonrpc_msg *m, const char *line, size_t len);
 /* Classifies an already parsed value v (borrowed: m->root is set to NULL), e.g. a batch
  * element. m need not be initialised; release it with jsonrpc_msg_release. */
 enum jsonrpc_kind jsonrpc_classify(json_t *v, struct jsonrpc_msg *m);

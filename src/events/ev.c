@@ -8,6 +8,7 @@
 #include "events/ev.h"
 #include "events/events.h"
 #include "util/buf.h"
+#include "util/err.h"
 #include "util/log.h"
 #include "util/utf8.h"
 #include "util/banned.h"
@@ -48,6 +49,30 @@ void ev_set_ref(json_t *ev, const char *name, json_t *v)
         return;
     check(ev, name, v);
     json_object_set(ev, name, v);
+}
+
+static void set_raw(json_t *ev, const char *name, json_t *raw)
+{
+    json_t *shape = events_raw_shape(raw);
+
+    check(ev, name, shape);
+    json_decref(shape);
+    json_object_set_new(ev, name, raw);
+}
+
+int ev_set_raw(json_t *ev, const char *name, const char *p, size_t n)
+{
+    json_t *raw = events_raw_new(p, n);
+
+    if (raw == NULL)
+        return ERR_PARSE;
+    set_raw(ev, name, raw);
+    return 0;
+}
+
+void ev_set_raw_checked(json_t *ev, const char *name, const char *p, size_t n)
+{
+    set_raw(ev, name, events_raw_new_checked(p, n));
 }
 
 void ev_set_strn(json_t *ev, const char *name, const char *s, size_t n)

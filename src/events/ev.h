@@ -40,6 +40,13 @@ void ev_set_strn(json_t *ev, const char *name, const char *s, size_t n);
 void ev_set_int(json_t *ev, const char *name, long long v);
 void ev_set_num(json_t *ev, const char *name, double v);
 void ev_set_bool(json_t *ev, const char *name, int v);
+/* A raw value (events_raw_new, events.h): field name of ev recorded from the JSON text
+ * p[0..n) as it is, written without a tree (top-level fields only). 0, or ERR_PARSE when
+ * p[0..n) is not JSON that jansson takes (nothing set). Asserts the field's type as ev_set. */
+int ev_set_raw(json_t *ev, const char *name, const char *p, size_t n);
+/* ev_set_raw of a text already checked (events_raw_new_checked): one whole value inside a text
+ * events_json_check accepted. */
+void ev_set_raw_checked(json_t *ev, const char *name, const char *p, size_t n);
 /* Every field of fields (an object, borrowed; NULL: nothing) set on ev, each checked. */
 void ev_update(json_t *ev, const json_t *fields);
 

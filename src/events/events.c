@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "events/events.h"
+#include "events/view.h"
 #include "util/buf.h"
 #include "util/fs.h"
 #include "util/redact.h"
@@ -37,7 +38,9 @@
 #define REDACTED REDACT_MARK
 #define READ_CHUNK (256 * 1024)
 #define CUT_ROUNDS 32
-#define CUT_MIN 64 /* strings this short are not worth cutting */
+#define CUT_MIN 64                  /* strings this short are not worth cutting */
+#define RAW_KEY "\001faultline.raw" /* a raw value's wrapper: {RAW_KEY: text} */
+#define RAW_FIELDS_MAX 8            /* raw fields an event writes as text; more go through a tree */
 
 struct events_writer {
     int fd;
@@ -177,6 +180,232 @@ int events_redact(json_t *ev)
     if (ev != NULL)
         redact_value(&cx, ev, 0);
     return cx.count;
+}
+
+static int dump_cb(const char *p, size_t n, void *data);
+
+/* ---- raw values (events.h) ----------------------------------------------------------------- */
+
+json_t *events_raw_new_checked(const char *p, size_t n)
+{
+    json_t *w = json_object();
+
+    json_object_set_new(w, RAW_KEY, json_stringn_nocheck(p, n));
+    return w;
+}
+
+json_t *events_raw_new(const char *p, size_t n)
+{
+    if (p == NULL || events_json_check(p, n) < 0)
+        return NULL;
+    return events_raw_new_checked(p, n);
+}
+
+const char *events_raw_text(const json_t *v, size_t *n)
+{
+    json_t *t;
+
+    if (!json_is_object(v) || json_object_size(v) != 1 ||
+        !json_is_string(t = json_object_get(v, RAW_KEY)))
+        return NULL;
+    *n = json_string_length(t);
+    return json_string_value(t);
+}
+
+json_t *events_raw_tree(const json_t *v)
+{
+    size_t n;
+    const char *p = events_raw_text(v, &n);
+
+    return p ? json_loadb(p, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL) : NULL;
+}
+
+json_t *events_raw_shape(const json_t *v)
+{
+    size_t n, i = 0;
+    const char *p = events_raw_text(v, &n);
+
+    if (p == NULL)
+        return NULL;
+    while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r'))
+        i++;
+    switch (i < n ? p[i] : 'n') {
+    case '{':
+        return json_object();
+    case '[':
+        return json_array();
+    case '"':
+        return json_string("");
+    case 't':
+    case 'f':
+        return json_true();
+    case 'n':
+        return json_null();
+    }
+    for (; i < n; i++)
+        if (p[i] == '.' || p[i] == 'e' || p[i] == 'E')
+            return json_real(0);
+    return json_integer(0);
+}
+
+/* The string token at p[*i] (a '"') of a text events_json_check accepted: its body in
+ * [*b, *b + *bl), *esc when it holds escapes; *i moves past the closing quote. */
+static void raw_string(const char *p, size_t n, size_t *i, size_t *b, size_t *bl, int *esc)
+{
+    const char *q = p + *i + 1, *end = p + n, *body = q;
+
+    /* memchr to each quote: it closes the string unless an odd run of backslashes escapes it */
+    while (q < end && (q = memchr(q, '"', (size_t)(end - q))) != NULL) {
+        size_t bs = 0;
+        while (q - bs > body && q[-1 - (ptrdiff_t)bs] == '\\')
+            bs++;
+        if (bs % 2 == 0)
+            break;
+        q++;
+    }
+    if (q == NULL || q > end)
+        q = end;
+    *b = (size_t)(body - p);
+    *bl = (size_t)(q - body);
+    *esc = memchr(body, '\\', *bl) != NULL;
+    *i = *b + *bl + 1;
+}
+
+/*
+ * 1 when the redaction walk (redact_value) would change nothing in the value whose JSON text is
+ * p[0..n) (accepted by events_json_check) at depth 1 of an event: no credential in its text
+ * (nor in a string with escapes, decoded), no secret-like key, no secret-like string where the
+ * walk reads a name (the first element of an array: a header pair; the value of a "name": a
+ * name/value pair), no nesting near REDACT_DEPTH_MAX. 0 means "maybe": the caller redacts a
+ * tree instead, so a false 0 costs time, never a secret.
+ */
+static int raw_clean(const struct redact_lits *lits, const char *p, size_t n)
+{
+    unsigned char is_obj[REDACT_DEPTH_MAX], first[REDACT_DEPTH_MAX];
+    size_t depth = 0, i = 0;
+    int key_next = 0, after_name = 0;
+
+    if (redact_text(lits, p, n, NULL) > 0)
+        return 0;
+    while (i < n) {
+        char c = p[i];
+        if (c == '"') {
+            size_t b, bl;
+            int esc, is_key = depth > 0 && is_obj[depth - 1] && key_next, clean = 1;
+            int named = depth > 0 && (is_obj[depth - 1] ? after_name : first[depth - 1]);
+            json_t *d = NULL;
+            const char *s;
+            size_t sl;
+            raw_string(p, n, &i, &b, &bl, &esc);
+            s = p + b;
+            sl = bl;
+            if (esc) {
+                d = json_loadb(p + b - 1, bl + 2, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+                if (!json_is_string(d)) {
+                    json_decref(d);
+                    return 0;
+                }
+                s = json_string_value(d);
+                sl = json_string_length(d);
+                clean = redact_text(lits, s, sl, NULL) == 0;
+            }
+            if (clean && (is_key || named))
+                clean = !secret_name(s, sl);
+            if (is_key)
+                after_name = sl == 4 && memcmp(s, "name", 4) == 0;
+            json_decref(d);
+            if (!clean)
+                return 0;
+            continue;
+        }
+        switch (c) {
+        case '{':
+        case '[':
+            if (depth + 2 >= REDACT_DEPTH_MAX)
+                return 0;
+            is_obj[depth] = c == '{';
+            first[depth] = 1;
+            depth++;
+            key_next = c == '{';
+            after_name = 0;
+            break;
+        case '}':
+        case ']':
+            if (depth > 0)
+                depth--;
+            key_next = after_name = 0;
+            break;
+        case ',':
+            if (depth > 0) {
+                first[depth - 1] = 0;
+                key_next = is_obj[depth - 1];
+            }
+            after_name = 0;
+            break;
+        case ':':
+            key_next = 0;
+            break;
+        }
+        i++;
+    }
+    return 1;
+}
+
+struct raw_field {
+    const char *key;
+    const char *text;
+    size_t len;
+};
+
+/* Appends the compact dump of obj with the raw fields after its own ones to b. */
+static int dump_spliced(json_t *obj, const struct raw_field *raw, size_t nraw, struct buf *b)
+{
+    if (json_dump_callback(obj, dump_cb, b, JSON_COMPACT) < 0)
+        return ERR_LIMIT;
+    for (size_t i = 0; i < nraw; i++) {
+        json_t *k = json_string(raw[i].key);
+        int rc;
+        /* the object is never empty here (the kind at least), so a ',' always separates */
+        b->len--; /* the '}' */
+        rc = buf_addc(b, json_object_size(obj) > 0 || i > 0 ? ',' : ' ');
+        if (rc == 0 && json_dump_callback(k, dump_cb, b, JSON_ENCODE_ANY) < 0)
+            rc = ERR_LIMIT;
+        json_decref(k);
+        if (rc == 0)
+            rc = buf_addc(b, ':');
+        if (rc == 0)
+            rc = buf_add(b, raw[i].text, raw[i].len);
+        if (rc == 0)
+            rc = buf_addc(b, '}');
+        if (rc < 0)
+            return ERR_LIMIT;
+        b->data[b->len] = '\0';
+    }
+    return 0;
+}
+
+int events_dump(const json_t *ev, struct buf *out)
+{
+    struct raw_field raw[RAW_FIELDS_MAX];
+    size_t nraw = 0;
+    json_t *obj = json_object(), *v;
+    const char *key;
+    int rc;
+
+    json_object_foreach((json_t *)ev, key, v)
+    {
+        size_t n;
+        const char *t = events_raw_text(v, &n);
+        if (t && nraw < RAW_FIELDS_MAX)
+            raw[nraw++] = (struct raw_field){key, t, n};
+        else if (t)
+            json_object_set_new(obj, key, events_raw_tree(v));
+        else
+            json_object_set(obj, key, v);
+    }
+    rc = dump_spliced(obj, raw, nraw, out);
+    json_decref(obj);
+    return rc;
 }
 
 /* ---- writer ------------------------------------------------------------------------------ */
@@ -449,6 +678,8 @@ static void stamp_time(json_t *ev, json_t *out)
 
 int events_append(struct events_writer *w, json_t *ev)
 {
+    struct raw_field raw[RAW_FIELDS_MAX];
+    size_t nraw = 0;
     json_t *kind, *v, *out;
     struct redact_ctx cx = {w->secrets, 0, 0};
     const char *key;
@@ -484,8 +715,18 @@ int events_append(struct events_writer *w, json_t *ev)
     json_object_set(out, "kind", kind);
     json_object_foreach(ev, key, v)
     {
-        if (strcmp(key, "t") && strcmp(key, "t_us") && strcmp(key, "seq") && strcmp(key, "run") &&
-            strcmp(key, "src") && strcmp(key, "kind"))
+        size_t n;
+        const char *t;
+        if (!strcmp(key, "t") || !strcmp(key, "t_us") || !strcmp(key, "seq") ||
+            !strcmp(key, "run") || !strcmp(key, "src") || !strcmp(key, "kind"))
+            continue;
+        t = events_raw_text(v, &n);
+        if (t && nraw < RAW_FIELDS_MAX && !secret_name(key, strlen(key)) &&
+            raw_clean(w->secrets, t, n))
+            raw[nraw++] = (struct raw_field){key, t, n}; /* written as it is */
+        else if (t)
+            json_object_set_new(out, key, events_raw_tree(v)); /* redacted as a tree */
+        else
             json_object_set(out, key, v);
     }
 
@@ -499,8 +740,16 @@ int events_append(struct events_writer *w, json_t *ev)
         redact_value(&cx, out, 0);
     }
 
-    if (dump_into(out, &w->line) < 0 || w->line.len + 1 > EVENTS_LINE_MAX)
-        cut_line(out, &w->line);
+    buf_reset(&w->line);
+    if (dump_spliced(out, raw, nraw, &w->line) < 0 || w->line.len + 1 > EVENTS_LINE_MAX) {
+        /* too long: cut from a tree (the raw values were clean: nothing to redact in them) */
+        for (size_t i = 0; i < nraw; i++)
+            json_object_set_new(
+                out, raw[i].key,
+                json_loadb(raw[i].text, raw[i].len, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL));
+        if (dump_into(out, &w->line) < 0 || w->line.len + 1 > EVENTS_LINE_MAX)
+            cut_line(out, &w->line);
+    }
     json_decref(out);
     if (buf_addc(&w->line, '\n') < 0)
         return ERR_IO;

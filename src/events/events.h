@@ -17,6 +17,7 @@
 
 #include <jansson.h>
 
+#include "util/buf.h"
 #include "util/err.h"
 
 #define EVENTS_LINE_MAX (64 * 1024)
@@ -71,6 +72,38 @@ int events_add_secret(struct events_writer *w, const char *value);
 int events_redact(json_t *ev);
 /* 1 when a field or header name is secret-like (api key, token, authorization, cookie...). */
 int events_is_secret_name(const char *name);
+
+/* ---- raw values: a field recorded from its JSON text, not from a tree ----
+ *
+ * A component that relays a large JSON value (an MCP tool's arguments or result) holds its text
+ * already: events_raw_new wraps a copy of that text, checked once to be JSON that a parser
+ * takes, and the wrapper is set as a TOP-LEVEL field of an event (ev_set_raw, ev.h). The writer
+ * copies the text into the line as it is: no tree is built and none is dumped. Redaction stays
+ * what it is for a tree (docs/events.md, "Redaction"): the writer checks the text for anything
+ * the redaction would change (a credential in any string, decoded when it has escapes; a
+ * secret-like key, header-pair or name/value name; nesting past the walk's depth) and only then
+ * parses it and records the redacted tree instead; a line that would be over EVENTS_LINE_MAX is
+ * cut from the tree too. Raw fields are written after the other fields of the line. A raw value
+ * anywhere but at the top level of an event is a programmer error (it would be written as its
+ * wrapper). */
+
+/* A new reference to a raw value holding a copy of p[0..n), or NULL when p[0..n) is not one
+ * JSON text that jansson takes (events_json_check, view.h): nothing is made. */
+json_t *events_raw_new(const char *p, size_t n);
+/* The same for a text already checked: p[0..n) is one whole value inside a text that
+ * events_json_check accepted (a relay that checked its line). Not checked again. */
+json_t *events_raw_new_checked(const char *p, size_t n);
+/* The text of raw value v (borrowed, valid as long as v), or NULL when v is not one. */
+const char *events_raw_text(const json_t *v, size_t *n);
+/* The value of raw v as a tree (new reference), or NULL when v is not a raw value. */
+json_t *events_raw_tree(const json_t *v);
+/* A new empty value of raw v's JSON type ({}, [], "", 0, 0.0, true, null), for checks of a
+ * field's type (evkind_check_listed); NULL when v is not a raw value. */
+json_t *events_raw_shape(const json_t *v);
+/* Appends ev (an object) as one compact JSON text, without a newline, to out: raw fields
+ * spliced as their text, nothing stamped or redacted (a component that sends its events to a
+ * writer elsewhere). 0 or ERR_LIMIT (out's max). */
+int events_dump(const json_t *ev, struct buf *out);
 
 struct events_reader;
 

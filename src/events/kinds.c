@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "events/events.h"
 #include "events/kinds.h"
 #include "util/text.h"
 #include "util/banned.h"
@@ -667,9 +668,13 @@ int evkind_check_listed(const json_t *ev, struct err *e)
                        json_is_string(kv) ? json_string_value(kv) : "(none)");
     json_object_foreach((json_t *)ev, key, v)
     {
+        json_t *shape;
         if (strcmp(key, "kind") == 0)
             continue;
-        if ((rc = evkind_check_field(k, key, v, e)) < 0)
+        shape = events_raw_shape(v); /* a raw value: checked by its type */
+        rc = evkind_check_field(k, key, shape ? shape : v, e);
+        json_decref(shape);
+        if (rc < 0)
             return rc;
     }
     return 0;

@@ -443,6 +443,24 @@ static int scan_line(struct scan *s, const char *line, size_t len)
     return s->p == s->end ? 0 : ERR_PARSE;
 }
 
+size_t events_json_unescape(const char *s, size_t n, char *out, size_t size)
+{
+    return unescape(s, n, out, size);
+}
+
+int events_json_check(const char *p, size_t n)
+{
+    struct scan s = {0};
+
+    s.p = (const unsigned char *)p;
+    s.end = s.p + n;
+    skip_ws(&s);
+    if (scan_value(&s) < 0)
+        return ERR_PARSE;
+    skip_ws(&s);
+    return s.p == s.end ? 0 : ERR_PARSE;
+}
+
 static const struct events_view_field *find_field(const struct events_view *v, const char *key,
                                                   struct events_view_field *tmp)
 {

@@ -74,4 +74,14 @@ json_t *events_view_get(const struct events_view *v, const char *key);
 /* The whole event (new reference). */
 json_t *events_view_json(const struct events_view *v);
 
+/* 0 when p[0..n) is one JSON text of any type (surrounding whitespace allowed) that
+ * json_loadb(p, n, JSON_DECODE_ANY | JSON_ALLOW_NUL) accepts, checked by the view's scanner
+ * without building a tree; else ERR_PARSE. For a caller that relays or records a text as it is
+ * and must know that a parser would take it (events_raw_new, jsonrpc_parse_scan). */
+int events_json_check(const char *p, size_t n);
+/* Decodes s[0..n), the body of a JSON string (between its quotes) of a text events_json_check
+ * accepted, into out: at most size - 1 bytes and a NUL when size > 0. Returns the full decoded
+ * length (which may be more than it wrote). */
+size_t events_json_unescape(const char *s, size_t n, char *out, size_t size);
+
 #endif

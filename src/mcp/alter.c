@@ -10,6 +10,7 @@
 
 #include "mcp/alter.h"
 #include "codec/jsonrpc.h"
+#include "events/view.h"
 #include "util/err.h"
 #include "util/banned.h"
 
@@ -647,6 +648,43 @@ void mcp_alter_result_text(const json_t *result, struct buf *out, size_t max)
         if (out->len > start)
             buf_addc(out, '\n');
         buf_add(out, json_string_value(t), json_string_length(t));
+        if (out->len - start >= max) {
+            buf_truncate(out, start + utf8_cut(out->data + start, max));
+            return;
+        }
+    }
+}
+
+void mcp_alter_result_text_scan(const char *line, const struct jsonrpc_span *result,
+                                struct buf *out, size_t max)
+{
+    struct jsonrpc_span content, it, type, text;
+    size_t start = out->len, pos = 0;
+
+    if (!jsonrpc_lax_member(line, result, "content", &content))
+        return;
+    while (jsonrpc_lax_element(line, &content, &pos, &it)) {
+        json_t *tv;
+        int is_text;
+        size_t room, full;
+        if (!jsonrpc_lax_member(line, &it, "type", &type) || type.type != 's' ||
+            !jsonrpc_lax_member(line, &it, "text", &text) || text.type != 's')
+            continue;
+        tv = jsonrpc_lax_value(line, &type);
+        is_text = json_is_string(tv) && strcmp(json_string_value(tv), "text") == 0;
+        json_decref(tv);
+        if (!is_text)
+            continue;
+        if (out->len > start)
+            buf_addc(out, '\n');
+        /* decode no more than the excerpt needs (and one byte past it, for utf8_cut) */
+        room = max - (out->len - start) + 8;
+        if (buf_grow(out, room + 1) < 0)
+            return;
+        full =
+            events_json_unescape(line + text.off + 1, text.len - 2, out->data + out->len, room + 1);
+        out->len += full < room ? full : room;
+        out->data[out->len] = '\0';
         if (out->len - start >= max) {
             buf_truncate(out, start + utf8_cut(out->data + start, max));
             return;

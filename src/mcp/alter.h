@@ -98,6 +98,11 @@ void mcp_alter_malformed(struct buf *out, const json_t *id, const json_t *result
 
 /* Text of a result: its text items joined by "\n" (at most max bytes), into out. */
 void mcp_alter_result_text(const json_t *result, struct buf *out, size_t max);
+/* The same text, read from a line the session did not parse (JSONRPC_F_SCANNED): result is the
+ * result's place in line (a struct jsonrpc_span of codec/jsonrpc.h), no tree built. */
+struct jsonrpc_span;
+void mcp_alter_result_text_scan(const char *line, const struct jsonrpc_span *result,
+                                struct buf *out, size_t max);
 
 /* ---- tool definitions (tools/list) and arguments ---- */
 

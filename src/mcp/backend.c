@@ -49,6 +49,8 @@ void mcp_backend_init(struct mcp_backend *b, struct seam *s)
     b->plan_faults = bk_plan_faults;
     b->select = bk_select;
     b->mutating_allowed = bk_mutating_allowed;
+    b->raw_events = 1; /* seam_emit writes them (events_append) or sends their text */
+    b->args_unused = !seam_decide_reads_args(s);
 }
 
 void mcp_backend_flush(void *ctx)

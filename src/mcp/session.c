@@ -457,7 +457,9 @@ static void target_name(struct mcp_session *s, const char *tool, char *out, size
     snprintf(out, n, "mcp__%s__%s", mcp_session_server_name(s), tool ? tool : "");
 }
 
-static void emit_tool_call(struct mcp_session *s, struct call *c)
+/* raw: the arguments' text in the line when the request was not parsed (JSONRPC_F_SCANNED),
+ * else NULL. */
+static void emit_tool_call(struct mcp_session *s, struct call *c, const char *raw, size_t rawlen)
 {
     char idt[128];
     json_t *ev;
@@ -469,7 +471,9 @@ static void emit_tool_call(struct mcp_session *s, struct call *c)
     ev_set_str(ev, "tool", c->tool ? c->tool : "");
     ev_set_str(ev, "server", mcp_session_server_name(s));
     ev_set_str(ev, "id", idt);
-    if (json_is_object(c->args)) /* arguments that are not an object are not recorded */
+    if (raw) /* an object (the caller checked), recorded from its text */
+        ev_set_raw_checked(ev, "args", raw, rawlen); /* a slice of a checked line */
+    else if (json_is_object(c->args)) /* arguments that are not an object are not recorded */
         ev_set_ref(ev, "args", c->args);
     else if (c->opaque)
         ev_set(ev, "args",
@@ -477,9 +481,12 @@ static void emit_tool_call(struct mcp_session *s, struct call *c)
     emit(s, ev);
 }
 
-/* result: the result member the client saw (or NULL); error: the error message when not ok. */
-static void emit_tool_result(struct mcp_session *s, struct call *c, const json_t *result,
-                             const char *error, int faulted, json_t *extra)
+/* result: the result member the client saw (or NULL); raw (or NULL): instead, its text in
+ * the line, a result without isError: true no longer than max_result_event (recorded as it
+ * is, no tree); error: the error message when not ok. */
+static void emit_tool_result_ex(struct mcp_session *s, struct call *c, const json_t *result,
+                                const char *raw, size_t rawlen, const char *error, int faulted,
+                                json_t *extra)
 {
     char idt[128];
     json_t *ev;
@@ -504,7 +511,9 @@ static void emit_tool_result(struct mcp_session *s, struct call *c, const json_t
         ev_set_strn(ev, "error", t.data, t.len);
         buf_release(&t);
     }
-    if (result) {
+    if (raw) {
+        ev_set_raw_checked(ev, "result", raw, rawlen); /* a slice of a checked line */
+    } else if (result) {
         size_t n = json_dumpb(result, NULL, 0, JSON_COMPACT); /* the size, nothing allocated */
         if (n <= s->o.max_result_event) {
             ev_set_ref(ev, "result", (json_t *)result);
@@ -524,6 +533,12 @@ static void emit_tool_result(struct mcp_session *s, struct call *c, const json_t
     ev_update(ev, extra);
     json_decref(extra);
     emit(s, ev);
+}
+
+static void emit_tool_result(struct mcp_session *s, struct call *c, const json_t *result,
+                             const char *error, int faulted, json_t *extra)
+{
+    emit_tool_result_ex(s, c, result, NULL, 0, error, faulted, extra);
 }
 
 /* A fault_injected event of the shim (detail stolen). */
@@ -608,7 +623,14 @@ static void answer_error_fault(struct mcp_session *s, struct call *c, int code, 
     call_free(s, c);
 }
 
-/* ---- lines jansson cannot hold (JSONRPC_F_OPAQUE) ---- */
+/* ---- lines read by the scan: jansson cannot hold them (JSONRPC_F_OPAQUE), or no fault
+ * changes them and no tree was built (JSONRPC_F_SCANNED, the relay's fast path) ---- */
+
+/* 1 when m has no tree: its members are read from the line (opaque_get, opaque_type). */
+static int scanned(const struct jsonrpc_msg *m)
+{
+    return (m->flags & (JSONRPC_F_OPAQUE | JSONRPC_F_SCANNED)) != 0;
+}
 
 /* The scalar at sp.k1.k2 of an opaque line (k1, k2 may be NULL), as a new reference, or NULL
  * when absent or not one jansson can hold. */
@@ -1387,17 +1409,49 @@ static void start_fault(struct mcp_session *s, struct call *c, struct jsonrpc_ms
     c->state = CALL_FORWARDED;
 }
 
+/* 1 when a tools/call read by the scan (F_SCANNED) can be relayed without a tree: the
+ * decision does not read its arguments, its event can record them from their text (or no
+ * event is recorded), and no earlier fault renamed the tool's arguments. */
+static int call_stays_scanned(struct mcp_session *s, const struct jsonrpc_msg *m, const char *line)
+{
+    json_t *name;
+    int ok;
+
+    if (!(m->flags & JSONRPC_F_SCANNED) || !s->b.args_unused || (s->b.emit && !s->b.raw_events) ||
+        m->lax.params.type != 'o')
+        return 0;
+    if (json_object_size(s->drift) == 0)
+        return 1;
+    name = opaque_get(line, &m->lax.params, "name", NULL);
+    ok = !json_is_string(name) || json_object_get(s->drift, json_string_value(name)) == NULL;
+    json_decref(name);
+    return ok;
+}
+
 static void handle_tool_call(struct mcp_session *s, struct call *c, struct jsonrpc_msg *m,
                              const char *line, size_t len)
 {
-    json_t *params = m->params;
+    json_t *params;
     json_t *opaque_name = NULL;
     const char *name;
     struct plan_call pc;
     struct seam_decision d;
     json_t *rename;
+    struct jsonrpc_span args = {0, 0, 0};
+    int fast;
 
-    if (m->flags & JSONRPC_F_OPAQUE) {
+    fast = call_stays_scanned(s, m, line);
+    if (!fast)
+        jsonrpc_msg_tree(m, line, len);
+    params = m->params;
+    if (fast) {
+        /* No tree: the name and the arguments' place from the scan; parsed only when a fault
+         * is decided for the call. */
+        opaque_name = opaque_get(line, &m->lax.params, "name", NULL);
+        name = json_string_value(opaque_name);
+        if (!jsonrpc_lax_member(line, &m->lax.params, "arguments", &args) || args.type != 'o')
+            args.type = 0;
+    } else if (m->flags & JSONRPC_F_OPAQUE) {
         /* No tree: the name from the scan; the arguments stay unknown (NULL). */
         opaque_name = opaque_get(line, &m->lax.params, "name", NULL);
         name = json_string_value(opaque_name);
@@ -1412,7 +1466,7 @@ static void handle_tool_call(struct mcp_session *s, struct call *c, struct jsonr
     c->params = json_incref(params);
     c->args = json_incref(json_object_get(params, "arguments"));
     s->tool_calls++;
-    emit_tool_call(s, c);
+    emit_tool_call(s, c, args.type ? line + args.off : NULL, args.len);
     c->state = CALL_FORWARDED;
     if (name == NULL) {
         forward_raw(s, line, len);
@@ -1465,6 +1519,14 @@ static void handle_tool_call(struct mcp_session *s, struct call *c, struct jsonr
         forward_raw(s, line, len);
         return;
     }
+    if (fast) {
+        /* A fault: it works on the tree (the decision did not need it) */
+        jsonrpc_msg_tree(m, line, len);
+        json_decref(c->params);
+        json_decref(c->args);
+        c->params = json_incref(m->params);
+        c->args = json_incref(json_object_get(m->params, "arguments"));
+    }
     c->fault = d;
     c->fh = handler_of(d.kind);
     if (c->fh == NULL) {
@@ -1515,7 +1577,7 @@ static void handle_client_request(struct mcp_session *s, struct jsonrpc_msg *m, 
     c = call_new(s, m->id, m->method);
     s->pending_client++;
     if (is_stateless_request(m->params) ||
-        ((m->flags & JSONRPC_F_OPAQUE) && opaque_type(line, &m->lax.params, "_meta", META_VERSION)))
+        (scanned(m) && opaque_type(line, &m->lax.params, "_meta", META_VERSION)))
         s->stateless = c->stateless = 1;
     rc = jsonrpc_idmap_put(&s->c2s, m->id, c);
     if (rc == ERR_INVALID) {
@@ -1540,7 +1602,7 @@ static void handle_client_request(struct mcp_session *s, struct jsonrpc_msg *m, 
     if (strcmp(m->method, "subscriptions/listen") == 0)
         c->listen = json_is_true(json_object_get(json_object_get(m->params, "notifications"),
                                                  "toolsListChanged")) ||
-                    ((m->flags & JSONRPC_F_OPAQUE) &&
+                    (scanned(m) &&
                      opaque_type(line, &m->lax.params, "notifications", "toolsListChanged") == 't');
     forward_raw(s, line, len);
     c->state = CALL_FORWARDED;
@@ -1557,8 +1619,7 @@ static struct call *find_waiting(struct mcp_session *s, const json_t *id)
 static void handle_client_notification(struct mcp_session *s, struct jsonrpc_msg *m,
                                        const char *line, size_t len)
 {
-    json_t *own =
-        (m->flags & JSONRPC_F_OPAQUE) ? opaque_get(line, &m->lax.params, "requestId", NULL) : NULL;
+    json_t *own = scanned(m) ? opaque_get(line, &m->lax.params, "requestId", NULL) : NULL;
 
     if (strcmp(m->method, "notifications/cancelled") == 0) {
         json_t *rid = own ? own : json_object_get(m->params, "requestId");
@@ -1821,6 +1882,49 @@ static void cache_first_result(struct mcp_session *s, struct call *c, const json
  * handler's on_reply takes any reply; its alter changes a result object. A reply jansson cannot
  * hold (opaque) is relayed as is unless a fault must change it: on_reply handlers only drop,
  * replace or copy it and apply as usual, alter handlers answer with an error instead. */
+/* The fast path of a tools/call reply read by the scan (F_SCANNED) with no fault on the call:
+ * relayed from its bytes and recorded from its text (over max_result_event: its text
+ * excerpt, read by the scan). 1 when done; 0 when it needs the tree (an isError result, whose
+ * text the event quotes; a result that is not an object). */
+static int tool_reply_scanned(struct mcp_session *s, struct call *c, struct jsonrpc_msg *m,
+                              const char *line, size_t len)
+{
+    const struct jsonrpc_span *r = &m->lax.result;
+
+    if (m->kind == JSONRPC_ERROR) {
+        json_t *msg = opaque_get(line, &m->lax.error, "message", NULL);
+        const char *errmsg = json_string_value(msg);
+        write_line(&s->to_client, line, len);
+        emit_tool_result(s, c, NULL, errmsg ? errmsg : "JSON-RPC error", 0, NULL);
+        json_decref(msg);
+        call_free(s, c);
+        return 1;
+    }
+    if (m->kind != JSONRPC_RESPONSE || r->type != 'o' || (s->b.emit && !s->b.raw_events) ||
+        opaque_type(line, r, "isError", NULL) == 't')
+        return 0;
+    if (c->tool && json_object_get(s->stale, c->tool) == NULL && json_object_size(s->stale) < 256) {
+        /* the first result of each tool is kept (tool.stale_data): parsed once a tool */
+        json_t *t = json_loadb(line + r->off, r->len, JSON_ALLOW_NUL, NULL);
+        cache_first_result(s, c, t);
+        json_decref(t);
+    }
+    write_line(&s->to_client, line, len);
+    if (s->b.emit && r->len > s->o.max_result_event) {
+        /* too big to record whole: its text excerpt, as emit_tool_result cuts a tree */
+        struct buf t = BUF_INIT;
+        mcp_alter_result_text_scan(line, r, &t, 1024);
+        emit_tool_result_ex(s, c, NULL, NULL, 0, NULL, 0,
+                            json_pack("{s:{s:b, s:I, s:s%}}", "result", "truncated", 1, "bytes",
+                                      (json_int_t)r->len, "text", t.data, t.len));
+        buf_release(&t);
+    } else {
+        emit_tool_result_ex(s, c, NULL, line + r->off, r->len, NULL, 0, NULL);
+    }
+    call_free(s, c);
+    return 1;
+}
+
 static void on_tool_reply(struct mcp_session *s, struct call *c, struct jsonrpc_msg *m,
                           const char *line, size_t len)
 {
@@ -1831,6 +1935,13 @@ static void on_tool_reply(struct mcp_session *s, struct call *c, struct jsonrpc_
     json_t *opmsg = NULL;
     int changed = 0;
 
+    if (m->flags & JSONRPC_F_SCANNED) {
+        if (h == NULL && tool_reply_scanned(s, c, m, line, len))
+            return;
+        jsonrpc_msg_tree(m, line, len);
+        r.result = m->kind == JSONRPC_RESPONSE ? m->result : NULL;
+        r.opaque = (m->flags & JSONRPC_F_OPAQUE) != 0;
+    }
     if (m->kind == JSONRPC_ERROR)
         r.errmsg = json_string_value(json_object_get(m->error, "message"));
     if (r.opaque && m->kind == JSONRPC_ERROR) {
@@ -1965,6 +2076,12 @@ static void on_server_reply(struct mcp_session *s, struct jsonrpc_msg *m, const 
         return;
     }
     c->in_map = 0;
+    if ((m->flags & JSONRPC_F_SCANNED) && strcmp(c->method, "tools/call") != 0 &&
+        (strcmp(c->method, "initialize") == 0 || strcmp(c->method, "server/discover") == 0 ||
+         strcmp(c->method, "tools/list") == 0))
+        jsonrpc_msg_tree(m, line, len); /* the handshake and the tool list are read as trees */
+    if (c->dup)
+        jsonrpc_msg_tree(m, line, len);
     if (c->dup) {
         /* The shim's own copy: the client never asked for it. */
         json_t *x = (m->flags & JSONRPC_F_OPAQUE) ? opaque_result(m, line, len) : json_object();
@@ -2031,9 +2148,7 @@ static void on_server_notification(struct mcp_session *s, struct jsonrpc_msg *m,
                                    size_t len)
 {
     if (strcmp(m->method, "notifications/cancelled") == 0) {
-        json_t *own = (m->flags & JSONRPC_F_OPAQUE)
-                          ? opaque_get(line, &m->lax.params, "requestId", NULL)
-                          : NULL;
+        json_t *own = scanned(m) ? opaque_get(line, &m->lax.params, "requestId", NULL) : NULL;
         json_t *rid = own ? own : json_object_get(m->params, "requestId");
         if (rid)
             free(jsonrpc_idmap_take(&s->s2c, rid));
@@ -2130,7 +2245,8 @@ static void session_line(struct mcp_session *s, const char *line, size_t len,
 {
     struct jsonrpc_msg m;
 
-    if (jsonrpc_parse_lax(line, len, &m) != JSONRPC_NOT_JSON &&
+    /* No tree unless a handler asks for it (jsonrpc_msg_tree): see docs/mcp-shim.md */
+    if (jsonrpc_parse_scan(line, len, &m) != JSONRPC_NOT_JSON &&
         opaque_line(s, &m, line, len, side->from_client)) {
         jsonrpc_msg_release(&m);
         assert(assert_session_state(s));
@@ -2200,7 +2316,7 @@ static void track_batch(struct mcp_session *s, json_t *arr, int from_client)
                     c->tool = name ? xstrdup(name) : NULL;
                     c->args = json_incref(json_object_get(m.params, "arguments"));
                     s->tool_calls++;
-                    emit_tool_call(s, c);
+                    emit_tool_call(s, c, NULL, 0);
                 }
             } else {
                 char *method = xstrdup(m.method);

@@ -56,6 +56,13 @@ struct mcp_backend {
     /* Optional: 1 when mutating faults may apply now (the safety rule: seam_mutating_allowed),
      * asked at each one; NULL: the session's refuse_mutating option says. */
     int (*mutating_allowed)(void *ctx);
+    /* 1: emit takes raw values (events_raw_new, events.h) at the top level of an event, so a
+     * large tools/call argument or result is recorded from its text, no tree built. 0: every
+     * event is a plain tree. */
+    int raw_events;
+    /* 1: decide never reads the call's arguments (no plan fault has `when`), so a tools/call
+     * whose line no fault changes is relayed without parsing them. 0: they are parsed. */
+    int args_unused;
 };
 
 /* What the session needs from the process that runs it. */

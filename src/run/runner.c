@@ -109,6 +109,7 @@ struct run {
     json_t *reps;   /* the runner's facts per repetition, for the report */
     json_t *report; /* once written */
     int exit_code;
+    int inotify_fd;  /* wait_ready's, watching tmp; -1 until the first wait */
     char status[16]; /* run.json status */
     char error[700];
 };
@@ -445,6 +446,7 @@ struct run *run_new(const struct run_opts *o, enum run_refusal *why, struct buf 
 
     r->o = *o;
     r->exit_code = 1;
+    r->inotify_fd = -1;
     r->reps = json_array();
     snprintf(r->status, sizeof(r->status), "error");
     *why = RUN_REFUSED_EXPERIMENT;
@@ -601,15 +603,23 @@ static int wait_ready(struct proc *pr, const char *file, int timeout_ms, struct 
     struct stat st;
     int rc = ERR_TIMEOUT;
 
+    if (stat(file, &st) == 0 && st.st_size > 0)
+        return 0; /* ready already: a repetition begun ahead */
     snprintf(dir, sizeof(dir), "%s", file);
     slash = strrchr(dir, '/');
     if (slash)
         *slash = '\0';
-    pf[0].fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-    if (pf[0].fd >= 0 && inotify_add_watch(pf[0].fd, slash ? dir : ".", IN_MOVED_TO) < 0) {
-        close(pf[0].fd);
-        pf[0].fd = -1;
+    /* One inotify instance for the run, watching the run's temporary directory, where every
+     * ready file is: closing one waits for the kernel (an SRCU grace period, 15-25 ms on a
+     * loaded VM), so it is closed once, by run_free. */
+    if (r->inotify_fd < 0 && slash && strcmp(dir, r->tmp) == 0) {
+        r->inotify_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+        if (r->inotify_fd >= 0 && inotify_add_watch(r->inotify_fd, r->tmp, IN_MOVED_TO) < 0) {
+            close(r->inotify_fd);
+            r->inotify_fd = -1;
+        }
     }
+    pf[0].fd = slash && strcmp(dir, r->tmp) == 0 ? r->inotify_fd : -1;
     pf[1].fd = exit_fd(pr);
     pf[0].events = pf[1].events = POLLIN;
     for (;;) {
@@ -633,8 +643,6 @@ static int wait_ready(struct proc *pr, const char *file, int timeout_ms, struct 
             while (read(pf[0].fd, drain, sizeof(drain)) > 0)
                 ;
     }
-    if (pf[0].fd >= 0)
-        close(pf[0].fd);
     if (pf[1].fd >= 0)
         close(pf[1].fd);
     return rc;
@@ -1876,9 +1884,13 @@ static pid_t rep_fork(struct run *r, int index)
         prctl(PR_SET_PDEATHSIG, SIGTERM);
         if (getppid() == 1)
             _exit(REP_ERROR);
+        if (r->inotify_fd >= 0) /* the parent's: a fork waits on an instance of its own */
+            close(r->inotify_fd);
+        r->inotify_fd = -1;
         r->prefix = index + 1;
         const char *st = rep_run(r, index, &vexit, why, sizeof(why));
         fflush(NULL);
+        sandbox_cgroups_release(); /* _exit runs no atexit */
         _exit(rep_result_of(st, vexit));
     }
     return pid;
@@ -2084,6 +2096,8 @@ void run_free(struct run *r)
     if (r == NULL)
         return;
     stop_mock(r);
+    if (r->inotify_fd >= 0)
+        close(r->inotify_fd);
     if (r->tmp[0] && !r->o.keep)
         rm_tree(r->tmp);
     experiment_free(r->x);

@@ -461,6 +461,83 @@ static void cgroup_make(const char *ctrl, const char *file, const char *value, c
     }
 }
 
+/* The cgroups of this process's closed sandboxes, kept for its next sandbox_open. Making a
+ * cgroup and removing it each wait for the kernel (an RCU grace period: 5-30 ms each on a
+ * loaded 2-core VM, more than a bare bwrap), so a run's repetitions take turns with a few
+ * instead; sandbox_cgroups_release (at exit) removes them. A spare is empty: it is kept only
+ * when no process is left in it, and its limit is written again when it is taken. */
+#define CGROUP_SPARES_MAX 8
+struct cgroup_spare {
+    pid_t owner; /* the process that keeps it (a fork does not inherit it) */
+    int mem;     /* 1: memory, 0: pids */
+    char dir[256];
+};
+static struct cgroup_spare cgroup_spares[CGROUP_SPARES_MAX];
+static int cgroup_nspares, cgroup_atexit_set;
+
+/* 1 when dir's cgroup.procs lists no process. */
+static int cgroup_empty(const char *dir)
+{
+    char path[300], c;
+    int fd;
+    ssize_t n;
+
+    snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return 0;
+    n = read(fd, &c, 1);
+    close(fd);
+    return n == 0;
+}
+
+void sandbox_cgroups_release(void)
+{
+    int kept = 0;
+
+    for (int i = 0; i < cgroup_nspares; i++) {
+        if (cgroup_spares[i].owner == getpid())
+            rmdir(cgroup_spares[i].dir);
+        else
+            cgroup_spares[kept++] = cgroup_spares[i]; /* a parent's: its to remove */
+    }
+    cgroup_nspares = kept;
+}
+
+/* Keeps dir for a later sandbox of this process, or removes it. */
+static void cgroup_put(const char *dir, int mem)
+{
+    if (cgroup_nspares < CGROUP_SPARES_MAX && strlen(dir) < sizeof(cgroup_spares[0].dir) &&
+        cgroup_empty(dir)) {
+        struct cgroup_spare *c = &cgroup_spares[cgroup_nspares++];
+        c->owner = getpid();
+        c->mem = mem;
+        snprintf(c->dir, sizeof(c->dir), "%s", dir);
+        if (!cgroup_atexit_set)
+            cgroup_atexit_set = atexit(sandbox_cgroups_release) == 0;
+        return;
+    }
+    rmdir(dir);
+}
+
+/* A spare of the kind, its file set to value, into dir; 0 when there is none. */
+static int cgroup_take(int mem, const char *file, const char *value, char *dir, size_t n)
+{
+    for (int i = cgroup_nspares - 1; i >= 0; i--) {
+        struct cgroup_spare c = cgroup_spares[i];
+        char path[320];
+        if (c.owner != getpid() || c.mem != mem)
+            continue;
+        cgroup_spares[i] = cgroup_spares[--cgroup_nspares];
+        snprintf(path, sizeof(path), "%s/%s", c.dir, file);
+        if (strlen(c.dir) < n && sandbox_write_str(path, value) == 0) {
+            snprintf(dir, n, "%s", c.dir);
+            return 1;
+        }
+        rmdir(c.dir);
+    }
+    return 0;
+}
+
 static void cgroup_setup(struct sandbox *sb)
 {
     static unsigned seq;
@@ -473,13 +550,15 @@ static void cgroup_setup(struct sandbox *sb)
     v2 = stat(CGROUP_ROOT "/cgroup.controllers", &st) == 0;
     snprintf(name, sizeof(name), "sb-%ld-%u", (long)getpid(), seq++);
     if (sb->limits.memory_mb > 0) {
+        const char *file = v2 ? "memory.max" : "memory.limit_in_bytes";
         snprintf(val, sizeof(val), "%ld", sb->limits.memory_mb * 1024 * 1024);
-        cgroup_make("memory", v2 ? "memory.max" : "memory.limit_in_bytes", val, name, sb->cg_mem,
-                    sizeof(sb->cg_mem));
+        if (!cgroup_take(1, file, val, sb->cg_mem, sizeof(sb->cg_mem)))
+            cgroup_make("memory", file, val, name, sb->cg_mem, sizeof(sb->cg_mem));
     }
     if (!v2) {
         snprintf(val, sizeof(val), "%ld", sb->limits.nproc);
-        cgroup_make("pids", "pids.max", val, name, sb->cg_pids, sizeof(sb->cg_pids));
+        if (!cgroup_take(0, "pids.max", val, sb->cg_pids, sizeof(sb->cg_pids)))
+            cgroup_make("pids", "pids.max", val, name, sb->cg_pids, sizeof(sb->cg_pids));
     }
 }
 
@@ -611,9 +690,9 @@ void sandbox_close(struct sandbox *sb)
         return;
     sandbox_kill(sb, 0);
     if (sb->cg_mem[0])
-        rmdir(sb->cg_mem);
+        cgroup_put(sb->cg_mem, 1);
     if (sb->cg_pids[0])
-        rmdir(sb->cg_pids);
+        cgroup_put(sb->cg_pids, 0);
     if (sb->netns_fd >= 0)
         close(sb->netns_fd);
     if (sb->userns_fd >= 0)

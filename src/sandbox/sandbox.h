@@ -129,8 +129,12 @@ void sandbox_no_go(struct proc *p);
 
 int sandbox_kill(struct sandbox *sb, int grace_ms);
 
-/* sandbox_kill, then releases the namespace, descriptors and memory. NULL is a no-op. */
+/* sandbox_kill, then releases the namespace, descriptors and memory. NULL is a no-op. Its
+ * cgroups, once empty, are kept for this process's next sandbox_open (a cgroup's making and
+ * removal each wait for the kernel): sandbox_cgroups_release removes them, and runs at exit; a
+ * process that ends with _exit calls it first. */
 void sandbox_close(struct sandbox *sb);
+void sandbox_cgroups_release(void);
 
 /* The backend's name ("native", "oci: podman"), for rep.json and the report. */
 const char *sandbox_backend_name(const struct sandbox *sb);

@@ -40,6 +40,7 @@
 #include "seam/client.h"
 #include "seam/outq.h"
 #include "seam/seam.h"
+#include "util/buf.h"
 #include "util/log.h"
 #include "util/num.h"
 #include "util/timeutil.h"
@@ -129,11 +130,16 @@ static void sa_flush(struct seam *x)
     size_t i;
     json_t *ev;
 
+    if (json_array_size(x->queue) == 0)
+        return;
+    events_hold(x->ew); /* the queue's lines in one write(2), not one each */
     json_array_foreach(x->queue, i, ev)
     {
         if (events_append(x->ew, ev) < 0)
             log_warn(x->component, "cannot append an event to the events file");
     }
+    if (events_release(x->ew) < 0)
+        log_warn(x->component, "cannot append events to the events file");
     json_array_clear(x->queue);
 }
 
@@ -248,10 +254,14 @@ static void ct_emit(struct seam *x, json_t *ev)
     events_stamp(ev);
     if (json_object_get(ev, "src") == NULL)
         json_object_set_new(ev, "src", json_string(x->component));
-    line = json_dumps(ev, JSON_COMPACT);
-    if (line == NULL) {
-        log_warn(x->component, "cannot serialize an event");
-        return;
+    {
+        struct buf b = BUF_INIT;
+        if (events_dump(ev, &b) < 0) { /* raw values (events.h) as their text */
+            buf_release(&b);
+            log_warn(x->component, "cannot serialize an event");
+            return;
+        }
+        line = buf_detach(&b, NULL);
     }
     ct_push(x, line);
 }
@@ -470,6 +480,24 @@ int seam_decide(struct seam *x, const struct plan_call *call, struct seam_decisi
 int seam_records(const struct seam *x)
 {
     return x->records;
+}
+
+int seam_decide_reads_args(const struct seam *x)
+{
+    json_t *f;
+    size_t i;
+
+    if (x->cc != NULL)
+        return 1; /* the controller decides: it reads what it is sent */
+    if (x->plan == NULL)
+        return 0;
+    json_array_foreach(json_object_get(x->plan_json, "faults"), i, f)
+    {
+        json_t *when = json_object_get(f, "when");
+        if (when != NULL && !json_is_null(when)) /* plan_to_json writes "when": null */
+            return 1;
+    }
+    return 0;
 }
 
 void seam_emit(struct seam *x, json_t *ev)

@@ -82,6 +82,9 @@ int seam_decide(struct seam *s, const struct plan_call *call, struct seam_decisi
 /* 1 when seam_emit records events (an events file or a controller), 0 when it drops them:
  * a caller may then skip building them. */
 int seam_records(const struct seam *s);
+/* 1 when a decision may read the call's arguments (a plan fault with `when`, or a controller
+ * that decides): a caller that has not parsed them must then pass them. */
+int seam_decide_reads_args(const struct seam *s);
 /* Records one event (borrowed: the seam may add "t", "t_us" (the time it happened: now, unless
  * the caller stamped it earlier with events_stamp) and "src" to it and keep a reference, so
  * the caller must not change it afterwards). Never blocks on the controller. */

@@ -14,7 +14,13 @@ cd "$TMP"
 first_t() { jq -s -r --arg k "$2" '[.[] | select(.kind == $k)][0].t' "$1"; }
 export -f first_t
 
+# cgroups (pids, memory) of this machine's faultline parent, when there is one: sandboxes take
+# turns with a few (sandbox.c, the spares), and none is left after the run
+cgroups() { ls -d /sys/fs/cgroup/pids/faultline/sb-* /sys/fs/cgroup/memory/faultline/sb-* /sys/fs/cgroup/faultline/sb-* 2>/dev/null | sort; }
+export -f cgroups
+
 test_expect "the next repetition's controller is up before the current agent ends; it runs after" '
+    cgroups >cg.before
     make_project p
     write_exp p/exp.yaml ahead "sleep 1; echo agent-done" "true" "repeat: 2"
     sed -i "s/^repeat: 1$//" p/exp.yaml
@@ -33,6 +39,8 @@ test_expect "the next repetition's controller is up before the current agent end
     # its lines come after the previous outcome line
     grep -n "" run.err | grep -E "rep 0: complete|rep 2 of 4" | head -2 | tail -1 | grep -q "rep 2 of 4"
     no_leftovers p "$TMP/out/a"
+    cgroups >cg.after
+    diff cg.before cg.after
 '
 
 test_expect "an abort ends the run: the repetition begun ahead is discarded and skipped" '

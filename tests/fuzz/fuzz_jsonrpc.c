@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "codec/jsonrpc.h"
+#include "events/events.h"
 #include "mcp/session.h"
 #include "util/banned.h"
 
@@ -50,10 +51,14 @@ static int f_decide(void *ctx, const struct plan_call *c, struct seam_decision *
 
 static void f_emit(void *ctx, json_t *ev)
 {
-    char *s = json_dumps(ev, JSON_COMPACT);
-    if (s == NULL)
-        abort(); /* events are always serializable */
-    free(s);
+    struct buf b = BUF_INIT;
+    json_t *back;
+
+    /* events are always serializable, raw values (the fast path) included, as one JSON text */
+    if (events_dump(ev, &b) < 0 || (back = json_loadb(b.data, b.len, 0, NULL)) == NULL)
+        abort();
+    json_decref(back);
+    buf_release(&b);
 }
 
 static const char *f_canary(void *ctx)
@@ -125,6 +130,28 @@ static int json_loadb_ok_as_real(const char *p, size_t n)
     return v != NULL;
 }
 
+/* jsonrpc_parse_scan classifies a line as jsonrpc_parse_lax does, with or without a tree. */
+static void check_scan(const char *p, size_t n)
+{
+    struct jsonrpc_msg a, b;
+    const unsigned mask = ~(unsigned)(JSONRPC_F_SCANNED);
+
+    jsonrpc_parse_lax(p, n, &a);
+    jsonrpc_parse_scan(p, n, &b);
+    if (a.kind != b.kind || (a.flags & mask) != (b.flags & mask) ||
+        (a.id == NULL) != (b.id == NULL) || (a.id && !json_equal(a.id, b.id)) ||
+        (a.method == NULL) != (b.method == NULL) || (a.method && strcmp(a.method, b.method)))
+        abort();
+    if ((b.flags & JSONRPC_F_SCANNED) && (b.root || (a.flags & JSONRPC_F_OPAQUE)))
+        abort();
+    jsonrpc_msg_tree(&b, p, n);
+    if (a.kind != b.kind || a.flags != b.flags || (a.root == NULL) != (b.root == NULL) ||
+        (a.root && !json_equal(a.root, b.root)))
+        abort();
+    jsonrpc_msg_release(&a);
+    jsonrpc_msg_release(&b);
+}
+
 /* jansson's verdict on a text is a subset of the lax scan's, and where both read an object
  * they agree on its id and method. */
 static void check_lax(const char *p, size_t n)
@@ -151,6 +178,7 @@ static void check_lax(const char *p, size_t n)
         json_decref(method);
     }
     json_decref(v);
+    check_scan(p, n);
 }
 
 /* Every line for the client is one JSON value, as jansson or JSON.parse takes it. */
@@ -175,7 +203,7 @@ static void check_client_output(struct buf *b)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct jsonrpc_framer f;
-    struct mcp_backend b = {NULL, f_decide, f_emit, f_canary, NULL, NULL, NULL};
+    struct mcp_backend b = {NULL, f_decide, f_emit, f_canary, NULL, NULL, NULL, 0, 0};
     struct mcp_host h = {NULL, f_now, f_set_timer, f_cancel_timer};
     struct mcp_session_opts o = {.server = "fz", .warn_limit = 3};
     struct mcp_session *s;
@@ -191,6 +219,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     jsonrpc_framer_init(&f, data[1] == 0xfe ? 65536 : (size_t)(data[1] % 16 + 1) * 256);
     ntimers = 0;
     clock_ms = 0;
+    b.raw_events = b.args_unused = data[0] >= 0x80; /* the fast path (stride: the low 6 bits) */
     s = mcp_session_new(&o, &b, &h);
     jsonrpc_skim_init(&sk);
     jsonrpc_skim_feed(&sk, (const char *)data + 2, size - 2);

@@ -15,6 +15,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 
+#include "events/ev.h"
 #include "events/events.h"
 #include "events/view.h"
 #include "util/buf.h"
@@ -1186,6 +1187,151 @@ static void test_redact_corpus(void **state)
     assert_int_equal(nfail, 0);
 }
 
+/* Appends {"kind":"tool_result","v": V} with V as a tree (raw 0) or as its raw text (raw 1) to a
+ * new file and returns the line, parsed, without t, t_us and seq; *line gets the text (caller
+ * frees). */
+static json_t *write_value(const char *v, int raw, const char *literal, char **line)
+{
+    struct ut_tmpfile t;
+    struct err e = {0};
+    struct events_writer *w;
+    json_t *ev = json_pack("{s:s}", "kind", "tool_result"), *got;
+    size_t n;
+
+    ut_tmpfile_init(&t);
+    w = events_open(t.path, "r", "mcp", &e);
+    assert_non_null(w);
+    if (literal)
+        assert_int_equal(events_add_secret(w, literal), 0);
+    if (raw) {
+        json_t *r = events_raw_new(v, strlen(v));
+        assert_non_null(r);
+        json_object_set_new(ev, "v", r);
+    } else {
+        json_t *tree = json_loads(v, JSON_DECODE_ANY, NULL);
+        assert_non_null(tree);
+        json_object_set_new(ev, "v", tree);
+    }
+    assert_int_equal(events_append(w, ev), 0);
+    json_decref(ev);
+    events_close(w);
+    *line = ut_slurp(t.path, &n);
+    unlink(t.path);
+    assert_true(n > 0 && (*line)[n - 1] == '\n' && strchr(*line, '\n') == *line + n - 1);
+    got = json_loadb(*line, n - 1, 0, NULL);
+    assert_non_null(got); /* one valid JSON line */
+    json_object_del(got, "t");
+    json_object_del(got, "t_us");
+    json_object_del(got, "seq");
+    return got;
+}
+
+/* A raw value (events_raw_new) is written as the line's own text when nothing in it needs
+ * redacting, and redacted exactly as the same value given as a tree otherwise: every rule of
+ * the walk (secret names, header pairs, name/value pairs, credentials in strings and keys,
+ * escaped ones, registered literals, nesting past the walk's depth). */
+static void test_raw_values(void **state)
+{
+    static const char *const cases[] = {
+        "{ \"message\" : \"hello\",  \"n\":1.50, \"a\":[1,{\"b\":null}] }",
+        "{\"api_key\":\"abc\",\"ok\":1}",
+        "{\"deep\":{\"x\":[{\"refresh_token\":\"r\"}]}}",
+        "{\"headers\":[[\"Authorization\",\"Bearer x\"],[\"Accept\",\"json\"]]}",
+        "{\"headers\":[{\"value\":\"k1\",\"name\":\"x-api-key\"},{\"name\":\"Host\",\"value\":\"h\"}]}",
+        "{\"cmd\":\"export KEY=sk-ant-api03-AAAAAAAAAAAAAAAAAAAA && run\"}",
+        "{\"cmd\":\"sk\\u002dant-api03-AAAAAAAAAAAAAAAAAAAA\"}",
+        "{\"m\":{\"sk-ant-api03-AAAAAAAAAAAAAAAAAAAA\":1,\"ok\":2}}",
+        "{\"pass\\u0077ord\":\"hunter2\"}",
+        "{\"note\":\"key is my-upstream-key-123!\"}",
+        "[\"Cookie\",\"s=1\"]",
+        "\"ghp_0123456789abcdefghijklmnopqrstuv\"",
+        "{\"token\":\"[REDACTED]\",\"e\":\"caf\\u00e9 \\ud83d\\ude00\"}",
+    };
+    char *a, *b;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        json_t *tree = write_value(cases[i], 0, "my-upstream-key-123", &a);
+        json_t *raw = write_value(cases[i], 1, "my-upstream-key-123", &b);
+        if (!json_equal(tree, raw))
+            fail_msg("case %zu: tree %s raw %s", i, a, b);
+        assert_null(strstr(b, "sk-ant-api03-A"));
+        assert_null(strstr(b, "hunter2"));
+        assert_null(strstr(b, "my-upstream"));
+        json_decref(tree);
+        json_decref(raw);
+        free(a);
+        free(b);
+    }
+    /* clean: the text as it came, spacing and number spelling kept (no tree was dumped) */
+    json_decref(write_value(cases[0], 1, NULL, &b));
+    assert_non_null(strstr(b, "\"v\":{ \"message\" : \"hello\",  \"n\":1.50, \"a\":[1,{\"b\":null}] }}"));
+    free(b);
+    /* deeper than the walk looks: redacted as the tree is (cleared), never passed through */
+    {
+        struct buf d = BUF_INIT;
+        json_t *tree, *raw;
+        for (int i = 0; i < 300; i++)
+            buf_adds(&d, "[");
+        buf_adds(&d, "\"x\"");
+        for (int i = 0; i < 300; i++)
+            buf_adds(&d, "]");
+        tree = write_value(d.data, 0, NULL, &a);
+        raw = write_value(d.data, 1, NULL, &b);
+        assert_true(json_equal(tree, raw));
+        json_decref(tree);
+        json_decref(raw);
+        free(a);
+        free(b);
+        buf_release(&d);
+    }
+}
+
+/* A raw value must be one JSON text jansson takes: anything else is refused, nothing made. */
+static void test_raw_refused(void **state)
+{
+    static const char *const bad[] = {"{\"a\":", "", "{\"a\":1} x", "\"\\ud800\"", "1e400",
+                                      "{\"a\":1}{\"b\":2}", "{\"a\":\"\x01\"}", "\"\xc3\x28\""};
+    json_t *ev = json_pack("{s:s}", "kind", "tool_call");
+
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_null(events_raw_new(bad[i], strlen(bad[i])));
+        assert_int_equal(ev_set_raw(ev, "args", bad[i], strlen(bad[i])), ERR_PARSE);
+    }
+    assert_null(json_object_get(ev, "args"));
+    assert_int_equal(ev_set_raw(ev, "args", "{\"x\":1}", 7), 0);
+    json_decref(ev);
+}
+
+/* events_dump (what a seam sends a controller) splices raw values as their text; a raw value
+ * that makes the line too long is cut like any other value. */
+static void test_raw_dump_and_cut(void **state)
+{
+    struct buf b = BUF_INIT, big = BUF_INIT;
+    json_t *ev = json_pack("{s:s, s:i}", "kind", "tool_call", "n", 1), *back;
+    char *line;
+
+    json_object_set_new(ev, "args", events_raw_new("{ \"a\" : 1 }", 11));
+    assert_int_equal(events_dump(ev, &b), 0);
+    assert_non_null(strstr(b.data, "\"args\":{ \"a\" : 1 }"));
+    back = json_loadb(b.data, b.len, 0, NULL);
+    assert_non_null(back);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(back, "args"), "a")), 1);
+    json_decref(back);
+    json_decref(ev);
+    buf_release(&b);
+    buf_adds(&big, "{\"text\":\"");
+    for (int i = 0; i < EVENTS_LINE_MAX; i++)
+        buf_addc(&big, 'y');
+    buf_adds(&big, "\"}");
+    back = write_value(big.data, 1, NULL, &line);
+    assert_true(strlen(line) <= EVENTS_LINE_MAX);
+    assert_non_null(strstr(json_string_value(json_object_get(json_object_get(back, "v"), "text")),
+                           "[cut "));
+    json_decref(back);
+    free(line);
+    buf_release(&big);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1217,6 +1363,9 @@ int main(void)
         cmocka_unit_test(test_view_time),
         cmocka_unit_test(test_view_many_fields),
         cmocka_unit_test(test_view_reader),
+        cmocka_unit_test(test_raw_values),
+        cmocka_unit_test(test_raw_refused),
+        cmocka_unit_test(test_raw_dump_and_cut),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

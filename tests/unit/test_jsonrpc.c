@@ -451,6 +451,55 @@ static void test_builders(void **state)
     buf_release(&out);
 }
 
+/* jsonrpc_parse_scan: a message jansson would take is classified from the scan, no tree
+ * (F_SCANNED), the same as jsonrpc_parse_lax; jsonrpc_msg_tree then gives parse_lax's message.
+ * Every other line (not JSON, not JSON-RPC, a batch, jansson refuses it, an id past int64) is
+ * what jsonrpc_parse_lax makes of it. */
+static void test_parse_scan(void **state)
+{
+    static const struct {
+        const char *line;
+        int scanned;
+    } cases[] = {
+        {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"e\"}}", 1},
+        {"{\"jsonrpc\":\"2\\u002e0\",\"id\":\"a\",\"method\":\"ping\"}", 1},
+        {"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":1}}",
+         1},
+        {" {\"id\":1.5,\"result\":{\"content\":[]},\"jsonrpc\":\"2.0\"} ", 1},
+        {"{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":1.0,\"message\":\"m\"}}", 1},
+        {"{\"jsonrpc\":\"2.0\",\"\\u0069d\":7,\"method\":\"x\",\"params\":3}", 1},
+        {"{\"jsonrpc\":\"2.0\",\"id\":99999999999999999999,\"method\":\"x\"}", 0},
+        {"{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"t\":\"cut \\ud83d\"}}", 0},
+        {"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]", 0},
+        {"{\"jsonrpc\":\"2.0\",\"id\":1}", 0},
+        {"{\"jsonrpc\":\"2.0\",\"id\":1,", 0},
+        {"", 0},
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *l = cases[i].line;
+        struct jsonrpc_msg a, b;
+        jsonrpc_parse_lax(l, strlen(l), &a);
+        assert_int_equal(jsonrpc_parse_scan(l, strlen(l), &b), a.kind);
+        if (cases[i].scanned != ((b.flags & JSONRPC_F_SCANNED) != 0))
+            fail_msg("case %zu: scanned %d", i, (b.flags & JSONRPC_F_SCANNED) != 0);
+        assert_int_equal(b.flags & ~(unsigned)JSONRPC_F_SCANNED, a.flags);
+        assert_true((a.id == NULL) == (b.id == NULL));
+        assert_true(a.id == NULL || json_equal(a.id, b.id));
+        assert_true((a.method == NULL) == (b.method == NULL));
+        if (a.method)
+            assert_string_equal(a.method, b.method);
+        if (cases[i].scanned)
+            assert_null(b.root);
+        assert_int_equal(jsonrpc_msg_tree(&b, l, strlen(l)), a.kind);
+        assert_int_equal(b.flags, a.flags);
+        assert_true((a.root == NULL) == (b.root == NULL));
+        assert_true(a.root == NULL || json_equal(a.root, b.root));
+        jsonrpc_msg_release(&a);
+        jsonrpc_msg_release(&b);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -462,6 +511,7 @@ int main(void)
         cmocka_unit_test(test_id_keys),
         cmocka_unit_test(test_idmap),
         cmocka_unit_test(test_builders),
+        cmocka_unit_test(test_parse_scan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,6 +8,7 @@
 
 #include <cmocka.h>
 
+#include "codec/jsonrpc.h"
 #include "mcp/alter.h"
 #include "helpers.h"
 #include "util/err.h"
@@ -316,10 +317,51 @@ static void test_tool_definitions(void **state)
     json_decref(redef);
 }
 
+/* mcp_alter_result_text_scan reads from the line, without a tree, the text that
+ * mcp_alter_result_text reads from the tree: text items only, joined by newlines, escapes
+ * decoded, cut at max on a UTF-8 boundary. */
+static void test_result_text_scan(void **state)
+{
+    static const char *const results[] = {
+        "{\"content\":[{\"type\":\"text\",\"text\":\"hello\"}]}",
+        "{\"content\":[{\"text\":\"a\\nb \\u00e9 \\ud83d\\ude00 \\\"q\\\"\",\"type\":\"text\"},"
+        "{\"type\":\"image\",\"data\":\"x\"},{\"type\":\"text\",\"text\":\"second\"},"
+        "{\"type\":\"text\",\"text\":3},{\"type\":\"t\\u0065xt\",\"text\":\"third\"}]}",
+        "{\"content\": [ ] , \"isError\":false}",
+        "{\"structuredContent\":{\"content\":\"no\"}}",
+        "{\"content\":[{\"type\":\"text\",\"text\":\"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+        "\xc3\xa9\xc3\xa9\"}]}",
+        "{\"content\":\"not a list\"}",
+    };
+
+    for (size_t i = 0; i < sizeof(results) / sizeof(results[0]); i++) {
+        const char *r = results[i];
+        struct jsonrpc_lax lx;
+        json_t *tree = json_loads(r, 0, NULL);
+        for (size_t max = 1; max < 40; max += 3) {
+            struct buf a = BUF_INIT, b = BUF_INIT;
+            struct jsonrpc_span sp;
+            assert_non_null(tree);
+            assert_int_equal(jsonrpc_lax_scan(r, strlen(r), &lx), 0);
+            sp.off = 0;
+            sp.len = strlen(r);
+            sp.type = 'o';
+            mcp_alter_result_text(tree, &a, max);
+            mcp_alter_result_text_scan(r, &sp, &b, max);
+            if (a.len != b.len || memcmp(a.data, b.data, a.len) != 0)
+                fail_msg("result %zu, max %zu: tree '%s', scan '%s'", i, max, a.data, b.data);
+            buf_release(&a);
+            buf_release(&b);
+        }
+        json_decref(tree);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_text_result_and_canary),
+        cmocka_unit_test(test_result_text_scan),
         cmocka_unit_test(test_omit),
         cmocka_unit_test(test_numbers_in_text),
         cmocka_unit_test(test_wrong_data),

@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "events/events.h"
 #include "experiment/catalog.h"
 #include "mcp/relay.h"
 #include "mcp/session.h"
@@ -30,6 +31,11 @@ struct fake {
         int armed;
     } timers[32];
     struct buf scratch;
+    /* The fast path (the group "scanned"): the backend takes raw values and its decisions do
+     * not read arguments, as the seam's does without a `when`. Every test runs both ways. */
+    int fast;
+    size_t raw_fields; /* raw values the session emitted (fast) */
+    json_t *raw;       /* their texts, by field name, of the last event that had any */
 };
 
 static struct fake F;
@@ -62,9 +68,37 @@ static int f_decide(void *ctx, const struct plan_call *c, struct seam_decision *
     return 0;
 }
 
+/* Records ev with its raw values (fast path) as trees, so that the tests read one shape. */
 static void f_emit(void *ctx, json_t *ev)
 {
-    json_array_append_new(F.events, json_deep_copy(ev));
+    json_t *cp = json_deep_copy(ev), *v;
+    const char *key;
+    struct buf line = BUF_INIT;
+    void *tmp;
+
+    json_object_foreach_safe(cp, tmp, key, v)
+    {
+        size_t n;
+        const char *t = events_raw_text(v, &n);
+        if (t == NULL)
+            continue;
+        assert_true(F.fast);
+        F.raw_fields++;
+        if (F.raw == NULL)
+            F.raw = json_object();
+        json_object_set_new(F.raw, key, json_stringn(t, n));
+        json_object_set_new(cp, key, events_raw_tree(v));
+    }
+    /* the line a writer sends is one JSON text */
+    assert_int_equal(events_dump(ev, &line), 0);
+    {
+        json_t *back = json_loadb(line.data, line.len, 0, NULL);
+        assert_non_null(back);
+        assert_true(json_equal(back, cp));
+        json_decref(back);
+    }
+    buf_release(&line);
+    json_array_append_new(F.events, cp);
 }
 
 static const char *f_canary(void *ctx)
@@ -135,10 +169,11 @@ static void advance(struct mcp_session *s, int64_t ms)
 
 static struct mcp_session *new_session_opts(int refuse, json_t *faults)
 {
-    struct mcp_backend b = {NULL, f_decide, f_emit, f_canary, f_plan_faults, f_select, NULL};
+    struct mcp_backend b = {NULL, f_decide, f_emit, f_canary, f_plan_faults, f_select, NULL, 0, 0};
     struct mcp_host h = {NULL, f_now, f_set_timer, f_cancel_timer};
     struct mcp_session_opts o = {.server = "srv", .refuse_mutating = refuse};
 
+    b.raw_events = b.args_unused = F.fast;
     memset(F.timers, 0, sizeof(F.timers));
     if (F.scratch.data == NULL)
         buf_init(&F.scratch, 0);
@@ -167,6 +202,8 @@ static void end_session(struct mcp_session *s)
     json_decref(F.calls);
     json_decref(F.faults);
     F.events = F.decisions = F.calls = F.faults = NULL;
+    json_decref(F.raw);
+    F.raw = NULL;
     buf_release(&F.scratch);
 }
 
@@ -1499,6 +1536,85 @@ static void test_relay_opts_init_defaults(void **state)
     assert_int_equal(o.out_fd, 0);
 }
 
+/* The fast path: a tools/call and its reply that no fault touches are relayed byte for byte,
+ * and their events record the arguments and the result from their text as it came (spacing
+ * kept: no tree was dumped); a fault decided for a call still applies (the tree is built
+ * then). */
+static void test_scanned_fast_path(void **state)
+{
+    struct mcp_session *s;
+    const char *req = "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":"
+                      "\"echo\",\"arguments\":{ \"message\" : \"big\",  \"n\":1.50 }}}";
+    const char *rep = "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"content\": [{\"type\":\"text\","
+                      "\"text\":\"big\"}] }}";
+    char want[512];
+
+    s = new_session();
+    F.raw_fields = 0;
+    client(s, req);
+    snprintf(want, sizeof(want), "%s\n", req);
+    assert_string_equal(TO_SERVER(s), want);
+    assert_string_equal(str_at(F.raw, "args"), "{ \"message\" : \"big\",  \"n\":1.50 }");
+    assert_true(json_is_null(at(F.calls, "0.args"))); /* the decision did not need them */
+    server(s, rep);
+    snprintf(want, sizeof(want), "%s\n", rep);
+    assert_string_equal(TO_CLIENT(s), want);
+    assert_string_equal(str_at(F.raw, "result"),
+                        "{\"content\": [{\"type\":\"text\",\"text\":\"big\"}] }");
+    assert_int_equal(F.raw_fields, 2);
+    assert_true(json_is_true(at(event("tool_result", 0), "ok")));
+    assert_string_equal(str_at(event("tool_result", 0), "result.content.0.text"), "big");
+    /* an isError result is read as a tree (its text is quoted), not raw */
+    client(s, CALL("4", "echo", "{}"));
+    server(s, "{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"content\":[{\"type\":\"text\","
+              "\"text\":\"nope\"}],\"isError\":true}}");
+    assert_int_equal(F.raw_fields, 3);
+    assert_string_equal(str_at(event("tool_result", 1), "error"), "nope");
+    TO_SERVER(s);
+    TO_CLIENT(s);
+    /* a result over the event's 16 KiB: its text excerpt, read by the scan (no tree) */
+    {
+        struct buf big = BUF_INIT;
+        json_t *r;
+        client(s, CALL("6", "echo", "{}"));
+        buf_adds(&big, "{\"jsonrpc\":\"2.0\",\"id\":6,\"result\":{\"content\":[{\"type\":"
+                       "\"text\",\"text\":\"");
+        for (int i = 0; i < 20000; i++)
+            buf_addc(&big, (char)('a' + i % 26));
+        buf_adds(&big, "\"}]}}");
+        server(s, big.data);
+        r = at(event("tool_result", 2), "result");
+        assert_true(json_is_true(json_object_get(r, "truncated")));
+        assert_int_equal(json_integer_value(json_object_get(r, "bytes")), 20000 + 39);
+        assert_int_equal(strlen(str_at(r, "text")), 1024);
+        assert_int_equal(memcmp(str_at(r, "text"), "abcdefghijklmnopqrstuvwxyzabc", 29), 0);
+        assert_int_equal(F.raw_fields, 4); /* its args only: the result is an excerpt */
+        buf_release(&big);
+        TO_SERVER(s);
+        TO_CLIENT(s);
+    }
+    /* a fault on a scanned call: applied from the tree */
+    decide_next("tool.error", NULL);
+    client(s, CALL("5", "echo", "{\"message\":\"x\"}"));
+    assert_string_equal(TO_SERVER(s), "");
+    assert_non_null(strstr(TO_CLIENT(s), CANARY));
+    assert_non_null(event("fault_injected", 0));
+    assert_int_equal(mcp_session_pending(s), 0);
+    end_session(s);
+}
+
+static int set_fast(void **state)
+{
+    F.fast = 1;
+    return 0;
+}
+
+static int set_tree(void **state)
+{
+    F.fast = 0;
+    return 0;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1531,5 +1647,21 @@ int main(void)
         cmocka_unit_test(test_every_catalog_fault_has_a_handler),
         cmocka_unit_test(test_relay_opts_init_defaults),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    enum { N = sizeof(tests) / sizeof(tests[0]) };
+    /* Every test twice: on the tree path, and again on the fast path (scanned lines, raw
+     * event values, "scanned/NAME"), where every behaviour must be the same; one group, so
+     * that its count is every test. */
+    static struct CMUnitTest all[2 * N + 1];
+    static char names[N][96];
+
+    for (size_t i = 0; i < N; i++) {
+        all[i] = tests[i];
+        all[i].setup_func = set_tree;
+        snprintf(names[i], sizeof(names[i]), "scanned/%s", tests[i].name);
+        all[N + i] = tests[i];
+        all[N + i].name = names[i];
+        all[N + i].setup_func = set_fast;
+    }
+    all[2 * N] = (struct CMUnitTest)cmocka_unit_test_setup(test_scanned_fast_path, set_fast);
+    return _cmocka_run_group_tests("test_mcp_session", all, 2 * N + 1, NULL, NULL);
 }

@@ -165,6 +165,35 @@ static void test_standalone(void **state)
     seam_free(NULL);
 }
 
+/* seam_decide_reads_args: a decision reads the call's arguments only for a plan fault with
+ * `when` (the loaded plan writes "when": null for the others), or in controller mode: the MCP
+ * shim parses a tools/call's arguments only then. */
+static void test_decide_reads_args(void **state)
+{
+    char plan[128];
+    struct seam_opts o = {.component = "mcp"};
+    struct err e = {0};
+    struct seam *s;
+
+    s = seam_new(&o, &e);
+    assert_int_equal(seam_decide_reads_args(s), 0); /* no plan: nothing decided */
+    seam_free(s);
+    write_text("plan.json", PLAN(FAULT("tool.error", "echo", "")));
+    path_in(plan, sizeof(plan), "plan.json");
+    o.plan_path = plan;
+    s = seam_new(&o, &e);
+    assert_non_null(s);
+    assert_int_equal(seam_decide_reads_args(s), 0);
+    seam_free(s);
+    write_text("plan.json",
+               PLAN(FAULT("tool.error", "echo", ", \"when\": {\"path\": \"$.path\", \"matches\": \"x\"}")));
+    s = seam_new(&o, &e);
+    if (s == NULL)
+        fail_msg("%s", e.msg);
+    assert_int_equal(seam_decide_reads_args(s), 1);
+    seam_free(s);
+}
+
 static void test_nothing(void **state)
 {
     struct seam_opts o = {.component = "mcp"};
@@ -329,6 +358,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_standalone),        cmocka_unit_test(test_nothing),
+        cmocka_unit_test(test_decide_reads_args),
         cmocka_unit_test(test_emit_undocumented), cmocka_unit_test(test_invalid_plans),
         cmocka_unit_test(test_controller),
     };
