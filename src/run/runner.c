@@ -1284,7 +1284,7 @@ static void agent_phase(struct rep *p)
     int stfd = p->a_stfd;
     int64_t t0;
 
-    if (await_controller(p, &e) < 0 || sandbox_go(ap) < 0) {
+    if (await_controller(p, &e) < 0 || sandbox_go(p->sb, ap) < 0) {
         if (stopped(r)) {
             p->aborted = 1;
             p->abort.reason = "interrupted";
@@ -1406,7 +1406,7 @@ static void verify_phase(struct rep *p)
     t0 = time_mono_ns();
     end = t0 + (int64_t)limit_ms * 1000000;
     if (p->vp_live) {
-        if (sandbox_go(vp) < 0) {
+        if (sandbox_go(p->sb, vp) < 0) {
             char st[96];
             if (proc_wait(vp, 5000) < 0)
                 proc_terminate(vp, RUN_GRACE_MS);

@@ -28,6 +28,9 @@ struct sandbox_ops {
     int supervised;
     /* Ends everything the backend started in sb (see sandbox_kill). */
     int (*kill)(struct sandbox *sb, int grace_ms);
+    /* Learns what spawn left to learn later (native: each spawn's PID namespace), before a
+     * gated command is let go; NULL when there is nothing. */
+    void (*settle)(struct sandbox *sb);
 };
 
 /* The oci backend's image when none is given, made on first use (oci.c). */
@@ -56,7 +59,13 @@ struct sandbox {
     int drop_uid;                               /* 1: run as SANDBOX_UID */
     char cg_mem[256], cg_pids[256];             /* cgroup directories made for it, or "" */
     struct spawn_ns spawns[SANDBOX_SPAWNS_MAX]; /* native */
-    char *containers[SANDBOX_SPAWNS_MAX];       /* oci: names of the containers started */
+    /* native: spawns whose --info-fd is not read yet (settle reads it): [0, npending) */
+    struct {
+        int fd;      /* the info pipe's read end */
+        pid_t bwrap; /* bwrap's pid (the runner's child, so not reused while unreaped) */
+    } pending[SANDBOX_SPAWNS_MAX];
+    int npending;
+    char *containers[SANDBOX_SPAWNS_MAX]; /* oci: names of the containers started */
     unsigned nspawned;
     /* what before_exec needs, prepared in the parent (the child may not allocate) */
     int info_wfd, out_fd, err_fd;

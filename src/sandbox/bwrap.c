@@ -157,14 +157,39 @@ static pid_t read_child_pid(int fd)
     return 0;
 }
 
+/* The parent pid /proc/PID/stat names, or 0. */
+static pid_t parent_of(pid_t pid)
+{
+    char path[64], buf[512], *p;
+    ssize_t n;
+    int fd;
+
+    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return 0;
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    p = strrchr(buf, ')'); /* "pid (comm) S ppid ...": comm may hold anything */
+    if (p == NULL || p[1] != ' ' || p[2] == '\0' || p[3] != ' ')
+        return 0;
+    return (pid_t)strtol(p + 4, NULL, 10);
+}
+
 static void remember_spawn(struct sandbox *sb, pid_t init)
 {
     char path[64];
-    struct stat st;
+    struct stat st, self;
     struct spawn_ns *slot = NULL;
 
     snprintf(path, sizeof(path), "/proc/%ld/ns/pid", (long)init);
     if (stat(path, &st) < 0)
+        return;
+    /* never the runner's own PID namespace: signal_all would reach the host's processes */
+    if (stat("/proc/self/ns/pid", &self) == 0 && self.st_dev == st.st_dev &&
+        self.st_ino == st.st_ino)
         return;
     for (size_t i = 0; i < SANDBOX_SPAWNS_MAX && !slot; i++)
         if (sb->spawns[i].init == 0)
@@ -265,12 +290,18 @@ static int bwrap_spawn(struct sandbox *sb, const char *cmd, int out_fd, int err_
                      "sandbox: bwrap is not installed (apt-get install "
                      "bubblewrap)");
     }
-    if (rc == 0) {
-        init = read_child_pid(info[0]);
-        if (init > 0)
+    /* bwrap names its namespace's init on the info pipe right after making it; that is read
+     * later (bwrap_settle: before the command is let go, or before a kill), so that the spawn
+     * does not wait for bwrap's start */
+    if (rc == 0 && sb->npending < SANDBOX_SPAWNS_MAX) {
+        sb->pending[sb->npending].fd = info[0];
+        sb->pending[sb->npending].bwrap = p->pid;
+        sb->npending++;
+    } else {
+        if (rc == 0 && (init = read_child_pid(info[0])) > 0)
             remember_spawn(sb, init);
+        close(info[0]);
     }
-    close(info[0]);
     free(env);
     args_release(&a);
     return rc;
@@ -354,9 +385,26 @@ static int forget_ended(struct sandbox *sb)
     return live;
 }
 
+/* Reads each pending spawn's info pipe and remembers its PID namespace. An init is taken only
+ * while it is bwrap's child (bwrap, the runner's child, is not reaped before its init has
+ * ended, so the pid cannot name another process then); one that already ended has emptied its
+ * namespace, and there is nothing to remember. */
+static void bwrap_settle(struct sandbox *sb)
+{
+    for (int i = 0; i < sb->npending; i++) {
+        pid_t init = read_child_pid(sb->pending[i].fd);
+        close(sb->pending[i].fd);
+        if (init > 0 && parent_of(init) == sb->pending[i].bwrap)
+            remember_spawn(sb, init);
+    }
+    sb->npending = 0;
+}
+
 static int bwrap_kill(struct sandbox *sb, int grace_ms)
 {
     uint64_t end;
+
+    bwrap_settle(sb);
 
     /* the common case, after the agent and verify exited: nothing to look for in /proc */
     if (!forget_ended(sb))
@@ -399,4 +447,5 @@ const struct sandbox_ops sandbox_native_ops = {
     .spawn = bwrap_spawn,
     .supervised = 1,
     .kill = bwrap_kill,
+    .settle = bwrap_settle,
 };

@@ -219,7 +219,7 @@ int sandbox_spawn_gated(struct sandbox *sb, const char *cmd, int out_fd, int err
     return rc;
 }
 
-int sandbox_go(struct proc *p)
+int sandbox_go(struct sandbox *sb, struct proc *p)
 {
     static const char go[] = "go\n";
     ssize_t n;
@@ -227,6 +227,9 @@ int sandbox_go(struct proc *p)
 
     if (p->in_fd < 0)
         return ERR_INVALID;
+    /* what a kill needs to know of the spawns, known before anything runs */
+    if (sb && sb->ops->settle)
+        sb->ops->settle(sb);
     do
         n = write(p->in_fd, go, sizeof(go) - 1);
     while (n < 0 && errno == EINTR);
@@ -464,8 +467,8 @@ static void cgroup_make(const char *ctrl, const char *file, const char *value, c
 /* The cgroups of this process's closed sandboxes, kept for its next sandbox_open. Making a
  * cgroup and removing it each wait for the kernel (an RCU grace period: 5-30 ms each on a
  * loaded 2-core VM, more than a bare bwrap), so a run's repetitions take turns with a few
- * instead; sandbox_cgroups_release (at exit) removes them. A spare is empty: it is kept only
- * when no process is left in it, and its limit is written again when it is taken. */
+ * instead; sandbox_cgroups_release (at exit) removes them. A spare's limit is written again
+ * when it is taken. */
 #define CGROUP_SPARES_MAX 8
 struct cgroup_spare {
     pid_t owner; /* the process that keeps it (a fork does not inherit it) */
@@ -475,19 +478,12 @@ struct cgroup_spare {
 static struct cgroup_spare cgroup_spares[CGROUP_SPARES_MAX];
 static int cgroup_nspares, cgroup_atexit_set;
 
-/* 1 when dir's cgroup.procs lists no process. */
-static int cgroup_empty(const char *dir)
+/* Removes dir, waiting up to 1 s while it is busy: a sandbox's last process may still be
+ * leaving it (an init whose bwrap ended is reaped by the host's init, when that gets to it). */
+static void cgroup_remove(const char *dir)
 {
-    char path[300], c;
-    int fd;
-    ssize_t n;
-
-    snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
-    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-        return 0;
-    n = read(fd, &c, 1);
-    close(fd);
-    return n == 0;
+    for (int i = 0; rmdir(dir) < 0 && errno == EBUSY && i < 100; i++)
+        time_sleep_ms(10);
 }
 
 void sandbox_cgroups_release(void)
@@ -496,18 +492,19 @@ void sandbox_cgroups_release(void)
 
     for (int i = 0; i < cgroup_nspares; i++) {
         if (cgroup_spares[i].owner == getpid())
-            rmdir(cgroup_spares[i].dir);
+            cgroup_remove(cgroup_spares[i].dir);
         else
             cgroup_spares[kept++] = cgroup_spares[i]; /* a parent's: its to remove */
     }
     cgroup_nspares = kept;
 }
 
-/* Keeps dir for a later sandbox of this process, or removes it. */
+/* Keeps dir for a later sandbox of this process (one whose last process is still leaving is
+ * kept too: it leaves soon, and sharing the limit with it for a moment takes nothing from the
+ * next sandbox), or removes it. */
 static void cgroup_put(const char *dir, int mem)
 {
-    if (cgroup_nspares < CGROUP_SPARES_MAX && strlen(dir) < sizeof(cgroup_spares[0].dir) &&
-        cgroup_empty(dir)) {
+    if (cgroup_nspares < CGROUP_SPARES_MAX && strlen(dir) < sizeof(cgroup_spares[0].dir)) {
         struct cgroup_spare *c = &cgroup_spares[cgroup_nspares++];
         c->owner = getpid();
         c->mem = mem;
@@ -516,7 +513,7 @@ static void cgroup_put(const char *dir, int mem)
             cgroup_atexit_set = atexit(sandbox_cgroups_release) == 0;
         return;
     }
-    rmdir(dir);
+    cgroup_remove(dir);
 }
 
 /* A spare of the kind, its file set to value, into dir; 0 when there is none. */

@@ -122,8 +122,10 @@ int sandbox_spawn_gated(struct sandbox *sb, const char *cmd, int out_fd, int err
                         struct proc *p, struct err *e);
 #define SANDBOX_GATE_CLOSED 125
 #define SANDBOX_GATE_CLOSED_STR "125"
-/* Lets a sandbox_spawn_gated command run: 0, or ERR_IO when it could not be told (it exited). */
-int sandbox_go(struct proc *p);
+/* Lets sb's sandbox_spawn_gated command p run: 0, or ERR_IO when it could not be told (it
+ * exited). What a kill needs to know of sb's spawns (the native backend reads it from bwrap
+ * after the spawn returned) is learnt first. */
+int sandbox_go(struct sandbox *sb, struct proc *p);
 /* Tells a sandbox_spawn_gated command not to run (closes the gate). */
 void sandbox_no_go(struct proc *p);
 
