@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "run/replay.h"
+#include "run/report.h"
 #include "run/world_run.h"
 #include "score/rundir.h"
 #include "score/worldcheck.h"
@@ -37,21 +38,6 @@ static json_t *load(const char *root, const char *rep, const char *name, size_t 
     return j;
 }
 
-static int save_json(const char *path, const json_t *j, struct err *e)
-{
-    char *s = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
-    int rc;
-    if (s == NULL)
-        return err_set(e, ERR_IO, "cannot serialize '%s'", path);
-    struct buf b = BUF_INIT;
-    buf_adds(&b, s);
-    buf_addc(&b, '\n');
-    free(s);
-    rc = fs_write_file(path, b.data, b.len, e);
-    buf_release(&b);
-    return rc;
-}
-
 int replay_record(const char *repdir, struct err *e)
 {
     char root[PATH_MAX_], path[PATH_MAX_];
@@ -74,7 +60,7 @@ int replay_record(const char *repdir, struct err *e)
                         &d);
     j = world_replay_digest_json(&d);
     snprintf(path, sizeof(path), "%s/" REPLAY_HASH_FILE, repdir);
-    rc = save_json(path, j, e);
+    rc = report_write_json(j, path, e);
     json_decref(j);
 done:
     json_decref(run);
@@ -99,7 +85,7 @@ static int check_json(const json_t *world, const json_t *ledger, struct worldche
                        tmp && *tmp ? tmp : "/tmp");
     snprintf(rep, sizeof(rep), "%s/replayed", dir);
     snprintf(file, sizeof(file), "%s/ledger.json", rep);
-    if (fs_mkdirs(rep, e) < 0 || save_json(file, ledger, e) < 0)
+    if (fs_mkdirs(rep, e) < 0 || report_write_json(ledger, file, e) < 0)
         rc = err_set(e, ERR_SYS, "cannot write the replayed ledger in '%s'", dir);
     else
         rc = worldcheck_run(world, file, wc, e);

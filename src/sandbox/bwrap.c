@@ -157,25 +157,35 @@ static pid_t read_child_pid(int fd)
     return 0;
 }
 
-/* The parent pid /proc/PID/stat names, or 0. */
-static pid_t parent_of(pid_t pid)
+/* What /proc/PID/stat says after the command's name ("S PPID ..."), into buf; NULL when the
+ * process is gone or the line is not that. */
+static const char *stat_fields(long pid, char *buf, size_t size)
 {
-    char path[64], buf[512], *p;
+    char path[64], *p;
     ssize_t n;
     int fd;
 
-    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
     if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-        return 0;
-    n = read(fd, buf, sizeof(buf) - 1);
+        return NULL;
+    n = read(fd, buf, size - 1);
     close(fd);
     if (n <= 0)
-        return 0;
+        return NULL;
     buf[n] = '\0';
     p = strrchr(buf, ')'); /* "pid (comm) S ppid ...": comm may hold anything */
-    if (p == NULL || p[1] != ' ' || p[2] == '\0' || p[3] != ' ')
-        return 0;
-    return (pid_t)strtol(p + 4, NULL, 10);
+    if (p == NULL || p[1] != ' ' || p[2] == '\0')
+        return NULL;
+    return p + 2;
+}
+
+/* The parent pid /proc/PID/stat names, or 0. */
+static pid_t parent_of(pid_t pid)
+{
+    char buf[512];
+    const char *f = stat_fields(pid, buf, sizeof(buf));
+
+    return f && f[1] == ' ' ? (pid_t)strtol(f + 2, NULL, 10) : 0;
 }
 
 static void remember_spawn(struct sandbox *sb, pid_t init)
@@ -313,21 +323,10 @@ static int bwrap_spawn(struct sandbox *sb, const char *cmd, int out_fd, int err_
  * namespace's init, orphaned when bwrap exits first, may wait on a host init that reaps late). */
 static int is_zombie(long pid)
 {
-    char path[64], buf[512], *p;
-    ssize_t n;
-    int fd;
+    char buf[512];
+    const char *f = stat_fields(pid, buf, sizeof(buf));
 
-    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 1; /* gone */
-    n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return 1;
-    buf[n] = '\0';
-    p = strrchr(buf, ')'); /* "pid (comm) S ...": comm may hold anything */
-    return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+    return f == NULL || f[0] == 'Z' || f[0] == 'X'; /* gone counts as ended */
 }
 
 /* Sends sig to every live process in one of sb's PID namespaces; returns how many it found.
