@@ -21,6 +21,7 @@
 
 #include <stdio.h>
 
+#include "control/egress.h"
 #include "util/opt.h"
 
 /* exitcodes.c: the exit-code table as docs/cli.md's markdown. */
@@ -28,6 +29,14 @@ void cli_exit_codes_markdown(FILE *f);
 /* After printing: EXIT_OK, or EXIT_FAIL with a message when stdout could not be written (a
  * full disk: an earlier write may have failed, so the error flag is checked, not only fflush). */
 int cli_stdout_status(const char *cmd);
+
+/* --resolve HOST:PORT:ADDR, repeatable, of `proxy` and `run`: each entry checked when it is
+ * parsed (a bad one is a usage error), at most EGRESS_RESOLVE_MAX; spec NULL-terminated. */
+struct cli_resolve_list {
+    const char *spec[EGRESS_RESOLVE_MAX + 1];
+    size_t n;
+};
+int cli_opt_resolve(const struct opt *op, const char *v, struct err *e);
 
 /* cli_parse's "parsed: go on" (below every exit code). */
 #define CLI_PARSED (-1)

@@ -11,15 +11,9 @@
 #include "util/log.h"
 #include "util/banned.h"
 
-struct resolve_list {
-    const char *spec[EGRESS_RESOLVE_MAX + 1]; /* NULL-terminated */
-    size_t n;
-};
-
-/* --resolve HOST:PORT:ADDR, repeatable: checked here so a bad entry is a usage error */
-static int on_resolve(const struct opt *op, const char *v, struct err *e)
+int cli_opt_resolve(const struct opt *op, const char *v, struct err *e)
 {
-    struct resolve_list *l = op->value;
+    struct cli_resolve_list *l = op->value;
     struct egress_resolve r;
 
     if (l->n >= EGRESS_RESOLVE_MAX)
@@ -53,7 +47,7 @@ int cmd_proxy(int argc, char **argv)
     struct policy_flags pf = {.n = 0};
     struct controller_config cfg;
     struct err e = {0};
-    struct resolve_list resolve = {{NULL}, 0};
+    struct cli_resolve_list resolve = {{NULL}, 0};
     const char *log_file = NULL, *level = log_level_name();
     int nargs, rc;
 
@@ -105,7 +99,7 @@ int cmd_proxy(int argc, char **argv)
                 "serve the egress proxy on an inherited listening socket instead"),
         OPT_STRING("egress-ready-file", "F", &cfg.egress_ready_file, NULL,
                    "write the egress proxy's bound HOST:PORT here"),
-        OPT_CALL("resolve", "HOST:PORT:ADDR", on_resolve, &resolve,
+        OPT_CALL("resolve", "HOST:PORT:ADDR", cli_opt_resolve, &resolve,
                  "egress to HOST:PORT goes to ADDR, which may then be loopback or private "
                  "(curl's --resolve; repeatable; PORT * for any)"),
         OPT_STRING("log", "FILE", &log_file, "stderr", "log here"),

@@ -57,26 +57,6 @@ static int add_ro(const struct opt *o, const char *arg, struct err *e)
     return 0;
 }
 
-struct resolve_list {
-    const char *v[RUN_RESOLVE_MAX + 1];
-    int n;
-};
-
-/* --resolve HOST:PORT:ADDR, repeatable: handed to each repetition's controller */
-static int add_resolve(const struct opt *o, const char *arg, struct err *e)
-{
-    struct resolve_list *l = o->value;
-    struct egress_resolve r;
-
-    if (l->n >= RUN_RESOLVE_MAX)
-        return err_set(e, ERR_LIMIT, "at most %d --resolve", RUN_RESOLVE_MAX);
-    if (egress_resolve_parse(arg, &r, e) != 0)
-        return ERR_INVALID;
-    l->v[l->n++] = arg;
-    l->v[l->n] = NULL;
-    return 0;
-}
-
 /* The CI gates (src/report/gate.c): exit EXIT_GATE when a scored run fails one. */
 #define EXIT_GATE 8
 
@@ -170,7 +150,7 @@ int cmd_run(int argc, char **argv)
 {
     struct run_opts ro = {0};
     struct ro_list ro_paths = {{NULL}, 0};
-    struct resolve_list resolve = {{NULL}, 0};
+    struct cli_resolve_list resolve = {{NULL}, 0};
     struct buf diags = BUF_INIT;
     struct err e = {0};
     struct run *r = NULL;
@@ -200,7 +180,7 @@ int cmd_run(int argc, char **argv)
                 "run up to N repetitions at once (baselines first); the same report"),
         OPT_CALL("ro-path", "DIR", add_ro, &ro_paths,
                  "also bind DIR read-only in the sandbox (an agent outside /usr); repeatable"),
-        OPT_CALL("resolve", "HOST:PORT:ADDR", add_resolve, &resolve,
+        OPT_CALL("resolve", "HOST:PORT:ADDR", cli_opt_resolve, &resolve,
                  "the egress proxy sends HOST:PORT to ADDR, which may then be loopback or "
                  "private (curl's --resolve; PORT * for any); repeatable"),
         OPT_STRING("upstream-ca", "FILE", &upstream_ca, NULL,
@@ -278,7 +258,7 @@ int cmd_run(int argc, char **argv)
     ro.backend = backend;
     ro.sandbox_image = image;
     ro.ro_paths = ro_paths.n ? ro_paths.v : NULL;
-    ro.resolve = resolve.n ? resolve.v : NULL;
+    ro.resolve = resolve.n ? resolve.spec : NULL;
     ro.progress = quiet || json ? NULL : stderr;
     /* A live status line on a terminal (one repetition at a time; TERM=dumb: plain lines). No
      * colour is used, so NO_COLOR changes nothing. */
