@@ -832,21 +832,33 @@ static void warnings(struct buf *b, const json_t *result)
     }
 }
 
-int rpt_render_html(const json_t *report, const char *run_dir, struct buf *out)
+int rpt_html_head(struct buf *out, const char *title)
 {
-    const json_t *result = json_object_get(report, "result"), *r;
-    size_t i, n = json_array_size(json_object_get(result, "repetitions"));
-
     buf_adds(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/>\n"
                   "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
                   "style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action "
                   "'none'\"/>\n<meta name=\"viewport\" content=\"width=device-width, "
                   "initial-scale=1\"/>\n<meta name=\"referrer\" content=\"no-referrer\"/>\n"
                   "<title>faultline: ");
-    text(out, esc_str(json_object_get(report, "experiment"), "name", "?"));
+    text(out, title);
     buf_adds(out, "</title>\n<style>");
     buf_adds(out, css);
-    buf_adds(out, "</style></head><body>\n");
+    return buf_adds(out, "</style></head><body>\n");
+}
+
+int rpt_html_foot(struct buf *out, const char *what)
+{
+    buf_adds(out, "<footer class=\"mute\"><p>");
+    text(out, what);
+    return buf_adds(out, "</p></footer>\n</body></html>\n");
+}
+
+int rpt_render_html(const json_t *report, const char *run_dir, struct buf *out)
+{
+    const json_t *result = json_object_get(report, "result"), *r;
+    size_t i, n = json_array_size(json_object_get(result, "repetitions"));
+
+    rpt_html_head(out, esc_str(json_object_get(report, "experiment"), "name", "?"));
     top(out, report);
     probes(out, result);
     cost(out, report);
@@ -863,6 +875,5 @@ int rpt_render_html(const json_t *report, const char *run_dir, struct buf *out)
         }
         rep_section(out, report, r, run_dir);
     }
-    return buf_adds(out,
-                    "<footer class=\"mute\"><p>faultline report</p></footer>\n</body></html>\n");
+    return rpt_html_foot(out, "faultline report");
 }

@@ -107,4 +107,10 @@ int rpt_render_md(const json_t *report, struct buf *out);
 int rpt_render_junit(const json_t *report, struct buf *out);
 int rpt_render_badge(const json_t *report, struct buf *out);
 
+/* The HTML page frame every page of src/report shares (html.c): the head (the CSP that
+ * forbids every request, the inline CSS, title escaped) and the foot (what, escaped). Both
+ * append to out: 0 or out's error. */
+int rpt_html_head(struct buf *out, const char *title);
+int rpt_html_foot(struct buf *out, const char *what);
+
 #endif
