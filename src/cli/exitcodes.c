@@ -124,7 +124,11 @@ static const struct exit_row rows[] = {
     {"`report`", "0", "ok", "the report was written (to `-o FILE` or stdout)"},
     {"`report`", "1", "failure",
      "the input cannot be read, is not a report or a run folder, or the output cannot be "
-     "written"},
+     "written; with `--index`, no entry could be indexed; with `--index-history`, the database "
+     "cannot be read"},
+    {"`report`", "2", "partial",
+     "`--index`/`--index-history`: some entries could not be indexed (each named on stderr); the "
+     "index of the others was written"},
     USAGE_ROW("`report`"),
     {"`history`", "0", "ok", "the runs were printed (none is not an error)"},
     {"`history`", "1", "failure",
