@@ -18,13 +18,15 @@ cd "$TMP"
 HOSTILE_DIR='out/javascript:alert(2)'
 HOSTILE="$HOSTILE_DIR/<img src=x onerror=alert(1)>.json"
 export HOSTILE_DIR HOSTILE
-for r in "a a.yaml out/a.json" "b b.yaml out/b.json" "c a.yaml $HOSTILE"; do
-    read -r name exp rest <<<"$r"
-    [ "$name" = c ] && rest=$HOSTILE
-    rc=0
-    timeout 60 "$FAULTLINE" run "p/$exp" --out "$TMP/$rest" --quiet >"$name.out" 2>"$name.err" || rc=$?
-    echo "$rc" >"$name.rc"
-done
+# run NAME EXP OUT: a quiet run, its exit code in NAME.rc
+run() {
+    local rc=0
+    timeout 60 "$FAULTLINE" run "p/$2" --out "$TMP/$3" --quiet >"$1.out" 2>"$1.err" || rc=$?
+    echo "$rc" >"$1.rc"
+}
+run a a.yaml out/a.json
+run b b.yaml out/b.json
+run c a.yaml "$HOSTILE"
 # the runs' order, to the second (runs a second apart could share one)
 touch -d @1700000100 out/a.json
 touch -d @1700000200 out/b.json
