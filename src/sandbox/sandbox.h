@@ -6,8 +6,10 @@
  * starts and must itself stay outside:
  *
  *   sandbox_open()     makes the sandbox's network namespace: a child process unshares it,
- *                      brings lo up, binds a listening TCP socket on 127.0.0.1:0 inside it and
- *                      passes that socket (and a descriptor of the namespace) back over a Unix
+ *                      brings lo up, binds a listening TCP socket on 127.0.0.1:0 inside it (and
+ *                      the egress proxy's, the DNS stub's UDP socket on 127.0.0.1:53 and the
+ *                      transparent listeners on 127.0.0.1:80 and :443) and
+ *                      passes them (and a descriptor of the namespace) back over a Unix
  *                      socket with SCM_RIGHTS. The caller hands the listener to the controller
  *                      (`faultline proxy --listen-fd N`), which accepts on it from the host
  *                      namespace and so alone reaches the real upstream.
@@ -94,6 +96,16 @@ int sandbox_open(struct sandbox **out, const struct sandbox_spec *spec, int *lis
  * egress proxy's (the controller's `--egress-listen-fd`; the agent's HTTP_PROXY). Borrowed:
  * the sandbox closes it in sandbox_close (hand a dup to the controller). */
 int sandbox_egress_listener(const struct sandbox *sb, uint16_t *port);
+
+/* The UDP socket sandbox_open bound to 127.0.0.1:53 inside the namespace: the DNS stub's (the
+ * controller's `--dns-listen-fd`; the sandbox's /etc/resolv.conf names it). Borrowed as the
+ * egress listener is. */
+int sandbox_dns_socket(const struct sandbox *sb);
+
+/* The listening sockets sandbox_open bound to 127.0.0.1:80 (tls 0) and 127.0.0.1:443 (tls 1)
+ * inside the namespace: transparent mode's (the controller's `--transparent-http-fd` and
+ * `--transparent-tls-fd`), where the DNS stub's answers lead. Borrowed as the egress one. */
+int sandbox_transparent_listener(const struct sandbox *sb, int tls);
 
 /* Moves the calling process into sb's network namespace, through the user namespace that owns
  * it when the runner is not root (a namespace an unprivileged process made can only be joined
