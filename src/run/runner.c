@@ -21,6 +21,7 @@
  *                workspace
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
@@ -1500,6 +1501,33 @@ out:
     buf_release(&cmd);
 }
 
+/* The run's warning that something in the sandbox tried to leave by a way faultline does not
+ * cover (docs/egress.md): connections to raw IPs (no route) or refused loopback ports, as the
+ * namespace counted them (sandbox_netstat). */
+static void uncovered_warning(struct rep *p, struct events_writer *w)
+{
+    struct sandbox_netstat ns;
+    struct err e = {0};
+    char msg[400];
+    json_t *ev;
+
+    if (p->sb == NULL || sandbox_netstat(p->sb, &ns, &e) != 0 || ns.no_route + ns.refused == 0)
+        return;
+    snprintf(msg, sizeof(msg),
+             "something in the sandbox tried to leave by a way faultline does not cover: %" PRIu64
+             " packet(s) to an address with no route (a raw IP, not a name through the DNS stub "
+             "or the proxy) and %" PRIu64
+             " connection(s) refused on the sandbox's loopback (a port nothing serves: only "
+             "the proxy, the DNS stub and :80 / :443 do); those requests were not seen or "
+             "faulted",
+             ns.no_route, ns.refused);
+    progress(p->r, "rep %d: warning: %s", p->index, msg);
+    ev =
+        json_pack("{s:s, s:s, s:s}", "kind", "warning", "code", "egress_uncovered", "message", msg);
+    events_append(w, ev);
+    json_decref(ev);
+}
+
 /* The runner's own events, after the controller stopped (no other writer then), continuing
  * the file's seq. */
 static void runner_events(struct rep *p)
@@ -1551,6 +1579,7 @@ static void runner_events(struct rep *p)
     }
     events_append(w, ev);
     json_decref(ev);
+    uncovered_warning(p, w);
     ev = json_pack("{s:s, s:s}", "kind", "run_end", "outcome",
                    p->aborted                        ? "aborted"
                    : strcmp(p->status, "error") == 0 ? "error"

@@ -107,6 +107,17 @@ int sandbox_dns_socket(const struct sandbox *sb);
  * `--transparent-tls-fd`), where the DNS stub's answers lead. Borrowed as the egress one. */
 int sandbox_transparent_listener(const struct sandbox *sb, int tls);
 
+/* What the namespace counted of connections that went nowhere (src/sandbox/netstat.c): no_route
+ * (packets to an address with no route: a raw IP, IPv4 or IPv6) and refused (TCP connections
+ * that failed before they were established: a loopback port nothing listens on). */
+struct sandbox_netstat {
+    uint64_t no_route;
+    uint64_t refused;
+};
+/* Reads them from a child that joins the namespace. 0, or ERR_SYS with e set. Blocking (at
+ * most 2 s). */
+int sandbox_netstat(const struct sandbox *sb, struct sandbox_netstat *out, struct err *e);
+
 /* Moves the calling process into sb's network namespace, through the user namespace that owns
  * it when the runner is not root (a namespace an unprivileged process made can only be joined
  * from inside its user namespace). For a child made to do one thing there (ask the

@@ -52,6 +52,7 @@ test_expect "curl without the proxy reaches the stand-in by name through the stu
         jq -se "any(.[]; .kind == \"dns_query\" and .name == \"registry.test\" and .answer == \"address\")" out/report/$r/events.jsonl
     done
     grep -q "GET /left-pad.json" www.log
+    jq -se "any(.[]; .kind == \"warning\" and .code == \"egress_uncovered\") | not" out/report/rep-000/events.jsonl
 '
 
 test_expect "egress.dns_fail: curl reports it cannot resolve the host (exit 6), in the faulted repetition" '
