@@ -16,7 +16,7 @@ struct cur {
 static int take(struct cur *c, size_t k, struct cur *out)
 {
     if (k > c->n)
-        return -1;
+        return ERR_PARSE;
     if (out) {
         out->p = c->p;
         out->n = k;
@@ -31,7 +31,7 @@ static int num(struct cur *c, size_t width, size_t *v)
     struct cur b;
 
     if (take(c, width, &b) != 0)
-        return -1;
+        return ERR_PARSE;
     *v = 0;
     for (size_t i = 0; i < width; i++)
         *v = *v << 8 | b.p[i];
@@ -43,7 +43,7 @@ static int vec(struct cur *c, size_t width, struct cur *out)
 {
     size_t len;
 
-    return num(c, width, &len) != 0 || take(c, len, out) != 0 ? -1 : 0;
+    return num(c, width, &len) != 0 || take(c, len, out) != 0 ? ERR_PARSE : 0;
 }
 
 int sni_record_need(const uint8_t *p, size_t n, size_t *need, struct err *e)
