@@ -55,6 +55,9 @@ struct controller_config {
     const char *egress_listen;     /* "HOST:PORT" */
     int egress_listen_fd;          /* inherited listening socket, -1 when none */
     const char *egress_ready_file; /* gets the egress proxy's "HOST:PORT\n", or NULL */
+    /* the experiment's egress.allow (egress_policy.h): host patterns, NULL-terminated; NULL:
+     * every host allowed */
+    const char *const *egress_allow;
     /* the policy files of the gate endpoint (POST /_faultline/gate), project's first; a
      * missing one is skipped; none: the built-in default policy */
     const char *const *policy_paths;

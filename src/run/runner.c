@@ -899,27 +899,27 @@ static int spawn_controller(struct rep *p, int lfd, struct err *e)
         return err_set(e, ERR_SYS, "dup: %s", strerror(errno));
     }
     snprintf(efdtxt, sizeof(efdtxt), "%d", efd);
-    const char *argv[32 + 2 * RUN_RESOLVE_MAX] = {r->exe,
-                                                  "proxy",
-                                                  "--plan",
-                                                  plan,
-                                                  "--events",
-                                                  events,
-                                                  "--listen-fd",
-                                                  fdtxt,
-                                                  "--upstream-anthropic",
-                                                  ua,
-                                                  "--upstream-openai",
-                                                  uo,
-                                                  "--ready-file",
-                                                  ready,
-                                                  "--log",
-                                                  log,
-                                                  "--log-level",
-                                                  "info",
-                                                  "--egress-listen-fd",
-                                                  efdtxt,
-                                                  NULL};
+    const char *argv[32 + 2 * RUN_RESOLVE_MAX + 2 * RUN_EGRESS_ALLOW_MAX] = {r->exe,
+                                                                             "proxy",
+                                                                             "--plan",
+                                                                             plan,
+                                                                             "--events",
+                                                                             events,
+                                                                             "--listen-fd",
+                                                                             fdtxt,
+                                                                             "--upstream-anthropic",
+                                                                             ua,
+                                                                             "--upstream-openai",
+                                                                             uo,
+                                                                             "--ready-file",
+                                                                             ready,
+                                                                             "--log",
+                                                                             log,
+                                                                             "--log-level",
+                                                                             "info",
+                                                                             "--egress-listen-fd",
+                                                                             efdtxt,
+                                                                             NULL};
     size_t na = 0;
     while (argv[na])
         na++;
@@ -927,6 +927,11 @@ static int spawn_controller(struct rep *p, int lfd, struct err *e)
          rs++) {
         argv[na++] = "--resolve";
         argv[na++] = *rs;
+    }
+    /* the experiment's egress.allow (docs/egress.md) */
+    for (size_t i = 0; i < r->x->negress_allow && i < RUN_EGRESS_ALLOW_MAX; i++) {
+        argv[na++] = "--egress-allow";
+        argv[na++] = r->x->egress_allow[i];
     }
     /* the run's interception CA and the sandbox's trust bundle (src/run/trust.h) */
     argv[na++] = "--ca-dir";
