@@ -899,27 +899,27 @@ static int spawn_controller(struct rep *p, int lfd, struct err *e)
         return err_set(e, ERR_SYS, "dup: %s", strerror(errno));
     }
     snprintf(efdtxt, sizeof(efdtxt), "%d", efd);
-    const char *argv[32 + 2 * RUN_RESOLVE_MAX + 2 * RUN_EGRESS_ALLOW_MAX] = {r->exe,
-                                                                             "proxy",
-                                                                             "--plan",
-                                                                             plan,
-                                                                             "--events",
-                                                                             events,
-                                                                             "--listen-fd",
-                                                                             fdtxt,
-                                                                             "--upstream-anthropic",
-                                                                             ua,
-                                                                             "--upstream-openai",
-                                                                             uo,
-                                                                             "--ready-file",
-                                                                             ready,
-                                                                             "--log",
-                                                                             log,
-                                                                             "--log-level",
-                                                                             "info",
-                                                                             "--egress-listen-fd",
-                                                                             efdtxt,
-                                                                             NULL};
+    const char *argv[32 + 2 * RUN_RESOLVE_MAX] = {r->exe,
+                                                  "proxy",
+                                                  "--plan",
+                                                  plan,
+                                                  "--events",
+                                                  events,
+                                                  "--listen-fd",
+                                                  fdtxt,
+                                                  "--upstream-anthropic",
+                                                  ua,
+                                                  "--upstream-openai",
+                                                  uo,
+                                                  "--ready-file",
+                                                  ready,
+                                                  "--log",
+                                                  log,
+                                                  "--log-level",
+                                                  "info",
+                                                  "--egress-listen-fd",
+                                                  efdtxt,
+                                                  NULL};
     size_t na = 0;
     while (argv[na])
         na++;
@@ -928,10 +928,13 @@ static int spawn_controller(struct rep *p, int lfd, struct err *e)
         argv[na++] = "--resolve";
         argv[na++] = *rs;
     }
-    /* the experiment's egress.allow (docs/egress.md) */
-    for (size_t i = 0; i < r->x->negress_allow && i < RUN_EGRESS_ALLOW_MAX; i++) {
+    /* the experiment's egress.allow (docs/egress.md), one comma-separated argument */
+    struct buf allow = BUF_INIT;
+    for (size_t i = 0; i < r->x->negress_allow; i++)
+        buf_addf(&allow, "%s%s", i ? "," : "", r->x->egress_allow[i]);
+    if (r->x->has_egress_allow) {
         argv[na++] = "--egress-allow";
-        argv[na++] = r->x->egress_allow[i];
+        argv[na++] = allow.data;
     }
     /* the run's interception CA and the sandbox's trust bundle (src/run/trust.h) */
     argv[na++] = "--ca-dir";
@@ -953,6 +956,7 @@ static int spawn_controller(struct rep *p, int lfd, struct err *e)
     struct proc_opts po = {
         .argv = argv, .in = PROC_NULL, .out = PROC_NULL, .err = PROC_NULL, .die_with_parent = 1};
     rc = proc_spawn(&p->ctl, &po, e);
+    buf_release(&allow);
     close(fd);
     close(efd);
     if (rc < 0)

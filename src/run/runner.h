@@ -67,7 +67,6 @@
 
 /* The most --resolve entries (the egress proxy's own limit). */
 #define RUN_RESOLVE_MAX 64
-#define RUN_EGRESS_ALLOW_MAX 64 /* the experiment's egress.allow (format.c: at most 64) */
 
 struct run_opts {
     const char *experiment;      /* the experiment file (required) */
