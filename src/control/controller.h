@@ -47,6 +47,9 @@ struct controller_config {
     /* "HOST:PORT:ADDR" entries (curl's --resolve), NULL-terminated, or NULL: a connection to
      * HOST:PORT goes to ADDR instead (intercepted origins; the egress proxy) */
     const char *const *resolve;
+    /* the experiment's egress.allow (egress_policy.h): host patterns, NULL-terminated; NULL:
+     * every host allowed */
+    const char *const *egress_allow;
     const char *ca_dir; /* gets ca.pem (the run's interception CA certificate,
                            never its key) and ca-bundle.pem (system CAs + it),
                            or NULL */
@@ -55,9 +58,6 @@ struct controller_config {
     const char *egress_listen;     /* "HOST:PORT" */
     int egress_listen_fd;          /* inherited listening socket, -1 when none */
     const char *egress_ready_file; /* gets the egress proxy's "HOST:PORT\n", or NULL */
-    /* the experiment's egress.allow (egress_policy.h): host patterns, NULL-terminated; NULL:
-     * every host allowed */
-    const char *const *egress_allow;
     /* the policy files of the gate endpoint (POST /_faultline/gate), project's first; a
      * missing one is skipped; none: the built-in default policy */
     const char *const *policy_paths;
