@@ -1438,6 +1438,32 @@ static void parse_env(struct vctx *v, const struct ynode *n)
         v->x->env[v->x->nenv++] = xstrdup(n->items[i]->str);
 }
 
+#define EGRESS_PATTERN_MAX 254 /* '*' and a DNS name's longest text form */
+
+static void parse_egress(struct vctx *v, const struct ynode *n)
+{
+    const struct ynode *allow;
+    int bad = 0;
+
+    if (want(v, n, YNODE_MAP, "egress") < 0)
+        return;
+    check_keys(v, n, format_section_find("egress"), NULL, "egress");
+    allow = get_checked(v, n, "egress", "allow", "egress", &bad);
+    if (allow == NULL)
+        return;
+    for (size_t i = 0; i < allow->n; i++) {
+        if (strlen(allow->items[i]->str) > EGRESS_PATTERN_MAX) {
+            err_at(v, allow->items[i], "egress.allow[%zu]: longer than %d bytes", i,
+                   EGRESS_PATTERN_MAX);
+            return;
+        }
+    }
+    v->x->egress_allow = xcalloc(allow->n ? allow->n : 1, sizeof(*v->x->egress_allow));
+    for (size_t i = 0; i < allow->n; i++)
+        v->x->egress_allow[v->x->negress_allow++] = xstrdup(allow->items[i]->str);
+    v->x->has_egress_allow = 1;
+}
+
 static void parse_seed(struct vctx *v, const struct ynode *n)
 {
     uint64_t u;
@@ -1559,6 +1585,8 @@ static void validate(struct vctx *v, const struct ynode *root)
         parse_world(v, n);
     if ((n = ynode_get(root, "env")) != NULL)
         parse_env(v, n);
+    if ((n = ynode_get(root, "egress")) != NULL)
+        parse_egress(v, n);
     if ((n = get_checked(v, root, "experiment", "faults", "", NULL)) != NULL) {
         x->faults = xcalloc(n->n, sizeof(*x->faults));
         x->nfaults = n->n;
@@ -1607,6 +1635,9 @@ void experiment_free(struct experiment *x)
     for (size_t i = 0; i < x->nenv; i++)
         free(x->env[i]);
     free(x->env);
+    for (size_t i = 0; i < x->negress_allow; i++)
+        free(x->egress_allow[i]);
+    free(x->egress_allow);
     free(x);
 }
 
@@ -1674,6 +1705,12 @@ json_t *experiment_to_json(const struct experiment *x)
     for (size_t i = 0; i < x->nenv; i++)
         json_array_append_new(a, json_string(x->env[i]));
     json_object_set_new(j, "env", a);
+    if (x->has_egress_allow) { /* only when set: the hash of an experiment without it stays */
+        a = json_array();
+        for (size_t i = 0; i < x->negress_allow; i++)
+            json_array_append_new(a, json_string(x->egress_allow[i]));
+        json_object_set_new(j, "egress", json_pack("{s:o}", "allow", a));
+    }
     return j;
 }
 
