@@ -247,7 +247,10 @@ static json_t *m_tools_call(struct req *r)
     switch (rep.status) {
     case WORLD_OK:
         res = structured_result(rep.result);
-        emit_tool_result(r, tool, idt, 1, NULL, res, t0, d.inject);
+        /* a duplicate delivery answers with the first copy's true result: like the shim's
+         * tool.duplicate_delivery, that answer is not a faulted one */
+        emit_tool_result(r, tool, idt, 1, NULL, res, t0,
+                         d.inject && c.mode != WORLD_FAULT_DUPLICATE);
         msg = finish(r, res);
         break;
     case WORLD_NO_TOOL:
