@@ -42,8 +42,8 @@ static int connect_one(enum connect_harness h, const char *project, const char *
         fprintf(stderr, "faultline connect: %s\n", e.msg);
         goto out;
     }
-    if (connect_apply(h, rel, exists ? old.data : NULL, old.len, self, remove, &now, &changed, &e) <
-        0) {
+    if (connect_apply(h, rel, exists ? old.data : NULL, old.len, self,
+                      remove ? CONNECT_REMOVE : CONNECT_ADD, &now, &changed, &e) < 0) {
         fprintf(stderr, "faultline connect: %s (nothing written)\n", e.msg);
         rc = e.code == ERR_PARSE || e.code == ERR_INVALID || e.code == ERR_LIMIT ? EXIT_INVALID
                                                                                  : EXIT_FAIL;

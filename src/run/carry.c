@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "run/carry.h"
+#include "run/connect.h"
 #include "util/fs.h"
 #include "util/banned.h"
 
@@ -82,12 +83,44 @@ static int mkparents(const char *root, const char *rel, struct err *e)
 }
 
 /* One file: rel below the project. */
+/* The harness whose hook settings file rel is, or -1. */
+static int hook_file_harness(const char *rel)
+{
+    if (strcmp(rel, ".claude/settings.local.json") == 0)
+        return CONNECT_CLAUDE_CODE;
+    for (int h = 0; h < CONNECT_NHARNESS; h++)
+        if (strcmp(rel, connect_settings_path((enum connect_harness)h)) == 0)
+            return h;
+    return -1;
+}
+
+/* Points faultline's gate entries of hook file rel (text in *io) at the sandbox's faultline.
+ * Returns 1 when it changed the text. A file connect cannot read as hooks stays as it is: the
+ * harness reports it. */
+static int retarget_gates(const char *rel, struct buf *io)
+{
+    struct buf now = BUF_INIT, tmp;
+    struct err e = {0};
+    int h = hook_file_harness(rel), changed = 0;
+
+    if (h < 0 || connect_apply((enum connect_harness)h, rel, io->data, io->len, CARRY_FAULTLINE,
+                               CONNECT_RETARGET, &now, &changed, &e) < 0)
+        changed = 0;
+    if (changed) {
+        tmp = *io;
+        *io = now;
+        now = tmp;
+    }
+    buf_release(&now);
+    return changed;
+}
+
 static int carry_file(struct carry_ctx *c, const char *rel)
 {
     char src[4096], dst[4096];
     struct buf in = BUF_INIT, out = BUF_INIT;
     struct stat st;
-    int committed, n, rc = 0;
+    int committed, n, gates, rc = 0;
 
     if ((size_t)snprintf(src, sizeof(src), "%s/%s", c->project, rel) >= sizeof(src) ||
         (size_t)snprintf(dst, sizeof(dst), "%s/%s", c->work, rel) >= sizeof(dst))
@@ -122,19 +155,20 @@ static int carry_file(struct carry_ctx *c, const char *rel)
         rc = err_set(c->e, n, "'%s': cannot rewrite", rel);
         goto out;
     }
-    if (committed && n == 0)
+    gates = retarget_gates(rel, &out);
+    if (committed && n == 0 && !gates)
         goto out;
     if (!committed && (rc = mkparents(c->work, rel, c->e)) < 0)
         goto out;
     if ((rc = fs_write_file(dst, out.data, out.len, c->e)) < 0)
         goto out;
     if (committed) {
-        buf_addf(c->log, "rewrote %s (%d path%s to " CARRY_WORKDIR ")\n", rel, n,
-                 n == 1 ? "" : "s");
+        buf_addf(c->log, "rewrote %s (%d path%s to " CARRY_WORKDIR "%s)\n", rel, n,
+                 n == 1 ? "" : "s", gates ? ", gate hooks to " CARRY_FAULTLINE : "");
     } else {
         c->carried++;
-        buf_addf(c->log, "carried in %s (%d path%s rewritten to " CARRY_WORKDIR ")\n", rel, n,
-                 n == 1 ? "" : "s");
+        buf_addf(c->log, "carried in %s (%d path%s rewritten to " CARRY_WORKDIR "%s)\n", rel, n,
+                 n == 1 ? "" : "s", gates ? ", gate hooks to " CARRY_FAULTLINE : "");
     }
 out:
     buf_release(&in);

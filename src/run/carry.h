@@ -12,7 +12,11 @@
  * A file the workspace already has (the commit holds it) is never replaced. In every carried or
  * committed file, the project's absolute path is rewritten to /work, where the workspace sits
  * inside the sandbox, so a hook command such as "/home/me/proj/.faultline/gate.sh" still
- * resolves. Each file carried in or rewritten gets one line in the log.
+ * resolves. In the three harnesses' hook files, faultline's own gate entries (`faultline
+ * connect` wrote them with the absolute path of a binary on the host, which the sandbox may
+ * not have) are pointed at the sandbox's faultline, CARRY_FAULTLINE (src/run/connect.h,
+ * CONNECT_RETARGET); a file that is not JSON is carried as it is. Each file carried in or
+ * rewritten gets one line in the log.
  *
  * Limits: a file over CARRY_FILE_MAX bytes is refused (ERR_LIMIT), as is more than
  * CARRY_FILES_MAX files under .faultline/ or a depth over CARRY_DEPTH_MAX; symbolic links and
@@ -33,6 +37,8 @@
 /* The workspace's path inside the sandbox (sandbox.h's SANDBOX_WORKDIR, repeated here so that
  * carry stays testable without a sandbox). */
 #define CARRY_WORKDIR "/work"
+/* The faultline binary inside the sandbox (sandbox.h's SANDBOX_BINDIR "/faultline"). */
+#define CARRY_FAULTLINE "/opt/faultline/bin/faultline"
 
 /* 1 when rel (a path relative to the project root, '/'-separated) is one of the carried paths
  * or lies below .faultline/: what the clean-tree check tolerates as untracked. */
@@ -41,8 +47,9 @@ int carry_is_carried(const char *rel);
 /* Carries project's files into work (the workspace) as described above (both absolute directory
  * paths, project without a trailing '/'). Appends one line per file to log ("carried in
  * .claude/settings.local.json (2 paths rewritten to /work)", "rewrote .claude/settings.json (1
- * path to /work)"). *ncarried (may be NULL) gets how many files were copied. 0, or ERR_IO /
- * ERR_LIMIT with e naming the file. */
+ * path to /work)", "... (1 path to /work, gate hooks to /opt/faultline/bin/faultline)"). *ncarried
+ * (may be NULL) gets how many files were copied. 0, or ERR_IO / ERR_LIMIT with e naming the file.
+ */
 int carry_in(const char *project, const char *work, struct buf *log, int *ncarried, struct err *e);
 
 /* Replaces in text[0..len) every occurrence of root that ends at a path boundary (followed by

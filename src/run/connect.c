@@ -136,18 +136,18 @@ static int member(json_t *obj, const char *key, json_type t, int make, const cha
 
 /* Claude Code and Codex: hooks.PreToolUse groups, each {matcher?, hooks: [...]}. */
 static int apply_pretool(enum connect_harness h, json_t *root, const char *name, const char *cmd,
-                         int remove, struct err *e)
+                         enum connect_op op, struct err *e)
 {
+    int remove = op == CONNECT_REMOVE, make = op == CONNECT_ADD;
     json_t *hooks, *pre, *group;
     size_t found = 0;
     int rc;
 
-    if ((rc = member(root, "hooks", JSON_OBJECT, !remove, name, "hooks", &hooks, e)) < 0)
+    if ((rc = member(root, "hooks", JSON_OBJECT, make, name, "hooks", &hooks, e)) < 0)
         return rc;
     if (hooks == NULL)
         return 0;
-    if ((rc = member(hooks, "PreToolUse", JSON_ARRAY, !remove, name, "hooks.PreToolUse", &pre, e)) <
-        0)
+    if ((rc = member(hooks, "PreToolUse", JSON_ARRAY, make, name, "hooks.PreToolUse", &pre, e)) < 0)
         return rc;
     if (pre == NULL)
         return 0;
@@ -161,7 +161,7 @@ static int apply_pretool(enum connect_harness h, json_t *root, const char *name,
         if (remove && n && json_array_size(list) == 0)
             json_array_remove(pre, i);
     }
-    if (!remove && found == 0) {
+    if (make && found == 0) {
         group = json_object();
         if (h == CONNECT_CLAUDE_CODE)
             json_object_set_new(group, "matcher", json_string("*"));
@@ -178,15 +178,17 @@ static int apply_pretool(enum connect_harness h, json_t *root, const char *name,
 }
 
 /* Cursor: {"version": 1, "hooks": {EVENT: [{command}, ...]}} for each of cursor_events. */
-static int apply_cursor(json_t *root, const char *name, const char *cmd, int remove, struct err *e)
+static int apply_cursor(json_t *root, const char *name, const char *cmd, enum connect_op op,
+                        struct err *e)
 {
+    int remove = op == CONNECT_REMOVE, make = op == CONNECT_ADD;
     json_t *hooks, *list;
     size_t found = 0;
     int rc;
 
-    if (!remove && json_object_get(root, "version") == NULL)
+    if (make && json_object_get(root, "version") == NULL)
         json_object_set_new(root, "version", json_integer(1));
-    if ((rc = member(root, "hooks", JSON_OBJECT, !remove, name, "hooks", &hooks, e)) < 0)
+    if ((rc = member(root, "hooks", JSON_OBJECT, make, name, "hooks", &hooks, e)) < 0)
         return rc;
     if (hooks == NULL)
         return 0;
@@ -194,13 +196,13 @@ static int apply_cursor(json_t *root, const char *name, const char *cmd, int rem
         char path[64];
         size_t n;
         snprintf(path, sizeof(path), "hooks.%s", cursor_events[i]);
-        if ((rc = member(hooks, cursor_events[i], JSON_ARRAY, !remove, name, path, &list, e)) < 0)
+        if ((rc = member(hooks, cursor_events[i], JSON_ARRAY, make, name, path, &list, e)) < 0)
             return rc;
         if (list == NULL)
             continue;
         n = fix_hooks(CONNECT_CURSOR, list, cmd, remove);
         found += n;
-        if (!remove && n == 0)
+        if (make && n == 0)
             json_array_append_new(list, json_pack("{s:s}", "command", cmd));
         if (remove && n && json_array_size(list) == 0)
             json_object_del(hooks, cursor_events[i]);
@@ -219,7 +221,8 @@ static int blank(const char *s, size_t n)
 }
 
 int connect_apply(enum connect_harness h, const char *name, const char *old, size_t len,
-                  const char *faultline, int remove, struct buf *out, int *changed, struct err *e)
+                  const char *faultline, enum connect_op op, struct buf *out, int *changed,
+                  struct err *e)
 {
     struct buf cmd = BUF_INIT;
     json_t *before = NULL, *root = NULL;
@@ -242,11 +245,11 @@ int connect_apply(enum connect_harness h, const char *name, const char *old, siz
     }
     root = before ? json_deep_copy(before) : json_object();
     gate_command(h, faultline, &cmd);
-    rc = h == CONNECT_CURSOR ? apply_cursor(root, name, cmd.data, remove, e)
-                             : apply_pretool(h, root, name, cmd.data, remove, e);
+    rc = h == CONNECT_CURSOR ? apply_cursor(root, name, cmd.data, op, e)
+                             : apply_pretool(h, root, name, cmd.data, op, e);
     if (rc < 0)
         goto out;
-    if (before ? json_equal(before, root) : (remove || json_object_size(root) == 0)) {
+    if (before ? json_equal(before, root) : (op != CONNECT_ADD || json_object_size(root) == 0)) {
         buf_add(out, old ? old : "", old ? len : 0);
         goto out;
     }

@@ -31,6 +31,11 @@ enum connect_harness { CONNECT_CLAUDE_CODE, CONNECT_CODEX, CONNECT_CURSOR };
 #define CONNECT_FILE_MAX ((size_t)1 << 20) /* bytes of a settings file read */
 #define CONNECT_TIMEOUT_S 30               /* the hook timeout written (claude-code, codex) */
 
+/* What connect_apply does to faultline's gate entries: add them (an entry already there gets
+ * the binary's path), take them out, or only point the entries already there at the binary
+ * (the runner's carry-in: the sandbox's faultline is SANDBOX_BINDIR/faultline). */
+enum connect_op { CONNECT_ADD, CONNECT_REMOVE, CONNECT_RETARGET };
+
 /* "claude-code", "codex", "cursor". */
 const char *connect_harness_name(enum connect_harness h);
 /* The settings file, relative to the project: ".claude/settings.json", ... */
@@ -39,8 +44,9 @@ const char *connect_settings_path(enum connect_harness h);
 int connect_harness_find(const char *name, enum connect_harness *h);
 
 /*
- * The text of h's settings file after adding faultline's hooks (remove 0) or taking them out
- * (remove 1). old[0..len) is the file as it is (len 0: missing or empty); faultline the
+ * The text of h's settings file after op: faultline's hooks added (CONNECT_ADD), taken out
+ * (CONNECT_REMOVE) or, where there are some, pointed at faultline (CONNECT_RETARGET).
+ * old[0..len) is the file as it is (len 0: missing or empty); faultline the
  * absolute path of the binary the hooks run. out gets the new text (JSON indented by 2, keys
  * in their order, a final newline); *changed is 1 when it means something else than old (0:
  * leave the file alone, out then holds old unchanged). name is used in messages. 0, or
@@ -49,7 +55,8 @@ int connect_harness_find(const char *name, enum connect_harness *h);
  * a list") with e set; the file is then not to be written.
  */
 int connect_apply(enum connect_harness h, const char *name, const char *old, size_t len,
-                  const char *faultline, int remove, struct buf *out, int *changed, struct err *e);
+                  const char *faultline, enum connect_op op, struct buf *out, int *changed,
+                  struct err *e);
 
 /* Appends a unified diff (3 lines of context) of a -> b, "--- A_NAME" / "+++ B_NAME" heads
  * (a_name "/dev/null" for a new file); nothing when they are equal. Files over 2000 lines

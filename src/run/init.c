@@ -100,13 +100,20 @@ static int agent_cmd(enum init_agent a, enum init_boundary b, struct buf *out, s
                            "init writes codex experiments for llm.* faults only (Codex offers "
                            "MCP tools through its own tool search; see docs/mock-model.md)");
         /* Offline, Codex talks to a custom provider only: its config points at the
-         * controller (the runner sets OPENAI_BASE_URL in the sandbox). */
-        buf_adds(out, "mkdir -p \"$HOME/.codex\" && printf 'model_provider = \"faultline\"\\n"
-                      "[model_providers.faultline]\\nname = \"faultline\"\\nbase_url = \"%s/v1\"\\n"
-                      "env_key = \"OPENAI_API_KEY\"\\nwire_api = \"responses\"\\n'\n"
-                      "  \"$OPENAI_BASE_URL\" >\"$HOME/.codex/config.toml\" &&\n"
-                      "  CODEX_HOME=\"$HOME/.codex\" codex exec --skip-git-repo-check\n"
-                      "  --dangerously-bypass-approvals-and-sandbox \"" INIT_PROMPT "\"");
+         * controller (the runner sets OPENAI_BASE_URL in the sandbox). The workspace is
+         * trusted and hook trust bypassed, else Codex ignores the project's .codex/hooks.json
+         * (the gates, docs/gate.md). gpt-5.5: with its default model (gpt-6.2-sol) Codex
+         * offered the mock no tools at all (measured with 0.171.0). */
+        buf_adds(
+            out,
+            "mkdir -p \"$HOME/.codex\" && printf 'model = \"gpt-5.5\"\\nmodel_provider = \"faultline\"\\n"
+            "[model_providers.faultline]\\nname = \"faultline\"\\nbase_url = \"%s/v1\"\\n"
+            "env_key = \"OPENAI_API_KEY\"\\nwire_api = \"responses\"\\n"
+            "[projects.\"%s\"]\\ntrust_level = \"trusted\"\\n'\n"
+            "  \"$OPENAI_BASE_URL\" \"$PWD\" >\"$HOME/.codex/config.toml\" &&\n"
+            "  CODEX_HOME=\"$HOME/.codex\" codex exec --skip-git-repo-check\n"
+            "  --dangerously-bypass-approvals-and-sandbox "
+            "--dangerously-bypass-hook-trust\n  \"" INIT_PROMPT "\"");
         return 0;
     case INIT_AGENT_REFERENCE:
         if (b == INIT_MODEL)

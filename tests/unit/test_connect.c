@@ -24,7 +24,8 @@ static char *apply(enum connect_harness h, const char *old, const char *self, in
 {
     struct buf out = BUF_INIT;
     struct err e = {0};
-    if (connect_apply(h, "f.json", old, old ? strlen(old) : 0, self, remove, &out, changed, &e) < 0)
+    if (connect_apply(h, "f.json", old, old ? strlen(old) : 0, self,
+                      remove ? CONNECT_REMOVE : CONNECT_ADD, &out, changed, &e) < 0)
         fail_msg("connect_apply: %s", e.msg);
     return buf_detach(&out, NULL);
 }
@@ -34,7 +35,7 @@ static void expect_error(enum connect_harness h, const char *old, int code, cons
     struct buf out = BUF_INIT;
     struct err e = {0};
     int changed = 1;
-    assert_int_equal(connect_apply(h, "f.json", old, strlen(old), FL, 0, &out, &changed, &e), code);
+    assert_int_equal(connect_apply(h, "f.json", old, strlen(old), FL, CONNECT_ADD, &out, &changed, &e), code);
     assert_int_equal(changed, 0);
     if (strcmp(e.msg, msg) != 0)
         fail_msg("got '%s', want '%s'", e.msg, msg);
@@ -192,6 +193,53 @@ static void test_moved_and_foreign(void **state)
     free(t);
 }
 
+/* CONNECT_RETARGET points the entries already there at the binary and adds none. */
+static void test_retarget(void **state)
+{
+    const char *ours = "{\"hooks\":{\"PreToolUse\":[{\"hooks\":[{\"type\":\"command\","
+                       "\"command\":\"/old/faultline gate codex\"}]}]}}",
+               *theirs = "{\"hooks\":{\"PreToolUse\":[{\"hooks\":[{\"command\":\"x.sh\"}]}]}}",
+               *cur = "{\"hooks\":{\"preToolUse\":[{\"command\":\"/old/faultline gate cursor\"}]}}";
+    struct buf out = BUF_INIT;
+    struct err e = {0};
+    int changed = -1;
+    json_t *j;
+    (void)state;
+
+    assert_int_equal(connect_apply(CONNECT_CODEX, "f", ours, strlen(ours), "/new/faultline",
+                                   CONNECT_RETARGET, &out, &changed, &e),
+                     0);
+    assert_true(changed);
+    j = ut_json(out.data);
+    ut_assert_json(j, "{\"hooks\":{\"PreToolUse\":[{\"hooks\":[{\"type\":\"command\","
+                      "\"command\":\"/new/faultline gate codex\"}]}]}}");
+    json_decref(j);
+    /* nothing of ours: left alone (no group added), nor in an empty or missing file */
+    assert_int_equal(connect_apply(CONNECT_CODEX, "f", theirs, strlen(theirs), "/new/faultline",
+                                   CONNECT_RETARGET, &out, &changed, &e),
+                     0);
+    assert_false(changed);
+    assert_string_equal(out.data, theirs);
+    assert_int_equal(connect_apply(CONNECT_CLAUDE_CODE, "f", NULL, 0, "/new/faultline",
+                                   CONNECT_RETARGET, &out, &changed, &e),
+                     0);
+    assert_false(changed);
+    assert_int_equal(connect_apply(CONNECT_CURSOR, "f", "{}", 2, "/new/faultline",
+                                   CONNECT_RETARGET, &out, &changed, &e),
+                     0);
+    assert_false(changed);
+    /* cursor: the entry updated, no version or other events added */
+    assert_int_equal(connect_apply(CONNECT_CURSOR, "f", cur, strlen(cur), "/new/faultline",
+                                   CONNECT_RETARGET, &out, &changed, &e),
+                     0);
+    assert_true(changed);
+    j = ut_json(out.data);
+    ut_assert_json(j,
+                   "{\"hooks\":{\"preToolUse\":[{\"command\":\"/new/faultline gate cursor\"}]}}");
+    json_decref(j);
+    buf_release(&out);
+}
+
 static void test_cursor_merge(void **state)
 {
     int changed;
@@ -246,7 +294,7 @@ static void test_refusals(void **state)
         buf_adds(&big, "                                                                ");
     buf_addc(&big, '}');
     assert_int_equal(
-        connect_apply(CONNECT_CODEX, "f.json", big.data, big.len, FL, 0, &out, &changed, &e),
+        connect_apply(CONNECT_CODEX, "f.json", big.data, big.len, FL, CONNECT_ADD, &out, &changed, &e),
         ERR_LIMIT);
     buf_release(&big);
     buf_release(&out);
@@ -285,6 +333,7 @@ int main(void)
         cmocka_unit_test(test_new_files),
         cmocka_unit_test(test_merge_keeps_entries),
         cmocka_unit_test(test_moved_and_foreign),
+        cmocka_unit_test(test_retarget),
         cmocka_unit_test(test_cursor_merge),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_diff),

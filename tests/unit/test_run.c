@@ -112,6 +112,46 @@ static void test_carry_in(void **state)
     buf_release(&log);
 }
 
+/* faultline's gate entries in the hook files are pointed at the sandbox's faultline, whatever
+ * host path connect wrote; other hooks and files that are not JSON stay as they are. */
+static void test_carry_retargets_gates(void **state)
+{
+    char proj[64], wt[64], path[512];
+    struct buf log = BUF_INIT;
+    struct err e = {0};
+    char *got;
+    (void)state;
+
+    mkdtemp_into(proj, sizeof(proj));
+    mkdtemp_into(wt, sizeof(wt));
+    ut_put(proj, ".codex/hooks.json",
+           "{\"hooks\":{\"PreToolUse\":[{\"hooks\":[{\"type\":\"command\",\"command\":"
+           "\"/home/me/bin/faultline gate codex\"},{\"type\":\"command\",\"command\":"
+           "\"./mine.sh\"}]}]}}");
+    ut_put(proj, ".claude/settings.local.json", "{\"hooks\":{\"PreToolUse\":[]}}");
+    ut_put(proj, ".cursor/hooks.json", "not json: /home/me/bin/faultline gate cursor");
+    assert_int_equal(carry_in(proj, wt, &log, NULL, &e), 0);
+    assert_string_equal(log.data,
+                        "carried in .claude/settings.local.json (0 paths rewritten to /work)\n"
+                        "carried in .codex/hooks.json (0 paths rewritten to /work, gate hooks to "
+                        "/opt/faultline/bin/faultline)\n"
+                        "carried in .cursor/hooks.json (0 paths rewritten to /work)\n");
+    snprintf(path, sizeof(path), "%s/.codex/hooks.json", wt);
+    got = ut_slurp(path, NULL);
+    assert_non_null(strstr(got, "\"/opt/faultline/bin/faultline gate codex\""));
+    assert_non_null(strstr(got, "\"./mine.sh\""));
+    assert_null(strstr(got, "/home/me/bin"));
+    free(got);
+    snprintf(path, sizeof(path), "%s/.claude/settings.local.json", wt);
+    got = ut_slurp(path, NULL);
+    assert_string_equal(got, "{\"hooks\":{\"PreToolUse\":[]}}"); /* nothing added */
+    free(got);
+
+    snprintf(path, sizeof(path), "rm -rf %s %s", proj, wt);
+    assert_int_equal(system(path), 0);
+    buf_release(&log);
+}
+
 static void test_carry_limits(void **state)
 {
     char proj[64], wt[64], path[512];
@@ -317,6 +357,7 @@ int main(void)
         cmocka_unit_test(test_rewrite),
         cmocka_unit_test(test_is_carried),
         cmocka_unit_test(test_carry_in),
+        cmocka_unit_test(test_carry_retargets_gates),
         cmocka_unit_test(test_carry_limits),
         cmocka_unit_test(test_monitor),
         cmocka_unit_test(test_monitor_controller_abort),
