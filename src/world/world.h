@@ -11,6 +11,8 @@
  * or decides faults: the server (serve.h) asks the plan and tells world_call what it decided.
  *
  * Effect model, per call of a tool with an effect:
+ *   a tool.* fault answers instead    -> WORLD_WITHHELD (WORLD_FAULT_WITHHELD), nothing
+ *                                        recorded but the call, reads too
  *   args break input_schema           -> WORLD_INVALID_ARGS, nothing recorded but the call
  *   world closed (the report tool)    -> WORLD_CLOSED
  *   budget spent (max_calls, or more than deadline_s since the first call)
