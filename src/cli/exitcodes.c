@@ -97,8 +97,9 @@ static const struct exit_row rows[] = {
      "refused: the `model: {mock: FILE}` script is missing or invalid, or the provider's API key "
      "of a paid model is not set"},
     {"`run`", "7", "report",
-     "refused or failed: the report's run folder exists already or cannot be made, or the report "
-     "could not be written"},
+     "refused or failed: the report's run folder exists already or cannot be made, the sandbox "
+     "cannot reach TMPDIR (as root, a directory above it is not searchable by others), or the "
+     "report could not be written"},
     {"`run`", "8", "gate",
      "verdict `scored`, but a CI gate asked for failed: the score under `--min-score`, a probe "
      "under its `--min-pass-rate`, a `--fail-on` class (`FLAKY`: the repetitions' outcome "

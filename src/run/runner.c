@@ -385,6 +385,33 @@ static int find_model(struct run *r, struct err *e)
     return 0;
 }
 
+/* As root the native sandbox's user is nobody (bwrap maps no host user to it), which passes through
+ * a directory only by its "others" bit: a TMPDIR below a 0700 directory (a test harness's, a
+ * home's) would leave every workspace and HOME unreachable, and bwrap would fail in each
+ * repetition with "Permission denied". Refused here, with the directory named. */
+static int tmp_reachable(const char *tmpdir, struct err *e)
+{
+    char path[PATH_MAX], *slash;
+    struct stat st;
+
+    if (geteuid() != 0 || realpath(tmpdir, path) == NULL)
+        return 0; /* an unprivileged sandbox maps the user to itself; a missing TMPDIR fails later
+                   */
+    for (;;) {
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) && !(st.st_mode & S_IXOTH))
+            return err_set(e, ERR_INVALID,
+                           "the sandbox cannot reach TMPDIR '%s': '%s' is mode %04o, and its user "
+                           "(nobody, when faultline runs as root) passes through a directory only "
+                           "by its x bit for others; set TMPDIR to a directory everyone can pass "
+                           "through, such as /tmp",
+                           tmpdir, path, (unsigned)(st.st_mode & 07777));
+        slash = strrchr(path, '/');
+        if (slash == NULL || slash == path)
+            return 0;
+        *slash = '\0';
+    }
+}
+
 static int make_out(struct run *r, struct err *e)
 {
     const char *tmpdir = getenv("TMPDIR");
@@ -421,6 +448,8 @@ static int make_out(struct run *r, struct err *e)
         return err_set(e, ERR_INVALID,
                        "the run folder '%s' already exists (remove it or choose another --out)",
                        r->dir);
+    if (strcmp(r->backend, "native") == 0 && tmp_reachable(tmpdir, e) < 0)
+        return ERR_INVALID; /* rootful podman's containers reach it as root */
     if (fs_mkdirs(r->dir, e) < 0)
         return ERR_IO;
     if (strlen(tmpdir) > 1000)

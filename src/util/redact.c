@@ -47,8 +47,17 @@ struct redact_lits {
     uint32_t *next;
     uint32_t n, cap;
     uint32_t head[LIT_BUCKETS];
-    uint64_t first[4]; /* bit c: some literal starts with byte c */
+    uint64_t first[4];       /* bit c: some literal starts with byte c */
+    unsigned char skip[256]; /* word_tab without the bytes a literal starts with */
 };
+
+/* The bytes of a key or word: ASCII letters and digits (what isalnum takes in the C locale
+ * faultline runs in), '_' and '-'. word_tab: the same without '_', the bytes inside a word
+ * after which no credential can start (redact_text's fast skip). */
+#define WORD_BYTES ['0' ... '9'] = 1, ['A' ... 'Z'] = 1, ['a' ... 'z'] = 1, ['-'] = 1
+static const unsigned char key_tab[256] = {WORD_BYTES, ['_'] = 1};
+static const unsigned char word_tab[256] = {WORD_BYTES};
+#undef WORD_BYTES
 
 static uint32_t lit_hash(const char *p)
 {
@@ -63,6 +72,7 @@ struct redact_lits *redact_lits_new(void)
     struct redact_lits *l = xcalloc(1, sizeof(*l));
     for (size_t i = 0; i < LIT_BUCKETS; i++)
         l->head[i] = NONE;
+    memcpy(l->skip, word_tab, sizeof(l->skip));
     return l;
 }
 
@@ -106,6 +116,7 @@ int redact_lits_add(struct redact_lits *l, const char *value)
     l->next[l->n] = l->head[h];
     l->head[h] = l->n;
     l->first[(unsigned char)value[0] >> 6] |= 1ULL << ((unsigned char)value[0] & 63);
+    l->skip[(unsigned char)value[0]] = 0;
     l->n++;
     return 0;
 }
@@ -191,12 +202,10 @@ int redact_is_secret_name(const char *name, size_t n)
 
 /* ---- formats ----------------------------------------------------------------------------- */
 
-/* ASCII letters and digits (what isalnum takes in the C locale faultline runs in), '_', '-'.
- * Compared inline: this runs for every byte of every string an event records. */
+/* A byte of key_tab: this runs for every byte of every string an event records. */
 static int key_char(unsigned char c)
 {
-    return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') || c == '_' ||
-           c == '-';
+    return key_tab[c];
 }
 
 static int bearer_char(unsigned char c)
@@ -430,17 +439,23 @@ static int lit_may_start(const struct redact_lits *l, unsigned char c)
 
 size_t redact_text(const struct redact_lits *l, const char *s, size_t n, struct buf *out)
 {
+    const unsigned char *u = (const unsigned char *)s, *skip = l ? l->skip : word_tab;
     size_t last = 0, found = 0;
     size_t scan = mutant_no_redact() ? 0 : n; /* the mutant finds nothing: s is copied whole */
 
     for (size_t i = 0; i < scan; i++) {
         /* Inside a word (a run of key characters) token_at finds nothing but after '_' or a
          * %XX escape (glued), and lit_at nothing where no literal starts: skip such bytes
-         * here, without the calls (a 16 KiB argument is one long word). */
-        while (i > 0 && i < scan && key_char((unsigned char)s[i - 1]) &&
-               key_char((unsigned char)s[i]) && s[i - 1] != '_' && !(i >= 3 && s[i - 3] == '%') &&
-               !lit_may_start(l, (unsigned char)s[i]))
+         * here, without the calls (a 16 KiB argument is one long word). Past three word bytes
+         * that are not '_' (so no %XX escape is right behind either), one table lookup a
+         * byte does (skip: the word bytes no literal starts with). */
+        while (i > 0 && i < scan && key_char(u[i - 1]) && key_char(u[i]) && s[i - 1] != '_' &&
+               !(i >= 3 && s[i - 3] == '%') && !lit_may_start(l, u[i])) {
             i++;
+            if (i >= 3 && skip[u[i - 1]] && skip[u[i - 2]] && skip[u[i - 3]])
+                while (i < scan && skip[u[i]])
+                    i++;
+        }
         if (i >= scan)
             break;
         size_t keep = 0, len = lit_at(l, s, n, i);
