@@ -1300,7 +1300,7 @@ static int check_world_state(struct vctx *v, const struct ynode *ini, const stru
 
 static void parse_world(struct vctx *v, const struct ynode *w)
 {
-    const struct ynode *name, *appr, *tools, *invs, *obj, *maxc, *ini, *exp;
+    const struct ynode *name, *appr, *tools, *invs, *obj, *maxc, *dl, *ini, *exp;
     json_t *jt, *ji;
     int bad = 0;
 
@@ -1314,6 +1314,7 @@ static void parse_world(struct vctx *v, const struct ynode *w)
     invs = get_checked(v, w, "world", "invariants", "world", &bad);
     obj = get_checked(v, w, "world", "objective", "world", &bad);
     maxc = get_checked(v, w, "world", "max_calls", "world", &bad);
+    dl = get_checked(v, w, "world", "deadline_s", "world", &bad);
     ini = get_checked(v, w, "world", "initial", "world", &bad);
     exp = get_checked(v, w, "world", "expected", "world", &bad);
     if (check_world_state(v, ini, exp) < 0)
@@ -1417,6 +1418,8 @@ static void parse_world(struct vctx *v, const struct ynode *w)
         json_object_set_new(v->x->world, "objective", json_string(obj->str));
     if (maxc)
         json_object_set_new(v->x->world, "max_calls", json_integer(maxc->i));
+    if (dl)
+        json_object_set_new(v->x->world, "deadline_s", json_integer(dl->i));
     if (ini)
         json_object_set_new(v->x->world, "initial", to_json(ini));
     if (exp)
@@ -1497,7 +1500,9 @@ static void cross_checks(struct vctx *v, const struct ynode *root)
             continue;
         if (strcmp(f->def->id, "permission.deny_or_delay") == 0)
             has_perm = 1;
-        if (f->def->injectors & CATALOG_INJ_WORLD) {
+        /* a fault only the world injects needs a world and one of its tools; the tool.* faults
+         * the world shares with the shim may name any tool */
+        if ((f->def->injectors & ~(unsigned)CATALOG_INJ_WORLD) == 0) {
             if (!v->has_world) {
                 err_at(v, fn,
                        "faults[%zu]: %s is injected by the world, and this experiment has no world",

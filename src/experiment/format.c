@@ -141,6 +141,8 @@ static const struct format_key k_world[] = {
      "the task, as the world's context tool tells the agent (never the fault schedule)"},
     {"max_calls", FORMAT_INT, 0, 1, 1000000, 0, NULL, NULL, NULL, NULL, NULL,
      "budget: tool calls the world answers; past it every call fails (absent: no limit)"},
+    {"deadline_s", FORMAT_INT, 0, 1, 86400, 0, NULL, NULL, NULL, NULL, NULL,
+     "budget: seconds from the world's first call; a call after it fails (absent: no limit)"},
     {"initial", FORMAT_ANY, 0, UNB, 0, NULL, NULL, NULL, NULL, NULL,
      "the state before the run: a mapping of collection names to lists of records (mappings)"},
     {"expected", FORMAT_ANY, 0, UNB, 0, NULL, NULL, NULL, NULL, NULL,
