@@ -174,6 +174,12 @@ static void emit_plan_loaded(struct ctl *c, const char *side)
     ev_set_str(j, "listen", c->addr);
     ev_set_str(j, "sandbox", c->sandbox ? c->sandbox : "none");
     ev_set_str(j, "experiment", hash);
+    if (strcmp(side, "controller-egress") == 0 && c->cfg.egress_allow) {
+        size_t n = 0;
+        while (c->cfg.egress_allow[n])
+            n++;
+        ev_set_int(j, "egress_allow", (long long)n); /* the scorer's no_policy_hits reads it */
+    }
     ctl_emit(c, j);
     json_decref(j);
     json_decref(pj);

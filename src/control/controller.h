@@ -47,6 +47,9 @@ struct controller_config {
     /* "HOST:PORT:ADDR" entries (curl's --resolve), NULL-terminated, or NULL: a connection to
      * HOST:PORT goes to ADDR instead (intercepted origins; the egress proxy) */
     const char *const *resolve;
+    /* the experiment's egress.allow (egress_policy.h): host patterns, NULL-terminated; NULL:
+     * every host allowed */
+    const char *const *egress_allow;
     const char *ca_dir; /* gets ca.pem (the run's interception CA certificate,
                            never its key) and ca-bundle.pem (system CAs + it),
                            or NULL */

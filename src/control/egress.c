@@ -23,6 +23,7 @@
 #include "codec/http.h"
 #include "control/ctl.h"
 #include "control/egress.h"
+#include "control/egress_policy.h"
 #include "control/intercept.h"
 #include "events/ev.h"
 #include "experiment/catalog.h"
@@ -53,6 +54,7 @@ struct econn {
     int faulted;  /* an injected fault answered */
     int resolved; /* the address came from a --resolve entry */
     const char *error;
+    const char *policy; /* the rule that refused it (EGRESS_POLICY_RULE), or NULL */
     uint64_t bytes_in, bytes_out;
     int64_t t0_ms;
     struct evdns_getaddrinfo_request *dnsreq;
@@ -72,6 +74,7 @@ struct egress {
     struct event *reap;
     struct egress_resolve resolve[EGRESS_RESOLVE_MAX];
     size_t nresolve;
+    struct egress_policy policy; /* the experiment's egress.allow (egress_policy.h) */
     char addr[80];
 };
 
@@ -270,6 +273,8 @@ static void emit_request(struct econn *c)
         ev_set_bool(j, "faulted", 1);
     if (c->error)
         ev_set_str(j, "error", c->error);
+    if (c->policy)
+        ev_set_str(j, "policy", c->policy);
     ctl_emit(c->eg->ctl, j);
     json_decref(j);
 }
@@ -812,6 +817,11 @@ static void on_head(struct econn *c, size_t len)
         conn_fail(c, 400, e.msg);
         return;
     }
+    if (!egress_policy_allows(&c->eg->policy, c->t.host)) {
+        c->policy = EGRESS_POLICY_RULE;
+        conn_fail(c, 403, "host not on the experiment's egress allow list");
+        return;
+    }
     if (c->tunnel && intercept_wanted(c->eg->ctl, c->t.host)) {
         hand_to_intercept(c);
         return;
@@ -974,6 +984,8 @@ static void *egress_init(struct ctl *ctl, struct err *e)
             goto fail;
         eg->nresolve++;
     }
+    if (egress_policy_init(&eg->policy, cfg->egress_allow, e) != 0)
+        goto fail;
     if (fd < 0) {
         int slen = (int)sizeof(ss);
         memset(&ss, 0, sizeof(ss));

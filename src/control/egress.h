@@ -9,7 +9,9 @@
  *   GET http://host[:port]/path   plain HTTP, forwarded in origin form with "Connection: close"
  *                                 (one request per client connection)
  *
- * Each request is decided by the plan (plan_decide with the controller-egress injector and the
+ * A target host the experiment's allow list does not match (egress_policy.h: --egress-allow)
+ * is refused first, 403, the event naming the rule (policy: "egress.allow"). Then each
+ * request is decided by the plan (plan_decide with the controller-egress injector and the
  * host): egress.dns_fail answers 502 with the canary in the reason phrase and the body, as a
  * proxy does for a name it cannot resolve; egress.credential_401 answers a plain request 401
  * (the body and WWW-Authenticate of intercept_answer_401). A CONNECT to a host an intercepting

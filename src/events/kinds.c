@@ -106,6 +106,10 @@ static const struct evkind_field f_plan_loaded[] = {
      "another network namespace; `declared`: `--i-have-a-sandbox`; `none`: it refuses mutating "
      "faults)",
      v_sandbox, 0},
+    {"egress_allow", I, 0, 0,
+     "for `controller-egress`: the number of host patterns on the experiment's `egress.allow` "
+     "(absent: every host allowed); with it, `no_policy_hits` is evaluated",
+     NULL, 0},
 };
 
 static const struct evkind_field f_model_request[] = {
@@ -215,6 +219,10 @@ static const struct evkind_field f_egress_request[] = {
     {"bytes_out", I, 0, 0, "bytes to the upstream (counted as bytes_in is)", NULL, 0},
     {"duration_ms", I, 0, 0, "until the response (or the tunnel) ended", NULL, 0},
     {"faulted", B, 0, 0, "an injected fault answered", NULL, 0},
+    {"policy", S, 0, 0,
+     "the rule that refused the request (status 403): `egress.allow`, the host is not on the "
+     "experiment's allow list; a policy hit for `no_policy_hits`",
+     NULL, 0},
     {"error", S, 0, 0, "e.g. `dns failure`, `connect refused`", NULL, 0},
     {"mode", S, 0, 0,
      "`transparent`: through the sandbox's :80 / :443 listeners (a client that ignored the "

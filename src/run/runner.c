@@ -989,6 +989,14 @@ static int spawn_controller(struct rep *p, int lfd, struct err *e)
         argv[na++] = "--resolve";
         argv[na++] = *rs;
     }
+    /* the experiment's egress.allow (docs/egress.md), one comma-separated argument */
+    struct buf allow = BUF_INIT;
+    for (size_t i = 0; i < r->x->negress_allow; i++)
+        buf_addf(&allow, "%s%s", i ? "," : "", r->x->egress_allow[i]);
+    if (r->x->has_egress_allow) {
+        argv[na++] = "--egress-allow";
+        argv[na++] = allow.data;
+    }
     /* the run's interception CA and the sandbox's trust bundle (src/run/trust.h) */
     argv[na++] = "--ca-dir";
     argv[na++] = p->ca_dir;
@@ -1009,6 +1017,7 @@ static int spawn_controller(struct rep *p, int lfd, struct err *e)
     struct proc_opts po = {
         .argv = argv, .in = PROC_NULL, .out = PROC_NULL, .err = PROC_NULL, .die_with_parent = 1};
     rc = proc_spawn(&p->ctl, &po, e);
+    buf_release(&allow);
     close(fd);
     close(efd);
     close(dfd);
