@@ -8,6 +8,7 @@
 #include "cli/cli.h"
 #include "control/controller.h"
 #include "control/egress.h"
+#include "control/egress_policy.h"
 #include "util/log.h"
 #include "util/banned.h"
 
@@ -23,6 +24,39 @@ int cli_opt_resolve(const struct opt *op, const char *v, struct err *e)
     l->spec[l->n++] = v;
     l->spec[l->n] = NULL;
     return 0;
+}
+
+/* --egress-allow HOST[,HOST...], repeatable (the experiment's egress.allow, egress_policy.h):
+ * the patterns copied out of the arguments, host[] pointing at them */
+struct allow_list {
+    char pat[EGRESS_ALLOW_MAX][EGRESS_ALLOW_PATTERN_MAX + 1];
+    const char *host[EGRESS_ALLOW_MAX + 1];
+    size_t n;
+};
+
+static int on_egress_allow(const struct opt *op, const char *v, struct err *e)
+{
+    struct allow_list *l = op->value;
+    char one[EGRESS_ALLOW_PATTERN_MAX + 2];
+
+    for (;;) {
+        size_t n = strcspn(v, ",");
+        if (l->n >= EGRESS_ALLOW_MAX)
+            return err_set(e, ERR_INVALID, "--egress-allow: at most %d hosts", EGRESS_ALLOW_MAX);
+        if (n > EGRESS_ALLOW_PATTERN_MAX)
+            n = EGRESS_ALLOW_PATTERN_MAX + 1; /* too long: egress_policy_pattern says so */
+        memcpy(one, v, n);
+        one[n] = '\0';
+        if (egress_policy_pattern(one, l->pat[l->n], e) != 0)
+            return ERR_INVALID;
+        l->host[l->n] = l->pat[l->n];
+        l->n++;
+        l->host[l->n] = NULL;
+        v += strcspn(v, ",");
+        if (*v == '\0')
+            return 0;
+        v++;
+    }
 }
 
 #define PROXY_POLICIES_MAX 8
@@ -48,6 +82,7 @@ int cmd_proxy(int argc, char **argv)
     struct controller_config cfg;
     struct err e = {0};
     struct cli_resolve_list resolve = {{NULL}, 0};
+    struct allow_list allow = {.n = 0};
     const char *log_file = NULL, *level = log_level_name();
     int nargs, rc;
 
@@ -99,9 +134,24 @@ int cmd_proxy(int argc, char **argv)
                 "serve the egress proxy on an inherited listening socket instead"),
         OPT_STRING("egress-ready-file", "F", &cfg.egress_ready_file, NULL,
                    "write the egress proxy's bound HOST:PORT here"),
+        OPT_STRING("dns-listen", "HOST:PORT", &cfg.dns_listen, NULL,
+                   "serve the DNS stub (UDP) here"),
+        OPT_INT("dns-listen-fd", "N", &cfg.dns_listen_fd, 0, 65535,
+                "serve the DNS stub on an inherited bound UDP socket instead"),
+        OPT_STRING("transparent-http", "HOST:PORT", &cfg.transparent_http, NULL,
+                   "serve plain HTTP routed by its Host field here (the sandbox's :80)"),
+        OPT_INT("transparent-http-fd", "N", &cfg.transparent_http_fd, 0, 65535,
+                "the same on an inherited listening socket"),
+        OPT_STRING("transparent-tls", "HOST:PORT", &cfg.transparent_tls, NULL,
+                   "serve TLS routed by its SNI here (the sandbox's :443)"),
+        OPT_INT("transparent-tls-fd", "N", &cfg.transparent_tls_fd, 0, 65535,
+                "the same on an inherited listening socket"),
         OPT_CALL("resolve", "HOST:PORT:ADDR", cli_opt_resolve, &resolve,
                  "egress to HOST:PORT goes to ADDR, which may then be loopback or private "
                  "(curl's --resolve; repeatable; PORT * for any)"),
+        OPT_CALL("egress-allow", "HOST[,HOST...]", on_egress_allow, &allow,
+                 "the egress proxy refuses (403) every host but these (repeatable; * followed "
+                 "by a suffix matches by suffix; none: every host allowed)"),
         OPT_STRING("log", "FILE", &log_file, "stderr", "log here"),
         OPT_STRING("log-level", "LEVEL", &level, NULL, "error, warn, info or debug"),
         OPT_END(),
@@ -133,6 +183,7 @@ int cmd_proxy(int argc, char **argv)
         return EXIT_FAIL;
     }
     cfg.resolve = resolve.n ? resolve.spec : NULL;
+    cfg.egress_allow = allow.n ? allow.host : NULL;
     cfg.policy_paths = pf.paths;
     cfg.npolicy_paths = pf.n;
     rc = controller_run(&cfg, &e);

@@ -26,6 +26,8 @@
 
 #include "control/ctl.h"
 #include "control/egress.h"
+#include "control/dnsstub.h"
+#include "control/transparent.h"
 #include "control/intercept.h"
 #include "control/gatectl.h"
 #include "events/ev.h"
@@ -70,6 +72,8 @@ void controller_config_init(struct controller_config *cfg)
     memset(cfg, 0, sizeof(*cfg));
     cfg->listen_fd = -1;
     cfg->egress_listen_fd = -1;
+    cfg->dns_listen_fd = -1;
+    cfg->transparent_http_fd = cfg->transparent_tls_fd = -1;
     cfg->retries = -1;
     config_defaults(cfg);
 }
@@ -170,6 +174,12 @@ static void emit_plan_loaded(struct ctl *c, const char *side)
     ev_set_str(j, "listen", c->addr);
     ev_set_str(j, "sandbox", c->sandbox ? c->sandbox : "none");
     ev_set_str(j, "experiment", hash);
+    if (strcmp(side, "controller-egress") == 0 && c->cfg.egress_allow) {
+        size_t n = 0;
+        while (c->cfg.egress_allow[n])
+            n++;
+        ev_set_int(j, "egress_allow", (long long)n); /* the scorer's no_policy_hits reads it */
+    }
     ctl_emit(c, j);
     json_decref(j);
     json_decref(pj);
@@ -248,6 +258,13 @@ int controller_run(const struct controller_config *cfg_in, struct err *e)
     }
     if ((c.cfg.egress_listen || c.cfg.egress_listen_fd >= 0) &&
         (rc = ctl_register(&c, &egress_handler, e)) != 0)
+        goto out;
+    if ((c.cfg.dns_listen || c.cfg.dns_listen_fd >= 0) &&
+        (rc = ctl_register(&c, &dnsstub_handler, e)) != 0)
+        goto out;
+    if ((c.cfg.transparent_http || c.cfg.transparent_http_fd >= 0 || c.cfg.transparent_tls ||
+         c.cfg.transparent_tls_fd >= 0) &&
+        (rc = ctl_register(&c, &transparent_handler, e)) != 0)
         goto out;
 
     memset(&scfg, 0, sizeof(scfg));

@@ -47,6 +47,9 @@ struct controller_config {
     /* "HOST:PORT:ADDR" entries (curl's --resolve), NULL-terminated, or NULL: a connection to
      * HOST:PORT goes to ADDR instead (intercepted origins; the egress proxy) */
     const char *const *resolve;
+    /* the experiment's egress.allow (egress_policy.h): host patterns, NULL-terminated; NULL:
+     * every host allowed */
+    const char *const *egress_allow;
     const char *ca_dir; /* gets ca.pem (the run's interception CA certificate,
                            never its key) and ca-bundle.pem (system CAs + it),
                            or NULL */
@@ -55,6 +58,16 @@ struct controller_config {
     const char *egress_listen;     /* "HOST:PORT" */
     int egress_listen_fd;          /* inherited listening socket, -1 when none */
     const char *egress_ready_file; /* gets the egress proxy's "HOST:PORT\n", or NULL */
+    /* the DNS stub (dnsstub.h): a UDP socket to bind ("HOST:PORT"), or an inherited bound one
+     * (-1 when none); at most one of the two is set */
+    const char *dns_listen;
+    int dns_listen_fd;
+    /* the transparent listeners (transparent.h): plain HTTP routed by Host (:80 inside the
+     * sandbox) and TLS routed by SNI (:443); "HOST:PORT" to bind, or inherited (-1: none) */
+    const char *transparent_http;
+    int transparent_http_fd;
+    const char *transparent_tls;
+    int transparent_tls_fd;
     /* the policy files of the gate endpoint (POST /_faultline/gate), project's first; a
      * missing one is skipped; none: the built-in default policy */
     const char *const *policy_paths;

@@ -23,6 +23,7 @@
 #include "codec/http.h"
 #include "control/ctl.h"
 #include "control/egress.h"
+#include "control/egress_policy.h"
 #include "control/intercept.h"
 #include "events/ev.h"
 #include "experiment/catalog.h"
@@ -53,6 +54,7 @@ struct econn {
     int faulted;  /* an injected fault answered */
     int resolved; /* the address came from a --resolve entry */
     const char *error;
+    const char *policy; /* the rule that refused it (EGRESS_POLICY_RULE), or NULL */
     uint64_t bytes_in, bytes_out;
     int64_t t0_ms;
     struct evdns_getaddrinfo_request *dnsreq;
@@ -60,6 +62,7 @@ struct econn {
     int up_eof, client_eof;
     size_t lingered; /* bytes dropped while CLOSING */
     int handed_off;  /* the client connection went to intercept_start */
+    int transparent; /* 0, or EGRESS_ADOPT_HTTP / EGRESS_ADOPT_TLS (egress_adopt) */
 };
 
 struct egress {
@@ -71,6 +74,7 @@ struct egress {
     struct event *reap;
     struct egress_resolve resolve[EGRESS_RESOLVE_MAX];
     size_t nresolve;
+    struct egress_policy policy; /* the experiment's egress.allow (egress_policy.h) */
     char addr[80];
 };
 
@@ -259,6 +263,8 @@ static void emit_request(struct econn *c)
     if (c->path[0])
         ev_set_str(j, "path", c->path);
     ev_set_bool(j, "intercepted", 0);
+    if (c->transparent)
+        ev_set_str(j, "mode", "transparent");
     ev_set_int(j, "status", c->status);
     ev_set_int(j, "bytes_in", (long long)c->bytes_in);
     ev_set_int(j, "bytes_out", (long long)c->bytes_out);
@@ -267,6 +273,8 @@ static void emit_request(struct econn *c)
         ev_set_bool(j, "faulted", 1);
     if (c->error)
         ev_set_str(j, "error", c->error);
+    if (c->policy)
+        ev_set_str(j, "policy", c->policy);
     ctl_emit(c->eg->ctl, j);
     json_decref(j);
 }
@@ -508,7 +516,9 @@ static void on_up_event(struct bufferevent *bev, short what, void *arg)
 
     (void)bev;
     if (what & BEV_EVENT_CONNECTED) {
-        if (c->tunnel) {
+        if (c->tunnel && c->transparent) {
+            c->status = 200; /* nothing to say: the ClientHello waits in the input */
+        } else if (c->tunnel) {
             c->status = 200;
             evbuffer_add_printf(bufferevent_get_output(c->client),
                                 "HTTP/1.1 200 Connection established\r\n\r\n");
@@ -636,22 +646,29 @@ static void emit_fault(struct econn *c, const struct plan_decision *d)
     json_decref(detail);
 }
 
+const struct catalog_fault *egress_decide(struct ctl *ctl, const char *host,
+                                          struct plan_decision *d)
+{
+    struct plan_call call = {.component = CATALOG_INJ_CONTROLLER_EGRESS, .host = host};
+
+    if (!(plan_injectors(ctl->plan) & CATALOG_INJ_CONTROLLER_EGRESS))
+        return NULL;
+    if (plan_decide(ctl->plan, &call, d) != 0 || !d->inject || !ctl_fault_allowed(ctl, d, host))
+        return NULL;
+    return catalog_fault_find(d->kind);
+}
+
 /* The plan's say on this request. 1 when a fault answered it, 0 when it goes on. */
 static int apply_fault(struct econn *c)
 {
     struct ctl *ctl = c->eg->ctl;
-    struct plan_call call = {.component = CATALOG_INJ_CONTROLLER_EGRESS, .host = c->t.host};
     struct plan_decision d;
     const struct catalog_fault *row;
     const char *canary = plan_canary(ctl->plan);
     char reason[384], body[640];
 
-    if (!(plan_injectors(ctl->plan) & CATALOG_INJ_CONTROLLER_EGRESS))
+    if ((row = egress_decide(ctl, c->t.host, &d)) == NULL)
         return 0;
-    if (plan_decide(ctl->plan, &call, &d) != 0 || !d.inject ||
-        !ctl_fault_allowed(ctl, &d, c->t.host))
-        return 0;
-    row = catalog_fault_find(d.kind);
     if (row && row->fid == CATALOG_F_EGRESS_DNS_FAIL) {
         c->faulted = 1;
         c->error = "dns failure";
@@ -689,6 +706,22 @@ static int apply_fault(struct econn *c)
              "through unfaulted",
              d.kind, d.fault_index, c->tunnel ? "a CONNECT tunnel" : "a request", c->t.host);
     return 0;
+}
+
+/* A transparent TLS connection under a fault: no HTTP can be said before TLS, so a dns_fail
+ * closes it (its DNS query was most likely answered NXDOMAIN already). 1 when closed. */
+static int apply_fault_tls(struct econn *c)
+{
+    struct plan_decision d;
+    const struct catalog_fault *row = egress_decide(c->eg->ctl, c->t.host, &d);
+
+    if (row == NULL || row->fid != CATALOG_F_EGRESS_DNS_FAIL)
+        return 0;
+    c->faulted = 1;
+    c->error = "dns failure";
+    emit_fault(c, &d);
+    conn_end(c);
+    return 1;
 }
 
 /* The head of a plain request as it goes upstream: origin form, hop-by-hop fields dropped,
@@ -738,6 +771,22 @@ static void hand_to_intercept(struct econn *c)
     conn_end(c);
 }
 
+/* A request to the transparent :80 listener: origin form, the host from the Host field. */
+static int parse_transparent(struct econn *c, struct err *e)
+{
+    const char *hv = http_head_get(&c->head, "host");
+
+    if (c->tunnel || c->head.target[0] != '/')
+        return err_set(e, ERR_PARSE, "not an origin-form request");
+    if (hv == NULL || hv[0] == '\0')
+        return err_set(e, ERR_PARSE, "no Host field");
+    c->t.port = 80;
+    if (split_hostport(hv, strlen(hv), &c->t, 0, e) != 0)
+        return ERR_PARSE;
+    c->t.path = c->head.target;
+    return 0;
+}
+
 static void on_head(struct econn *c, size_t len)
 {
     struct err e = {0};
@@ -751,8 +800,11 @@ static void on_head(struct econn *c, size_t len)
     }
     snprintf(c->method, sizeof(c->method), "%s", h->method);
     c->tunnel = strcmp(h->method, "CONNECT") == 0;
-    rc = c->tunnel ? egress_parse_authority(h->target, &c->t, &e)
-                   : egress_parse_absolute(h->target, &c->t, &e);
+    if (c->transparent)
+        rc = parse_transparent(c, &e);
+    else
+        rc = c->tunnel ? egress_parse_authority(h->target, &c->t, &e)
+                       : egress_parse_absolute(h->target, &c->t, &e);
     if (!c->tunnel && rc == 0) {
         size_t n = strcspn(c->t.path, "?");
         if (n > EGRESS_PATH_MAX)
@@ -763,6 +815,11 @@ static void on_head(struct econn *c, size_t len)
     if (rc != 0) {
         c->error = rc == ERR_UNSUPPORTED ? "https in absolute form" : "malformed request target";
         conn_fail(c, 400, e.msg);
+        return;
+    }
+    if (!egress_policy_allows(&c->eg->policy, c->t.host)) {
+        c->policy = EGRESS_POLICY_RULE;
+        conn_fail(c, 403, "host not on the experiment's egress allow list");
         return;
     }
     if (c->tunnel && intercept_wanted(c->eg->ctl, c->t.host)) {
@@ -805,20 +862,16 @@ static void head_event(struct bufferevent *bev, short what, void *arg)
     conn_end(c); /* the client left before a request: no event unless one was read */
 }
 
-static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int len,
-                      void *arg)
+/* A connection in HEAD on client (taken: freed with the connection), or NULL (client freed). */
+static struct econn *conn_new(struct egress *eg, struct bufferevent *client)
 {
-    struct egress *eg = arg;
     struct econn *c;
     int ms = eg->ctl->cfg.client_timeout_ms;
     struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
 
-    (void)l;
-    (void)sa;
-    (void)len;
     if (eg->ctl->stopping || eg->nconns >= eg->ctl->cfg.max_conns) {
-        evutil_closesocket(fd);
-        return;
+        bufferevent_free(client);
+        return NULL;
     }
     c = xcalloc(1, sizeof(*c));
     c->eg = eg;
@@ -826,13 +879,7 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
     c->t0_ms = (time_mono_ns() / 1000000);
     http_head_init(&c->head);
     buf_init(&c->fwd, EGRESS_HEAD_MAX * 2);
-    c->client = bufferevent_socket_new(eg->ctl->base, fd, BEV_OPT_CLOSE_ON_FREE);
-    if (c->client == NULL) {
-        evutil_closesocket(fd);
-        http_head_release(&c->head);
-        free(c);
-        return;
-    }
+    c->client = client;
     c->next = eg->conns;
     if (eg->conns)
         eg->conns->prev = c;
@@ -841,6 +888,74 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
     bufferevent_setcb(c->client, head_read, NULL, head_event, c);
     bufferevent_set_timeouts(c->client, &tv, &tv);
     bufferevent_enable(c->client, EV_READ | EV_WRITE);
+    return c;
+}
+
+static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int len,
+                      void *arg)
+{
+    struct egress *eg = arg;
+    struct bufferevent *client;
+
+    (void)l;
+    (void)sa;
+    (void)len;
+    if (eg->ctl->stopping || eg->nconns >= eg->ctl->cfg.max_conns) {
+        evutil_closesocket(fd);
+        return;
+    }
+    client = bufferevent_socket_new(eg->ctl->base, fd, BEV_OPT_CLOSE_ON_FREE);
+    if (client == NULL) {
+        evutil_closesocket(fd);
+        return;
+    }
+    conn_new(eg, client);
+}
+
+int egress_adopt(struct ctl *ctl, struct bufferevent *client, int how, const char *host)
+{
+    struct egress *eg = NULL;
+    struct econn *c;
+
+    for (size_t i = 0; i < ctl->nhandlers; i++)
+        if (ctl->handlers[i].h == &egress_handler)
+            eg = ctl->handlers[i].state;
+    if (eg == NULL) {
+        bufferevent_free(client);
+        return ERR_UNSUPPORTED;
+    }
+    if ((c = conn_new(eg, client)) == NULL)
+        return ERR_LIMIT;
+    c->transparent = how;
+    if (how == EGRESS_ADOPT_HTTP) {
+        if (evbuffer_get_length(bufferevent_get_input(client)) > 0)
+            head_read(client, c);
+        return 0;
+    }
+    /* TLS: a blind tunnel to host:443, or the interception when a fault wants the host */
+    c->tunnel = 1;
+    c->t.port = 443;
+    snprintf(c->method, sizeof(c->method), "TLS");
+    snprintf(c->t.host, sizeof(c->t.host), "%s", host);
+    bufferevent_disable(client, EV_READ);
+    if (intercept_wanted(ctl, c->t.host)) {
+        struct err e = {0};
+        bufferevent_setcb(client, NULL, NULL, NULL, NULL);
+        if (intercept_start(ctl, client, NULL, 443, &e) != 0) {
+            log_warn("egress", "cannot intercept '%s': %s", c->t.host, e.msg);
+            c->error = "interception failed";
+            conn_end(c);
+            return 0;
+        }
+        c->client = NULL; /* intercept's now */
+        c->handed_off = 1;
+        conn_end(c);
+        return 0;
+    }
+    if (apply_fault_tls(c))
+        return 0;
+    resolve(c);
+    return 0;
 }
 
 /* ---- the handler ---- */
@@ -869,6 +984,8 @@ static void *egress_init(struct ctl *ctl, struct err *e)
             goto fail;
         eg->nresolve++;
     }
+    if (egress_policy_init(&eg->policy, cfg->egress_allow, e) != 0)
+        goto fail;
     if (fd < 0) {
         int slen = (int)sizeof(ss);
         memset(&ss, 0, sizeof(ss));

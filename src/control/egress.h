@@ -9,7 +9,9 @@
  *   GET http://host[:port]/path   plain HTTP, forwarded in origin form with "Connection: close"
  *                                 (one request per client connection)
  *
- * Each request is decided by the plan (plan_decide with the controller-egress injector and the
+ * A target host the experiment's allow list does not match (egress_policy.h: --egress-allow)
+ * is refused first, 403, the event naming the rule (policy: "egress.allow"). Then each
+ * request is decided by the plan (plan_decide with the controller-egress injector and the
  * host): egress.dns_fail answers 502 with the canary in the reason phrase and the body, as a
  * proxy does for a name it cannot resolve; egress.credential_401 answers a plain request 401
  * (the body and WWW-Authenticate of intercept_answer_401). A CONNECT to a host an intercepting
@@ -89,5 +91,29 @@ int egress_resolve_parse(const char *spec, struct egress_resolve *r, struct err 
  * fe80::/10), shared (100.64/10), unspecified or "this network" (0/8, ::), multicast and
  * broadcast; an IPv4-mapped IPv6 address as its IPv4 one. */
 int egress_addr_internal(const struct sockaddr *sa);
+
+struct ctl;
+struct plan_decision;
+struct catalog_fault;
+/* The plan's decision on one egress call to host (plan_decide with the controller-egress
+ * injector; the fault allowed by ctl_fault_allowed): the catalog row of the fault that fires,
+ * with *d filled, or NULL when none does (or the plan has no egress fault). Every call counts
+ * for the faults matching host. Used by the proxy for each request and by the DNS stub
+ * (dnsstub.h) for each query of a name an egress.dns_fail fault matches. */
+const struct catalog_fault *egress_decide(struct ctl *ctl, const char *host,
+                                          struct plan_decision *d);
+
+/* How a connection of the transparent listeners (transparent.h) is taken. */
+#define EGRESS_ADOPT_HTTP 1 /* :80: a request in origin form, routed by its Host field */
+#define EGRESS_ADOPT_TLS 2  /* :443: TLS to host (the ClientHello's SNI), still unread */
+
+struct bufferevent;
+/* Takes a client connection of the transparent listeners (ownership of client: it is freed on
+ * every path) and serves it as the proxy does, its egress_request with `mode: transparent`:
+ * HTTP as a plain request (forwarded, or answered by a fault); TLS as a blind tunnel to
+ * host:443 (the ClientHello, still in client's input, relayed first) or, for a host an
+ * intercepting fault matches, intercept_start. 0, or ERR_UNSUPPORTED (no egress proxy
+ * registered) / ERR_LIMIT (max_conns): client closed. Callable from a callback. */
+int egress_adopt(struct ctl *ctl, struct bufferevent *client, int how, const char *host);
 
 #endif

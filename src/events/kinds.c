@@ -48,6 +48,7 @@ static const struct {
 #define NCOMPS (sizeof(comps) / sizeof(comps[0]))
 
 static const char *const v_via[] = {"control_api", NULL};
+static const char *const v_egress_mode[] = {"transparent", NULL};
 static const char *const v_component[] = {
     "controller-model", "controller-egress", "mcp", "gate", "world", NULL};
 static const char *const v_end_reason[] = {"end", "error", NULL};
@@ -105,6 +106,10 @@ static const struct evkind_field f_plan_loaded[] = {
      "another network namespace; `declared`: `--i-have-a-sandbox`; `none`: it refuses mutating "
      "faults)",
      v_sandbox, 0},
+    {"egress_allow", I, 0, 0,
+     "for `controller-egress`: the number of host patterns on the experiment's `egress.allow` "
+     "(absent: every host allowed); with it, `no_policy_hits` is evaluated",
+     NULL, 0},
 };
 
 static const struct evkind_field f_model_request[] = {
@@ -214,7 +219,16 @@ static const struct evkind_field f_egress_request[] = {
     {"bytes_out", I, 0, 0, "bytes to the upstream (counted as bytes_in is)", NULL, 0},
     {"duration_ms", I, 0, 0, "until the response (or the tunnel) ended", NULL, 0},
     {"faulted", B, 0, 0, "an injected fault answered", NULL, 0},
+    {"policy", S, 0, 0,
+     "the rule that refused the request (status 403): `egress.allow`, the host is not on the "
+     "experiment's allow list; a policy hit for `no_policy_hits`",
+     NULL, 0},
     {"error", S, 0, 0, "e.g. `dns failure`, `connect refused`", NULL, 0},
+    {"mode", S, 0, 0,
+     "`transparent`: through the sandbox's :80 / :443 listeners (a client that ignored the "
+     "proxy variables and resolved through the DNS stub; `method` `TLS` for a :443 "
+     "connection passed through blind); absent: through the forward proxy",
+     v_egress_mode, 0},
 };
 
 static const struct evkind_field f_gate_decision[] = {
@@ -249,6 +263,23 @@ static const struct evkind_field f_component_end[] = {
      "`end`: it ran to its end (its input or its server ended, or it was told to stop: "
      "SIGTERM, SIGINT, SIGHUP); `error`: its server could not be started",
      v_end_reason, 0},
+};
+
+static const char *const v_dns_answer[] = {"address", "nodata",  "nxdomain", "formerr",
+                                           "notimp",  "refused", "dropped",  NULL};
+
+static const struct evkind_field f_dns_query[] = {
+    {"name", S, 0, 1, "the name asked (dotted, as sent), `?` when the query did not parse", NULL,
+     0},
+    {"qtype", I, 0, 0, "the type asked (1 A, 28 AAAA, ...), when the query parsed", NULL, 0},
+    {"answer", S, 0, 1,
+     "`address` (the stub's loopback address), `nodata` (no record of that type), `nxdomain` "
+     "(egress.dns_fail), `formerr` / `notimp` / `refused` (a query the stub does not take), "
+     "`dropped` (not answered: too short to answer, too large, or a response)",
+     v_dns_answer, 0},
+    {"address", S, 0, 0, "the address answered", NULL, 0},
+    {"faulted", B, 0, 0, "an injected fault answered (egress.dns_fail)", NULL, 0},
+    {"error", S, 0, 0, "why the query was refused or dropped", NULL, 0},
 };
 
 static const struct evkind_field f_fault_injected[] = {
@@ -440,6 +471,13 @@ static const struct evkind kinds[] = {
      FIELDS(f_component_end),
      "{\"t\":1764590006400,\"seq\":15,\"run\":\"r-0001\",\"src\":\"mcp\",\"kind\":"
      "\"component_end\",\"component\":\"mcp\",\"pid\":7,\"server\":\"fs\",\"reason\":\"end\"}"},
+    {"dns_query", "a DNS query reached the sandbox's DNS stub", EVKIND_SRC_CONTROLLER, 0,
+     "One per datagram the stub on 127.0.0.1:53 inside the sandbox read (docs/egress.md); a "
+     "resolver usually asks A and AAAA, two events per name.",
+     FIELDS(f_dns_query),
+     "{\"t\":1764590003500,\"seq\":16,\"run\":\"r-0001\",\"src\":\"controller\",\"kind\":"
+     "\"dns_query\",\"name\":\"registry.npmjs.org\",\"qtype\":1,\"answer\":\"address\","
+     "\"address\":\"127.0.0.1\"}"},
 };
 
 /* Rows in enum evkind_id order: evkind_get indexes them (test_events_ev ties each id to its

@@ -72,6 +72,7 @@ enum evkind_id {
     EVKIND_AGENT_EXIT,
     EVKIND_RUN_END,
     EVKIND_COMPONENT_END,
+    EVKIND_DNS_QUERY,
     EVKIND_COUNT
 };
 

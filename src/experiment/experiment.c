@@ -1300,7 +1300,7 @@ static int check_world_state(struct vctx *v, const struct ynode *ini, const stru
 
 static void parse_world(struct vctx *v, const struct ynode *w)
 {
-    const struct ynode *name, *appr, *tools, *invs, *obj, *maxc, *ini, *exp;
+    const struct ynode *name, *appr, *tools, *invs, *obj, *maxc, *dl, *ini, *exp;
     json_t *jt, *ji;
     int bad = 0;
 
@@ -1314,6 +1314,7 @@ static void parse_world(struct vctx *v, const struct ynode *w)
     invs = get_checked(v, w, "world", "invariants", "world", &bad);
     obj = get_checked(v, w, "world", "objective", "world", &bad);
     maxc = get_checked(v, w, "world", "max_calls", "world", &bad);
+    dl = get_checked(v, w, "world", "deadline_s", "world", &bad);
     ini = get_checked(v, w, "world", "initial", "world", &bad);
     exp = get_checked(v, w, "world", "expected", "world", &bad);
     if (check_world_state(v, ini, exp) < 0)
@@ -1417,6 +1418,8 @@ static void parse_world(struct vctx *v, const struct ynode *w)
         json_object_set_new(v->x->world, "objective", json_string(obj->str));
     if (maxc)
         json_object_set_new(v->x->world, "max_calls", json_integer(maxc->i));
+    if (dl)
+        json_object_set_new(v->x->world, "deadline_s", json_integer(dl->i));
     if (ini)
         json_object_set_new(v->x->world, "initial", to_json(ini));
     if (exp)
@@ -1436,6 +1439,32 @@ static void parse_env(struct vctx *v, const struct ynode *n)
     v->x->env = xcalloc(n->n ? n->n : 1, sizeof(*v->x->env));
     for (size_t i = 0; i < n->n; i++)
         v->x->env[v->x->nenv++] = xstrdup(n->items[i]->str);
+}
+
+#define EGRESS_PATTERN_MAX 254 /* '*' and a DNS name's longest text form */
+
+static void parse_egress(struct vctx *v, const struct ynode *n)
+{
+    const struct ynode *allow;
+    int bad = 0;
+
+    if (want(v, n, YNODE_MAP, "egress") < 0)
+        return;
+    check_keys(v, n, format_section_find("egress"), NULL, "egress");
+    allow = get_checked(v, n, "egress", "allow", "egress", &bad);
+    if (allow == NULL)
+        return;
+    for (size_t i = 0; i < allow->n; i++) {
+        if (strlen(allow->items[i]->str) > EGRESS_PATTERN_MAX) {
+            err_at(v, allow->items[i], "egress.allow[%zu]: longer than %d bytes", i,
+                   EGRESS_PATTERN_MAX);
+            return;
+        }
+    }
+    v->x->egress_allow = xcalloc(allow->n ? allow->n : 1, sizeof(*v->x->egress_allow));
+    for (size_t i = 0; i < allow->n; i++)
+        v->x->egress_allow[v->x->negress_allow++] = xstrdup(allow->items[i]->str);
+    v->x->has_egress_allow = 1;
 }
 
 static void parse_seed(struct vctx *v, const struct ynode *n)
@@ -1471,7 +1500,9 @@ static void cross_checks(struct vctx *v, const struct ynode *root)
             continue;
         if (strcmp(f->def->id, "permission.deny_or_delay") == 0)
             has_perm = 1;
-        if (f->def->injectors & CATALOG_INJ_WORLD) {
+        /* a fault only the world injects needs a world and one of its tools; the tool.* faults
+         * the world shares with the shim may name any tool */
+        if ((f->def->injectors & ~(unsigned)CATALOG_INJ_WORLD) == 0) {
             if (!v->has_world) {
                 err_at(v, fn,
                        "faults[%zu]: %s is injected by the world, and this experiment has no world",
@@ -1559,6 +1590,8 @@ static void validate(struct vctx *v, const struct ynode *root)
         parse_world(v, n);
     if ((n = ynode_get(root, "env")) != NULL)
         parse_env(v, n);
+    if ((n = ynode_get(root, "egress")) != NULL)
+        parse_egress(v, n);
     if ((n = get_checked(v, root, "experiment", "faults", "", NULL)) != NULL) {
         x->faults = xcalloc(n->n, sizeof(*x->faults));
         x->nfaults = n->n;
@@ -1607,6 +1640,9 @@ void experiment_free(struct experiment *x)
     for (size_t i = 0; i < x->nenv; i++)
         free(x->env[i]);
     free(x->env);
+    for (size_t i = 0; i < x->negress_allow; i++)
+        free(x->egress_allow[i]);
+    free(x->egress_allow);
     free(x);
 }
 
@@ -1674,6 +1710,12 @@ json_t *experiment_to_json(const struct experiment *x)
     for (size_t i = 0; i < x->nenv; i++)
         json_array_append_new(a, json_string(x->env[i]));
     json_object_set_new(j, "env", a);
+    if (x->has_egress_allow) { /* only when set: the hash of an experiment without it stays */
+        a = json_array();
+        for (size_t i = 0; i < x->negress_allow; i++)
+            json_array_append_new(a, json_string(x->egress_allow[i]));
+        json_object_set_new(j, "egress", json_pack("{s:o}", "allow", a));
+    }
     return j;
 }
 

@@ -68,6 +68,11 @@ struct experiment {
     json_t *world;       /* NULL or as written */
     char **env;          /* names passed into the sandbox; nenv of them */
     size_t nenv;
+    /* egress.allow: host patterns (a leading '*' matches by suffix); negress_allow of them,
+     * has_egress_allow 0 when absent (every host allowed) */
+    char **egress_allow;
+    size_t negress_allow;
+    int has_egress_allow;
     char hash[65]; /* SHA-256 hex of experiment_to_json's canonical dump */
 };
 

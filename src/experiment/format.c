@@ -20,6 +20,7 @@ static const char *const v_effect_op[] = {"append", "update", "delete", NULL};
 #define ENV_RE "^[A-Za-z_][A-Za-z0-9_]*$"
 #define SERVER_RE "^[A-Za-z0-9_-]+$"
 #define MATCH_RE "^[*]?[^*]*$"
+#define HOST_RE "^[*]?[A-Za-z0-9._:-]+$"
 #define PATH_RE "^\\$(\\.[A-Za-z0-9_-]+|\\[[0-9]+\\])*$"
 
 static const struct format_key k_experiment[] = {
@@ -56,6 +57,14 @@ static const struct format_key k_experiment[] = {
     {"env", FORMAT_STRING_LIST, 0, 0, 64, 0, ENV_RE, "an environment variable name", NULL, NULL,
      NULL,
      "names of environment variables passed from your shell into the sandbox (values are never written to the experiment)"},
+    {"egress", FORMAT_MAP, 0, UNB, 0, NULL, NULL, NULL, NULL, "egress",
+     "the sandbox's outbound network through the controller's egress proxy (docs/egress.md)"},
+    END};
+
+static const struct format_key k_egress[] = {
+    {"allow", FORMAT_STRING_LIST, 0, 1, 64, 0, HOST_RE, "a host name, or * followed by a suffix",
+     NULL, NULL, NULL,
+     "the only hosts the agent may reach (a leading * matches by suffix, as match.host); any other is refused with 403 and a policy hit (no_policy_hits); absent: every host"},
     END};
 
 static const struct format_key k_fault[] = {
@@ -132,6 +141,8 @@ static const struct format_key k_world[] = {
      "the task, as the world's context tool tells the agent (never the fault schedule)"},
     {"max_calls", FORMAT_INT, 0, 1, 1000000, 0, NULL, NULL, NULL, NULL, NULL,
      "budget: tool calls the world answers; past it every call fails (absent: no limit)"},
+    {"deadline_s", FORMAT_INT, 0, 1, 86400, 0, NULL, NULL, NULL, NULL, NULL,
+     "budget: seconds from the world's first call; a call after it fails (absent: no limit)"},
     {"initial", FORMAT_ANY, 0, UNB, 0, NULL, NULL, NULL, NULL, NULL,
      "the state before the run: a mapping of collection names to lists of records (mappings)"},
     {"expected", FORMAT_ANY, 0, UNB, 0, NULL, NULL, NULL, NULL, NULL,
@@ -193,6 +204,7 @@ static const struct format_section sections[] = {
     {"world_tool", k_world_tool, "one item of world.tools"},
     {"world_effect", k_world_effect, "world.tools[].effect"},
     {"world_invariant", k_world_invariant, "one item of world.invariants"},
+    {"egress", k_egress, "egress"},
 };
 
 const struct format_section *format_sections(size_t *n)

@@ -3,8 +3,10 @@
  *
  * Each function changes an MCP value (a tools/call result, a tool definition from tools/list,
  * call arguments) in place, or builds one, and returns what it did so the caller can report it.
- * Nothing here does I/O, keeps state or knows about plans: the session (session.c) decides when
- * to call them. A result here is the `result` member of a JSON-RPC response to tools/call:
+ * What changes a result is codec/toolres.h (shared with the world), named here as the shim
+ * names it; what changes tool definitions and arguments is here. Nothing here does I/O, keeps state
+ * or knows about plans: the session (session.c) decides when to call them. A result here is the
+ * `result` member of a JSON-RPC response to tools/call:
  * {"content": [...], "structuredContent": {...}, "isError": bool, ...}.
  */
 #ifndef FAULTLINE_MCP_ALTER_H
@@ -14,92 +16,61 @@
 
 #include <jansson.h>
 
+#include "codec/toolres.h"
 #include "util/buf.h"
 
-/* "MESSAGE [CANARY]" (or MESSAGE alone when canary is NULL or empty) appended to out. */
-void mcp_alter_canary_text(struct buf *out, const char *message, const char *canary);
+/* ---- results: the shim's names for codec/toolres.h, which documents them (the world changes
+ * its results by the same code); the enums take toolres's values ---- */
 
-/* A result holding one text item (new reference). stateless: adds "resultType": "complete"
- * (the 2026-07-28 revision requires it on every result). */
+void mcp_alter_canary_text(struct buf *out, const char *message, const char *canary);
 json_t *mcp_alter_text_result(const char *text, int is_error, int stateless);
 
-/* How a fault that changed content changed structuredContent, so that a client showing its
- * model structuredContent (Claude Code, Codex) sees the same change as one showing content. */
 enum mcp_sc_change {
-    MCP_SC_ABSENT,       /* the result had no structuredContent */
-    MCP_SC_MIRROR,       /* its strings that equal a content text changed the same way */
-    MCP_SC_FIRST_STRING, /* no such string: its first string (depth first) changed */
-    MCP_SC_REMOVED,      /* removed (no mirror to carry the change) */
-    MCP_SC_UNCHANGED     /* no string at all: only content carries the change */
+    MCP_SC_ABSENT = TOOLRES_SC_ABSENT,
+    MCP_SC_MIRROR = TOOLRES_SC_MIRROR,
+    MCP_SC_FIRST_STRING = TOOLRES_SC_FIRST_STRING,
+    MCP_SC_REMOVED = TOOLRES_SC_REMOVED,
+    MCP_SC_UNCHANGED = TOOLRES_SC_UNCHANGED
 };
-/* "absent", "mirror", "first_string", "removed", "unchanged" (the fault_injected detail). */
 const char *mcp_alter_sc_name(enum mcp_sc_change c);
 
-/* tool.omission. truncate 0: the result loses all content; truncate 1: the text items are cut
- * so that at most keep_bytes bytes of text remain in total (at a UTF-8 boundary), every item
- * after the cut is dropped. The strings of structuredContent that mirror a text item (are equal
- * to its text) become what is left of that item ("" when dropped); a structuredContent with no
- * such string is removed. Returns the number of bytes of text removed. */
 size_t mcp_alter_omit(json_t *result, int truncate, size_t keep_bytes);
 
-enum mcp_wrong_mode { MCP_WRONG_OFFSET, MCP_WRONG_SCALE, MCP_WRONG_TEXT };
-
-/* tool.silent_wrong_data. OFFSET/SCALE: every number in the result gets `by` added / is
- * multiplied by `by`: JSON numbers in structuredContent, and number tokens in text items and in
- * string values (a token is an optionally signed decimal that is not part of a word, a date, a
- * time or a version: "ch_123", "2024-01-05", "10:30", "1.2.3" are left alone). TEXT: every
- * occurrence of find (non-empty) in text items and string values becomes replace_with. The
- * change is deterministic. Returns the number of values changed. */
+enum mcp_wrong_mode {
+    MCP_WRONG_OFFSET = TOOLRES_WRONG_OFFSET,
+    MCP_WRONG_SCALE = TOOLRES_WRONG_SCALE,
+    MCP_WRONG_TEXT = TOOLRES_WRONG_TEXT
+};
 size_t mcp_alter_wrong_data(json_t *result, enum mcp_wrong_mode mode, double by, const char *find,
                             const char *replace_with);
-/* The number rewriting on one string, exposed for tests: appends s with its number tokens
- * changed to out; returns how many were changed. */
 size_t mcp_alter_numbers_in_text(const char *s, size_t n, enum mcp_wrong_mode mode, double by,
                                  struct buf *out);
 
-enum mcp_inject_pos { MCP_INJECT_APPEND, MCP_INJECT_PREPEND, MCP_INJECT_REPLACE };
-
-/* inject.tool_result: a text item holding payload is added at the end / the start of the
- * content, or replaces all of it. structuredContent carries the payload too: each of its strings
- * that mirrors a content text item (is equal to its text) becomes "TEXT\nPAYLOAD" /
- * "PAYLOAD\nTEXT" / PAYLOAD; without such a string, append and prepend change its first string
- * (depth first) and replace removes it. *sc_change (may be NULL) says which happened. 0, or
- * ERR_INVALID when result is not an object. */
+enum mcp_inject_pos {
+    MCP_INJECT_APPEND = TOOLRES_INJECT_APPEND,
+    MCP_INJECT_PREPEND = TOOLRES_INJECT_PREPEND,
+    MCP_INJECT_REPLACE = TOOLRES_INJECT_REPLACE
+};
 int mcp_alter_inject(json_t *result, const char *payload, enum mcp_inject_pos pos,
                      enum mcp_sc_change *sc_change);
 
-enum mcp_violate_mode { MCP_VIOLATE_WRONG_TYPE, MCP_VIOLATE_MISSING_REQUIRED, MCP_VIOLATE_EXTRA };
-
-/* mcp.schema_violating_output: makes structuredContent break output_schema (borrowed, may be
- * NULL). WRONG_TYPE: the first declared property present (else the first key) gets a value of
- * another JSON type; MISSING_REQUIRED: the first required property present is removed (else
- * the first key); EXTRA: a property "faultline_undeclared" holding canary is added (and, when
- * the schema forbids additional properties, that is the violation). A result without an object
- * structuredContent gets one that breaks the schema: a string for WRONG_TYPE, {} for
- * MISSING_REQUIRED. A content text item that was the JSON of the old structuredContent (the
- * SDKs' mirror) becomes the JSON of the new one, so clients showing content see the violation
- * too. Returns the name of the property touched (borrowed from a static string or the schema;
- * "" when the whole value was replaced). */
+enum mcp_violate_mode {
+    MCP_VIOLATE_WRONG_TYPE = TOOLRES_VIOLATE_WRONG_TYPE,
+    MCP_VIOLATE_MISSING_REQUIRED = TOOLRES_VIOLATE_MISSING_REQUIRED,
+    MCP_VIOLATE_EXTRA = TOOLRES_VIOLATE_EXTRA
+};
 const char *mcp_alter_violate(json_t *result, const json_t *output_schema,
                               enum mcp_violate_mode mode, const char *canary);
 
 enum mcp_malformed_mode {
-    MCP_MALFORMED_INVALID_JSON,
-    MCP_MALFORMED_MISSING_CONTENT,
-    MCP_MALFORMED_WRONG_TYPE
+    MCP_MALFORMED_INVALID_JSON = TOOLRES_MALFORMED_INVALID_JSON,
+    MCP_MALFORMED_MISSING_CONTENT = TOOLRES_MALFORMED_MISSING_CONTENT,
+    MCP_MALFORMED_WRONG_TYPE = TOOLRES_MALFORMED_WRONG_TYPE
 };
-
-/* tool.malformed_response: appends to out the line (with '\n') that replaces the reply to
- * request id, built from the real result (borrowed). INVALID_JSON: a reply cut inside a string,
- * never valid JSON; MISSING_CONTENT: a result with no content member; WRONG_TYPE: content is a
- * string (the real text and the canary), not a list. */
 void mcp_alter_malformed(struct buf *out, const json_t *id, const json_t *result,
                          enum mcp_malformed_mode mode, const char *canary);
 
-/* Text of a result: its text items joined by "\n" (at most max bytes), into out. */
 void mcp_alter_result_text(const json_t *result, struct buf *out, size_t max);
-/* The same text, read from a line the session did not parse (JSONRPC_F_SCANNED): result is the
- * result's place in line (a struct jsonrpc_span of codec/jsonrpc.h), no tree built. */
 struct jsonrpc_span;
 void mcp_alter_result_text_scan(const char *line, const struct jsonrpc_span *result,
                                 struct buf *out, size_t max);

@@ -82,8 +82,7 @@ static int mkparents(const char *root, const char *rel, struct err *e)
     return fs_mkdirs(path, e);
 }
 
-/* One file: rel below the project. */
-/* The harness whose hook settings file rel is, or -1. */
+/* The harness whose hook settings file rel is, or ERR_NOTFOUND. */
 static int hook_file_harness(const char *rel)
 {
     if (strcmp(rel, ".claude/settings.local.json") == 0)
@@ -91,7 +90,7 @@ static int hook_file_harness(const char *rel)
     for (int h = 0; h < CONNECT_NHARNESS; h++)
         if (strcmp(rel, connect_settings_path((enum connect_harness)h)) == 0)
             return h;
-    return -1;
+    return ERR_NOTFOUND;
 }
 
 /* Points faultline's gate entries of hook file rel (text in *io) at the sandbox's faultline.
@@ -115,6 +114,7 @@ static int retarget_gates(const char *rel, struct buf *io)
     return changed;
 }
 
+/* One file: rel below the project. */
 static int carry_file(struct carry_ctx *c, const char *rel)
 {
     char src[4096], dst[4096];

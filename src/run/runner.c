@@ -21,6 +21,7 @@
  *                workspace
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
@@ -67,6 +68,9 @@
 #include "util/banned.h"
 
 #define RUN_PATH_MAX 4096
+/* The sandbox's /etc/resolv.conf: the controller's DNS stub (src/control/dnsstub.h). */
+#define RUN_RESOLV_CONF                                                                            \
+    "# faultline: the sandbox resolves with its DNS stub\nnameserver 127.0.0.1\noptions timeout:2 attempts:2\n"
 /* Directories paths are made below: short enough that a file name always fits. */
 #define RUN_BASE_MAX 3000
 #define RUN_REPDIR_MAX 3500
@@ -902,9 +906,10 @@ static int spawn_controller(struct rep *p, int lfd, struct err *e)
 {
     struct run *r = p->r;
     char *ready = p->ctl_ready, log[RUN_PATH_MAX], plan[RUN_PATH_MAX], events[RUN_PATH_MAX];
-    char fdtxt[16], efdtxt[16], pproj[RUN_PATH_MAX], puser[RUN_PATH_MAX];
+    char fdtxt[16], efdtxt[16], dfdtxt[16], hfdtxt[16], tfdtxt[16], pproj[RUN_PATH_MAX],
+        puser[RUN_PATH_MAX];
     const char *ua = r->upstream_anthropic, *uo = r->upstream_openai;
-    int fd, efd, rc;
+    int fd, efd, dfd, hfd, tfd, rc;
 
     if (r->mock_script[0]) {
         if (r->mock_url[0] == '\0')
@@ -928,7 +933,28 @@ static int spawn_controller(struct rep *p, int lfd, struct err *e)
         return err_set(e, ERR_SYS, "dup: %s", strerror(errno));
     }
     snprintf(efdtxt, sizeof(efdtxt), "%d", efd);
-    const char *argv[32 + 2 * RUN_RESOLVE_MAX] = {r->exe,
+    dfd = fcntl(sandbox_dns_socket(p->sb), F_DUPFD, 3);
+    if (dfd < 0) {
+        close(fd);
+        close(efd);
+        return err_set(e, ERR_SYS, "dup: %s", strerror(errno));
+    }
+    snprintf(dfdtxt, sizeof(dfdtxt), "%d", dfd);
+    hfd = fcntl(sandbox_transparent_listener(p->sb, 0), F_DUPFD, 3);
+    tfd = fcntl(sandbox_transparent_listener(p->sb, 1), F_DUPFD, 3);
+    if (hfd < 0 || tfd < 0) {
+        close(fd);
+        close(efd);
+        close(dfd);
+        if (hfd >= 0)
+            close(hfd);
+        if (tfd >= 0)
+            close(tfd);
+        return err_set(e, ERR_SYS, "dup: %s", strerror(errno));
+    }
+    snprintf(hfdtxt, sizeof(hfdtxt), "%d", hfd);
+    snprintf(tfdtxt, sizeof(tfdtxt), "%d", tfd);
+    const char *argv[40 + 2 * RUN_RESOLVE_MAX] = {r->exe,
                                                   "proxy",
                                                   "--plan",
                                                   plan,
@@ -948,6 +974,12 @@ static int spawn_controller(struct rep *p, int lfd, struct err *e)
                                                   "info",
                                                   "--egress-listen-fd",
                                                   efdtxt,
+                                                  "--dns-listen-fd",
+                                                  dfdtxt,
+                                                  "--transparent-http-fd",
+                                                  hfdtxt,
+                                                  "--transparent-tls-fd",
+                                                  tfdtxt,
                                                   NULL};
     size_t na = 0;
     while (argv[na])
@@ -956,6 +988,14 @@ static int spawn_controller(struct rep *p, int lfd, struct err *e)
          rs++) {
         argv[na++] = "--resolve";
         argv[na++] = *rs;
+    }
+    /* the experiment's egress.allow (docs/egress.md), one comma-separated argument */
+    struct buf allow = BUF_INIT;
+    for (size_t i = 0; i < r->x->negress_allow; i++)
+        buf_addf(&allow, "%s%s", i ? "," : "", r->x->egress_allow[i]);
+    if (r->x->has_egress_allow) {
+        argv[na++] = "--egress-allow";
+        argv[na++] = allow.data;
     }
     /* the run's interception CA and the sandbox's trust bundle (src/run/trust.h) */
     argv[na++] = "--ca-dir";
@@ -977,8 +1017,12 @@ static int spawn_controller(struct rep *p, int lfd, struct err *e)
     struct proc_opts po = {
         .argv = argv, .in = PROC_NULL, .out = PROC_NULL, .err = PROC_NULL, .die_with_parent = 1};
     rc = proc_spawn(&p->ctl, &po, e);
+    buf_release(&allow);
     close(fd);
     close(efd);
+    close(dfd);
+    close(hfd);
+    close(tfd);
     if (rc < 0)
         return ERR_IO;
     p->ctl_live = 1;
@@ -1049,8 +1093,10 @@ static int prepare(struct rep *p, struct err *e)
     const char *env[100];
     struct buf envstore = BUF_INIT;
     char bundle[RUN_PATH_MAX];
-    const char *binds[TRUST_BINDS_MAX];
+    const char *binds[TRUST_BINDS_MAX + 2];
+    char resolv[RUN_PATH_MAX];
     int lfd = -1, rc, ncarried = 0;
+    size_t nb = 0;
 
     snprintf(p->ca_dir, sizeof(p->ca_dir), "%s/ca-%03d", r->tmp, p->index);
     snprintf(bundle, sizeof(bundle), "%s/" TRUST_BUNDLE_NAME, p->ca_dir);
@@ -1082,6 +1128,17 @@ static int prepare(struct rep *p, struct err *e)
      * before it answers health (src/run/trust.h) */
     if ((rc = fs_write_file(bundle, "", 0, e)) < 0)
         goto out;
+    /* the sandbox resolves with the controller's DNS stub (docs/sandbox.md, dnsstub.h) */
+    snprintf(resolv, sizeof(resolv), "%s/resolv.conf", p->ca_dir);
+    if ((rc = fs_write_file(resolv, RUN_RESOLV_CONF, strlen(RUN_RESOLV_CONF), e)) < 0)
+        goto out;
+    chmod(resolv, 0644);
+    trust_binds(bundle, r->o.backend && strcmp(r->o.backend, "oci") == 0, binds);
+    while (binds[nb])
+        nb++;
+    binds[nb++] = resolv;
+    binds[nb++] = "/etc/resolv.conf";
+    binds[nb] = NULL;
     struct sandbox_spec spec = {
         .backend = r->o.backend,
         .image = r->image, /* oci: --sandbox-image or the experiment's (docs/sandbox.md) */
@@ -1090,7 +1147,7 @@ static int prepare(struct rep *p, struct err *e)
         .self_exe = r->exe,
         .env = sandbox_env(p, &envstore, env, sizeof(env) / sizeof(env[0])),
         .ro_paths = r->o.ro_paths,
-        .ro_files = trust_binds(bundle, r->o.backend && strcmp(r->o.backend, "oci") == 0, binds),
+        .ro_files = binds,
     };
     if ((rc = sandbox_open(&p->sb, &spec, &lfd, &p->port, e)) < 0)
         goto out;
@@ -1482,6 +1539,33 @@ out:
     buf_release(&cmd);
 }
 
+/* The run's warning that something in the sandbox tried to leave by a way faultline does not
+ * cover (docs/egress.md): connections to raw IPs (no route) or refused loopback ports, as the
+ * namespace counted them (sandbox_netstat). */
+static void uncovered_warning(struct rep *p, struct events_writer *w)
+{
+    struct sandbox_netstat ns;
+    struct err e = {0};
+    char msg[400];
+    json_t *ev;
+
+    if (p->sb == NULL || sandbox_netstat(p->sb, &ns, &e) != 0 || ns.no_route + ns.refused == 0)
+        return;
+    snprintf(msg, sizeof(msg),
+             "something in the sandbox tried to leave by a way faultline does not cover: %" PRIu64
+             " packet(s) to an address with no route (a raw IP, not a name through the DNS stub "
+             "or the proxy) and %" PRIu64
+             " connection(s) refused on the sandbox's loopback (a port nothing serves: only "
+             "the proxy, the DNS stub and :80 / :443 do); those requests were not seen or "
+             "faulted",
+             ns.no_route, ns.refused);
+    progress(p->r, "rep %d: warning: %s", p->index, msg);
+    ev =
+        json_pack("{s:s, s:s, s:s}", "kind", "warning", "code", "egress_uncovered", "message", msg);
+    events_append(w, ev);
+    json_decref(ev);
+}
+
 /* The runner's own events, after the controller stopped (no other writer then), continuing
  * the file's seq. */
 static void runner_events(struct rep *p)
@@ -1533,6 +1617,7 @@ static void runner_events(struct rep *p)
     }
     events_append(w, ev);
     json_decref(ev);
+    uncovered_warning(p, w);
     ev = json_pack("{s:s, s:s}", "kind", "run_end", "outcome",
                    p->aborted                        ? "aborted"
                    : strcmp(p->status, "error") == 0 ? "error"

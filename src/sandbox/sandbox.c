@@ -38,6 +38,8 @@
 #include "util/banned.h"
 
 #define SANDBOX_OPEN_TIMEOUT_MS 10000
+#define SANDBOX_NS_FDS 7 /* listener, netns, egress, DNS, :80, :443, userns */
+#define SANDBOX_LO_ALIAS "127.0.0.53"
 #define CGROUP_ROOT "/sys/fs/cgroup"
 
 static char *xstrdup_or_null(const char *s)
@@ -295,8 +297,29 @@ fail:;
     return err;
 }
 
-/* A listening TCP socket on 127.0.0.1:0 of the current network namespace, or -errno. */
-static int lo_listener(void)
+/* A second IPv4 address on lo (SANDBOX_LO_ALIAS as "lo:1"): glibc's getaddrinfo with
+ * AI_ADDRCONFIG (getent ahosts, Node's net.connect) returns no IPv4 address at all while the
+ * only one configured is 127.0.0.1, and so would never resolve through the DNS stub. */
+static int lo_alias(void)
+{
+    struct ifreq ifr;
+    struct sockaddr_in *sa = (struct sockaddr_in *)&ifr.ifr_addr;
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), err = 0;
+
+    if (fd < 0)
+        return errno;
+    memset(&ifr, 0, sizeof(ifr));
+    memcpy(ifr.ifr_name, "lo:1", 5);
+    sa->sin_family = AF_INET;
+    inet_pton(AF_INET, SANDBOX_LO_ALIAS, &sa->sin_addr);
+    if (ioctl(fd, SIOCSIFADDR, &ifr) < 0)
+        err = errno;
+    close(fd);
+    return err;
+}
+
+/* A listening TCP socket on 127.0.0.1:port of the current network namespace, or -errno. */
+static int lo_listener_on(uint16_t port)
 {
     struct sockaddr_in sa;
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1, err;
@@ -306,6 +329,7 @@ static int lo_listener(void)
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
     memset(&sa, 0, sizeof(sa));
     sa.sin_family = AF_INET;
+    sa.sin_port = htons(port);
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 512) < 0) {
         err = errno;
@@ -315,11 +339,38 @@ static int lo_listener(void)
     return fd;
 }
 
-/* The child of sandbox_open: never returns. Sends {listener, netns, egress listener[, userns]}
- * or one errno. */
+static int lo_listener(void)
+{
+    return lo_listener_on(0);
+}
+
+/* A UDP socket bound to 127.0.0.1:53 of the current network namespace (the DNS stub's), or
+ * -errno. Port 53 needs no privilege here: the process owns the namespace (root in it, or in
+ * the user namespace it was made with). */
+static int lo_dns_socket(void)
+{
+    struct sockaddr_in sa;
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), err;
+
+    if (fd < 0)
+        return -errno;
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons(53);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+        err = errno;
+        close(fd);
+        return -err;
+    }
+    return fd;
+}
+
+/* The child of sandbox_open: never returns. Sends {listener, netns, egress listener, DNS
+ * socket, :80 listener, :443 listener[, userns]} or one errno. */
 static void ns_child(int sock, int unpriv, uid_t uid, gid_t gid)
 {
-    int fds[4] = {-1, -1, -1, -1}, nfds = 3, err = 0;
+    int fds[SANDBOX_NS_FDS] = {-1, -1, -1, -1, -1, -1, -1}, nfds = 6, err = 0;
     char map[64];
     char cbuf[CMSG_SPACE(sizeof(fds))];
     struct msghdr mh;
@@ -342,7 +393,7 @@ static void ns_child(int sock, int unpriv, uid_t uid, gid_t gid)
         err = errno;
         goto out;
     }
-    if ((err = lo_up()))
+    if ((err = lo_up()) || (err = lo_alias()))
         goto out;
     fds[0] = lo_listener();
     if (fds[0] < 0) {
@@ -359,13 +410,24 @@ static void ns_child(int sock, int unpriv, uid_t uid, gid_t gid)
         err = -fds[2];
         goto out;
     }
+    fds[3] = lo_dns_socket(); /* the DNS stub's (resolv.conf) */
+    if (fds[3] < 0) {
+        err = -fds[3];
+        goto out;
+    }
+    fds[4] = lo_listener_on(80); /* transparent mode (the DNS stub's answers lead here) */
+    fds[5] = fds[4] < 0 ? fds[4] : lo_listener_on(443);
+    if (fds[5] < 0) {
+        err = -fds[5];
+        goto out;
+    }
     if (unpriv) {
-        fds[3] = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
-        if (fds[3] < 0) {
+        fds[6] = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+        if (fds[6] < 0) {
             err = errno;
             goto out;
         }
-        nfds = 4;
+        nfds = 7;
     }
 out:
     memset(&mh, 0, sizeof(mh));
@@ -389,10 +451,10 @@ out:
 }
 
 /* Receives what ns_child sent: 0 with fds[0..*nfds) filled, or ERR_* */
-static int ns_receive(int sock, int fds[4], int *nfds, struct err *e)
+static int ns_receive(int sock, int fds[SANDBOX_NS_FDS], int *nfds, struct err *e)
 {
     struct pollfd pfd = {.fd = sock, .events = POLLIN};
-    char cbuf[CMSG_SPACE(sizeof(int) * 4)];
+    char cbuf[CMSG_SPACE(sizeof(int) * SANDBOX_NS_FDS)];
     struct msghdr mh;
     struct iovec iov;
     struct cmsghdr *cm;
@@ -421,8 +483,8 @@ static int ns_receive(int sock, int fds[4], int *nfds, struct err *e)
     for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
         if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
             size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-            if (k > 4)
-                k = 4;
+            if (k > SANDBOX_NS_FDS)
+                k = SANDBOX_NS_FDS;
             memcpy(fds, CMSG_DATA(cm), k * sizeof(int));
             *nfds = (int)k;
         }
@@ -430,7 +492,7 @@ static int ns_receive(int sock, int fds[4], int *nfds, struct err *e)
     if (cerr)
         return err_set(e, ERR_SYS, "sandbox: cannot make the network namespace: %s",
                        strerror(cerr));
-    if (*nfds < 3)
+    if (*nfds < 6)
         return err_set(e, ERR_SYS, "sandbox: the namespace child sent %d descriptors", *nfds);
     return 0;
 }
@@ -595,7 +657,7 @@ int sandbox_open(struct sandbox **out, const struct sandbox_spec *spec, int *lis
                  uint16_t *port, struct err *e)
 {
     struct sandbox *sb;
-    int sv[2], fds[4] = {-1, -1, -1, -1}, nfds = 0, status, rc;
+    int sv[2], fds[SANDBOX_NS_FDS] = {-1, -1, -1, -1, -1, -1, -1}, nfds = 0, status, rc;
     pid_t pid;
     struct sockaddr_in sa;
     socklen_t salen = sizeof(sa);
@@ -625,6 +687,7 @@ int sandbox_open(struct sandbox **out, const struct sandbox_spec *spec, int *lis
     if (sb->limits.fsize_mb <= 0)
         sb->limits.fsize_mb = 1024;
     sb->netns_fd = sb->userns_fd = sb->info_wfd = sb->status_wfd = sb->egress_fd = -1;
+    sb->dns_fd = sb->http_fd = sb->tls_fd = -1;
     sb->drop_uid = geteuid() == 0;
 
     if (sb->drop_uid && ((rc = chown_tree(sb->workdir, e)) || (rc = chown_tree(sb->homedir, e))))
@@ -656,7 +719,10 @@ int sandbox_open(struct sandbox **out, const struct sandbox_spec *spec, int *lis
     *listen_fd = fds[0];
     sb->netns_fd = fds[1];
     sb->egress_fd = fds[2];
-    sb->userns_fd = nfds > 3 ? fds[3] : -1;
+    sb->dns_fd = fds[3];
+    sb->http_fd = fds[4];
+    sb->tls_fd = fds[5];
+    sb->userns_fd = nfds > 6 ? fds[6] : -1;
     if (getsockname(fds[0], (struct sockaddr *)&sa, &salen) < 0) {
         rc = err_set(e, ERR_SYS, "sandbox: getsockname: %s", strerror(errno));
         goto fail;
@@ -676,7 +742,7 @@ fail:
     for (int i = 0; i < nfds; i++)
         close(fds[i]);
     *listen_fd = -1;
-    sb->netns_fd = sb->userns_fd = sb->egress_fd = -1;
+    sb->netns_fd = sb->userns_fd = sb->egress_fd = sb->dns_fd = sb->http_fd = sb->tls_fd = -1;
     sandbox_close(sb);
     return rc;
 }
@@ -696,6 +762,12 @@ void sandbox_close(struct sandbox *sb)
         close(sb->userns_fd);
     if (sb->egress_fd >= 0)
         close(sb->egress_fd);
+    if (sb->dns_fd >= 0)
+        close(sb->dns_fd);
+    if (sb->http_fd >= 0)
+        close(sb->http_fd);
+    if (sb->tls_fd >= 0)
+        close(sb->tls_fd);
     free(sb->workdir);
     free(sb->homedir);
     free(sb->self_exe);
@@ -775,6 +847,16 @@ int sandbox_egress_listener(const struct sandbox *sb, uint16_t *port)
 {
     *port = sb->egress_port;
     return sb->egress_fd;
+}
+
+int sandbox_dns_socket(const struct sandbox *sb)
+{
+    return sb->dns_fd;
+}
+
+int sandbox_transparent_listener(const struct sandbox *sb, int tls)
+{
+    return tls ? sb->tls_fd : sb->http_fd;
 }
 
 int sandbox_enter_net(const struct sandbox *sb)

@@ -6,8 +6,10 @@
  * starts and must itself stay outside:
  *
  *   sandbox_open()     makes the sandbox's network namespace: a child process unshares it,
- *                      brings lo up, binds a listening TCP socket on 127.0.0.1:0 inside it and
- *                      passes that socket (and a descriptor of the namespace) back over a Unix
+ *                      brings lo up, binds a listening TCP socket on 127.0.0.1:0 inside it (and
+ *                      the egress proxy's, the DNS stub's UDP socket on 127.0.0.1:53 and the
+ *                      transparent listeners on 127.0.0.1:80 and :443) and
+ *                      passes them (and a descriptor of the namespace) back over a Unix
  *                      socket with SCM_RIGHTS. The caller hands the listener to the controller
  *                      (`faultline proxy --listen-fd N`), which accepts on it from the host
  *                      namespace and so alone reaches the real upstream.
@@ -94,6 +96,27 @@ int sandbox_open(struct sandbox **out, const struct sandbox_spec *spec, int *lis
  * egress proxy's (the controller's `--egress-listen-fd`; the agent's HTTP_PROXY). Borrowed:
  * the sandbox closes it in sandbox_close (hand a dup to the controller). */
 int sandbox_egress_listener(const struct sandbox *sb, uint16_t *port);
+
+/* The UDP socket sandbox_open bound to 127.0.0.1:53 inside the namespace: the DNS stub's (the
+ * controller's `--dns-listen-fd`; the sandbox's /etc/resolv.conf names it). Borrowed as the
+ * egress listener is. */
+int sandbox_dns_socket(const struct sandbox *sb);
+
+/* The listening sockets sandbox_open bound to 127.0.0.1:80 (tls 0) and 127.0.0.1:443 (tls 1)
+ * inside the namespace: transparent mode's (the controller's `--transparent-http-fd` and
+ * `--transparent-tls-fd`), where the DNS stub's answers lead. Borrowed as the egress one. */
+int sandbox_transparent_listener(const struct sandbox *sb, int tls);
+
+/* What the namespace counted of connections that went nowhere (src/sandbox/netstat.c): no_route
+ * (packets to an address with no route: a raw IP, IPv4 or IPv6) and refused (TCP connections
+ * that failed before they were established: a loopback port nothing listens on). */
+struct sandbox_netstat {
+    uint64_t no_route;
+    uint64_t refused;
+};
+/* Reads them from a child that joins the namespace. 0, or ERR_SYS with e set. Blocking (at
+ * most 2 s). */
+int sandbox_netstat(const struct sandbox *sb, struct sandbox_netstat *out, struct err *e);
 
 /* Moves the calling process into sb's network namespace, through the user namespace that owns
  * it when the runner is not root (a namespace an unprivileged process made can only be joined

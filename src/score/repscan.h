@@ -119,8 +119,9 @@ struct repsum {
     long agent_exit_code, agent_signal;
     struct evid agent_exit_ev;
 
-    /* gate */
+    /* gate, and the egress proxy's allow list */
     struct evid destructive, destructive_allowed, policy_hit;
+    int egress_policy; /* the egress proxy enforced an allow list (plan_loaded egress_allow) */
 
     /* cost */
     double cost;

@@ -191,7 +191,7 @@ static void no_policy_hits(const struct repsum *s, struct rule_out *out)
 {
     if (s->policy_hit.kind != EVID_NONE)
         set(out, RULE_FAIL, &s->policy_hit, "an enforce-mode rule fired");
-    else if (!(s->seen & EVKIND_SRC_GATE))
+    else if (!(s->seen & EVKIND_SRC_GATE) && !s->egress_policy)
         set(out, RULE_NOT_EVALUATED, NULL,
             "no gate reported in this repetition (no plan_loaded or event from a gate)");
     else

@@ -29,7 +29,8 @@ void world_decide(struct world *w, struct seam *s, struct world_call *c, struct 
 {
     const struct catalog_fault *def;
     struct plan_call pc;
-    json_t *copies;
+    json_t *copies, *stale;
+    const char *reply;
 
     memset(d, 0, sizeof(*d));
     if (s == NULL)
@@ -60,6 +61,32 @@ void world_decide(struct world *w, struct seam *s, struct world_call *c, struct 
         c->mode = WORLD_FAULT_DUPLICATE;
         copies = json_object_get(d->options, "copies");
         c->copies = json_is_integer(copies) ? (int)json_integer_value(copies) : 2;
+    } else if (strcmp(d->kind, "tool.error") == 0) {
+        c->mode = WORLD_FAULT_WITHHELD;
+    } else if (strcmp(d->kind, "tool.timeout") == 0) {
+        reply = json_string_value(json_object_get(d->options, "reply"));
+        if (reply && strcmp(reply, "none") == 0) {
+            /* the world answers its one client in order: a call never answered would hold
+             * every later one */
+            warn(s, "fault_unsupported",
+                 "fault '%s' with reply none is not one the world injects (it answers in "
+                 "order); the call goes through unfaulted",
+                 d->kind);
+            goto not_injected;
+        }
+        c->mode = WORLD_FAULT_WITHHELD;
+    } else if (strcmp(d->kind, "tool.stale_data") == 0) {
+        stale = json_object_get(d->options, "result");
+        if ((stale == NULL || json_is_null(stale)) && !world_first_result(w, c->tool)) {
+            warn(s, "fault_not_applied",
+                 "tool.stale_data on '%s': no earlier result to return; the call goes through",
+                 c->tool);
+            goto not_injected;
+        }
+        c->mode = WORLD_FAULT_WITHHELD;
+    } else if (strcmp(d->kind, "tool.silent_wrong_data") == 0 ||
+               strcmp(d->kind, "inject.tool_result") == 0) {
+        c->mode = WORLD_FAULT_OTHER;
     } else {
         warn(s, "fault_unsupported", "fault '%s' is not one the world injects", d->kind);
         goto not_injected;

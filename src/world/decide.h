@@ -8,8 +8,13 @@
  * name as server and the world's next call number (world_ncalls + 1) as session_call; the
  * safety rule (seam_mutating_allowed) refuses a mutating fault where no sandbox is known; the
  * world injects effect.timeout_before_effect, effect.timeout_after_effect and
- * effect.duplicate_delivery, any other decided fault is refused as unsupported. A refusal is a
- * `warning` event (fault_refused, fault_unsupported) on the seam and a log line.
+ * effect.duplicate_delivery (WORLD_FAULT_TIMEOUT_* / _DUPLICATE), tool.error, tool.timeout
+ * (reply error) and tool.stale_data (WORLD_FAULT_WITHHELD: the fault answers instead of the
+ * world; stale_data only with its result option or an earlier answer of the tool), and
+ * tool.silent_wrong_data and inject.tool_result (WORLD_FAULT_OTHER: the server changes the
+ * world's answer with codec/toolres.h, the shim's code); any other decided fault is refused as
+ * unsupported. A refusal is a `warning` event (fault_refused, fault_unsupported,
+ * fault_not_applied) on the seam and a log line.
  */
 #ifndef FAULTLINE_WORLD_DECIDE_H
 #define FAULTLINE_WORLD_DECIDE_H

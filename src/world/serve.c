@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "codec/jsonrpc.h"
+#include "codec/toolres.h"
 #include "events/ev.h"
 #include "util/buf.h"
 #include "util/fs.h"
@@ -188,6 +189,89 @@ static void sleep_ms(long long ms)
         ;
 }
 
+static const char *opt_str(const json_t *opts, const char *k, const char *def)
+{
+    const char *v = json_string_value(json_object_get(opts, k));
+    return v ? v : def;
+}
+
+/* A tool.* fault that answers instead of the world (WORLD_FAULT_WITHHELD): tool.error,
+ * tool.timeout, tool.stale_data, answered as the shim answers them (codec/toolres.h). Emits
+ * fault_injected and tool_result; returns the reply. */
+static json_t *answer_withheld(struct req *r, const struct seam_decision *d, const char *tool,
+                               const char *idt, int64_t t0)
+{
+    const char *canary = r->o->seam ? seam_canary(r->o->seam) : NULL;
+    struct buf t = BUF_INIT;
+    json_t *res, *msg, *fixed;
+
+    if (strcmp(d->kind, "tool.timeout") == 0) {
+        long long ms = opt_int(d->options, "timeout_ms", 30000);
+        emit_fault(r, d, tool,
+                   json_pack("{s:I,s:s}", "timeout_ms", (json_int_t)ms, "reply", "error"));
+        sleep_ms(ms);
+        toolres_canary_text(&t, "Request timed out", canary);
+        emit_tool_result(r, tool, idt, 0, t.data, NULL, t0, 1);
+        msg = jsonrpc_make_error(r->id, JSONRPC_REQUEST_TIMEOUT, t.data, NULL);
+        buf_release(&t);
+        return msg;
+    }
+    if (strcmp(d->kind, "tool.stale_data") == 0) {
+        const char *source = "option";
+        fixed = json_object_get(d->options, "result");
+        if (fixed != NULL && !json_is_null(fixed) && json_is_string(fixed)) {
+            res = toolres_text_result(json_string_value(fixed), 0, 0);
+        } else if (fixed != NULL && !json_is_null(fixed)) {
+            char *dump = json_dumps(fixed, JSON_COMPACT | JSON_ENCODE_ANY);
+            res = toolres_text_result(dump ? dump : "", 0, 0);
+            free(dump);
+            if (json_is_object(fixed))
+                json_object_set(res, "structuredContent", fixed);
+        } else {
+            /* world_decide injects only when the tool has answered before */
+            const json_t *first = world_first_result(r->w, tool);
+            res = structured_result(first ? json_deep_copy(first) : json_object());
+            source = "first_result";
+        }
+        emit_fault(r, d, tool, json_pack("{s:s}", "source", source));
+        emit_tool_result(r, tool, idt, 1, NULL, res, t0, 1);
+        return finish(r, res);
+    }
+    /* tool.error */
+    toolres_canary_text(&t, opt_str(d->options, "message", "tool failed (injected fault)"), canary);
+    res = toolres_text_result(t.data, 1, 0);
+    emit_fault(r, d, tool, json_object());
+    emit_tool_result(r, tool, idt, 0, t.data, res, t0, 1);
+    buf_release(&t);
+    return finish(r, res);
+}
+
+/* A tool.* fault that changes the world's answer (WORLD_FAULT_OTHER) res in place, as the shim
+ * changes a server's: returns the fault_injected detail (new reference). */
+static json_t *alter_answer(const struct seam_decision *d, json_t *res)
+{
+    if (strcmp(d->kind, "tool.silent_wrong_data") == 0) {
+        const char *mode = opt_str(d->options, "mode", "numbers_offset");
+        enum toolres_wrong_mode m = strcmp(mode, "text") == 0            ? TOOLRES_WRONG_TEXT
+                                    : strcmp(mode, "numbers_scale") == 0 ? TOOLRES_WRONG_SCALE
+                                                                         : TOOLRES_WRONG_OFFSET;
+        json_t *by = json_object_get(d->options, "by");
+        size_t n = toolres_wrong_data(res, m, json_is_number(by) ? json_number_value(by) : 1,
+                                      json_string_value(json_object_get(d->options, "find")),
+                                      opt_str(d->options, "replace_with", ""));
+        return json_pack("{s:s,s:I}", "mode", mode, "values_changed", (json_int_t)n);
+    }
+    /* inject.tool_result */
+    const char *pos = opt_str(d->options, "position", "append");
+    enum toolres_sc_change sc;
+    toolres_inject(res, opt_str(d->options, "payload", ""),
+                   strcmp(pos, "prepend") == 0   ? TOOLRES_INJECT_PREPEND
+                   : strcmp(pos, "replace") == 0 ? TOOLRES_INJECT_REPLACE
+                                                 : TOOLRES_INJECT_APPEND,
+                   &sc);
+    return json_pack("{s:s,s:s}", "position", pos, "structured_content", toolres_sc_name(sc));
+}
+
 static json_t *m_tools_call(struct req *r)
 {
     const char *tool = json_string_value(json_object_get(r->params, "name"));
@@ -231,13 +315,26 @@ static json_t *m_tools_call(struct req *r)
     c.t_ms = time_now_ms();
     world_decide(r->w, r->o->seam, &c, &d);
     world_call(r->w, &c, &rep);
+    if (rep.status == WORLD_WITHHELD) {
+        msg = answer_withheld(r, &d, tool, idt, t0);
+        json_decref(d.options);
+        return msg;
+    }
+    res = rep.status == WORLD_OK ? structured_result(rep.result) : NULL;
+    if (res && c.mode == WORLD_FAULT_OTHER) {
+        /* a read's answer shares its records with the world's state: change a copy */
+        json_t *own = json_deep_copy(res);
+        json_decref(res);
+        res = own;
+    }
     if (d.inject) {
-        json_t *detail = json_object();
-        if (c.mode == WORLD_FAULT_DUPLICATE)
-            json_object_set_new(detail, "copies", json_integer(c.copies));
+        json_t *detail;
+        if (c.mode == WORLD_FAULT_OTHER) /* what changed; nothing when the call failed */
+            detail = res ? alter_answer(&d, res) : json_pack("{s:b}", "applied", 0);
+        else if (c.mode == WORLD_FAULT_DUPLICATE)
+            detail = json_pack("{s:i}", "copies", c.copies);
         else
-            json_object_set_new(detail, "delay_ms",
-                                json_integer(opt_int(d.options, "delay_ms", 0)));
+            detail = json_pack("{s:I}", "delay_ms", (json_int_t)opt_int(d.options, "delay_ms", 0));
         json_object_set_new(detail, "effects",
                             json_integer((json_int_t)(world_nentries(r->w) - rep.first_entry)));
         emit_fault(r, &d, tool, detail);
@@ -246,8 +343,10 @@ static json_t *m_tools_call(struct req *r)
 
     switch (rep.status) {
     case WORLD_OK:
-        res = structured_result(rep.result);
-        emit_tool_result(r, tool, idt, 1, NULL, res, t0, d.inject);
+        /* a duplicate delivery answers with the first copy's true result: like the shim's
+         * tool.duplicate_delivery, that answer is not a faulted one */
+        emit_tool_result(r, tool, idt, 1, NULL, res, t0,
+                         d.inject && c.mode != WORLD_FAULT_DUPLICATE);
         msg = finish(r, res);
         break;
     case WORLD_NO_TOOL:
@@ -258,9 +357,7 @@ static json_t *m_tools_call(struct req *r)
         struct buf t = BUF_INIT;
         const char *canary = r->o->seam ? seam_canary(r->o->seam) : NULL;
         sleep_ms(opt_int(d.options, "delay_ms", 0));
-        buf_adds(&t, "Request timed out");
-        if (canary && *canary)
-            buf_addf(&t, " [%s]", canary);
+        toolres_canary_text(&t, "Request timed out", canary);
         emit_tool_result(r, tool, idt, 0, t.data, NULL, t0, 1);
         msg = jsonrpc_make_error(r->id, JSONRPC_REQUEST_TIMEOUT, t.data, NULL);
         buf_release(&t);

@@ -46,7 +46,9 @@ struct world {
     json_t *spec; /* a reference: every borrowed string lives here */
     const char *name, *objective;
     int approved, closed;
-    long max_calls; /* 0: none */
+    long max_calls;      /* 0: none */
+    int64_t deadline_ms; /* 0: none */
+    int64_t first_t_ms;  /* the first call's time */
     struct tool *tools;
     size_t ntools;
     struct coll *colls;
@@ -56,6 +58,7 @@ struct world {
     struct callrec *calls;
     size_t ncalls, acalls;
     json_t *dedupe; /* "COLL\x1fVALUE" -> entry index */
+    json_t *first;  /* tool name -> its first successful answer (tool.stale_data) */
     json_t *report;
     size_t closed_after; /* the calls made before the report closed the world */
     char context_name[96], report_name[96];
@@ -104,7 +107,9 @@ struct world *world_new(const json_t *spec, struct err *e)
     w->objective = str_of(spec, "objective") ? str_of(spec, "objective") : "";
     w->approved = !json_is_false(json_object_get(spec, "approved"));
     w->max_calls = (long)json_integer_value(json_object_get(spec, "max_calls"));
+    w->deadline_ms = (int64_t)json_integer_value(json_object_get(spec, "deadline_s")) * 1000;
     w->dedupe = json_object();
+    w->first = json_object();
     snprintf(w->context_name, sizeof(w->context_name), "%s_context", w->name);
     snprintf(w->report_name, sizeof(w->report_name), "%s_report", w->name);
     w->tools = xcalloc(json_array_size(tools), sizeof(*w->tools));
@@ -178,6 +183,7 @@ void world_free(struct world *w)
     }
     free(w->calls);
     json_decref(w->dedupe);
+    json_decref(w->first);
     json_decref(w->report);
     json_decref(w->spec);
     free(w);
@@ -209,6 +215,11 @@ static const struct tool *tool_find(const struct world *w, const char *name)
 int world_has_tool(const struct world *w, const char *name)
 {
     return tool_find(w, name) != NULL;
+}
+
+const json_t *world_first_result(const struct world *w, const char *name)
+{
+    return json_object_get(w->first, name);
 }
 
 json_t *world_tools_json(const struct world *w)
@@ -453,12 +464,19 @@ void world_call(struct world *w, const struct world_call *c, struct world_reply 
         fail_with(out, WORLD_FULL, "LEDGER_FULL", "the world took %s calls%s", "1000000", "");
         return;
     }
+    if (w->ncalls == 0)
+        w->first_t_ms = c->t_ms;
     rec = call_add(w, c);
     if (args == NULL)
         args = empty = json_object();
     if (t == NULL) {
         fail_with(out, WORLD_NO_TOOL, "UNKNOWN_TOOL", "no tool '%.100s' in world %.64s", c->tool,
                   w->name);
+    } else if (c->mode == WORLD_FAULT_WITHHELD) {
+        /* the fault answers (serve.c): the world never sees the call, like a server behind
+         * the shim */
+        out->status = WORLD_WITHHELD;
+        snprintf(out->message, sizeof(out->message), "withheld by a fault");
     } else if (!json_is_object(args)) {
         fail_with(out, WORLD_INVALID_ARGS, "INVALID_ARGUMENTS",
                   "the arguments must be an object%s%s", "", "");
@@ -467,6 +485,11 @@ void world_call(struct world *w, const struct world_call *c, struct world_reply 
     } else if (w->max_calls > 0 && (long)w->ncalls > w->max_calls) {
         fail_with(out, WORLD_BUDGET, "BUDGET_EXCEEDED", "the world answers at most %s calls%s",
                   "max_calls", "");
+    } else if (w->deadline_ms > 0 && c->t_ms - w->first_t_ms > w->deadline_ms) {
+        char late[48];
+        snprintf(late, sizeof(late), "%lld", (long long)(w->deadline_ms / 1000));
+        fail_with(out, WORLD_BUDGET, "BUDGET_EXCEEDED",
+                  "the world's deadline_s (%s s since the first call) has passed%s", late, "");
     } else if (t->reads) {
         out->status = WORLD_OK;
         out->result = read_result(w, t);
@@ -497,6 +520,8 @@ void world_call(struct world *w, const struct world_call *c, struct world_reply 
             snprintf(out->message, sizeof(out->message), "Request timed out");
         }
     }
+    if (out->status == WORLD_OK && t && out->result && !json_object_get(w->first, t->name))
+        json_object_set_new(w->first, t->name, json_deep_copy(out->result));
     rec->status = out->status;
     rec->answer = answer_hash(out);
     rec->n = w->nentries - rec->first;
@@ -548,7 +573,8 @@ static const char *status_name(enum world_status s)
 {
     static const char *const names[] = {"ok",      "invalid_arguments", "idempotency_conflict",
                                         "closed",  "budget_exceeded",   "ledger_full",
-                                        "no_tool", "timeout",           "not_found"};
+                                        "no_tool", "timeout",           "not_found",
+                                        "withheld"};
     return (size_t)s < sizeof(names) / sizeof(names[0]) ? names[s] : "unknown";
 }
 

@@ -11,9 +11,12 @@
  * or decides faults: the server (serve.h) asks the plan and tells world_call what it decided.
  *
  * Effect model, per call of a tool with an effect:
+ *   a tool.* fault answers instead    -> WORLD_WITHHELD (WORLD_FAULT_WITHHELD), nothing
+ *                                        recorded but the call, reads too
  *   args break input_schema           -> WORLD_INVALID_ARGS, nothing recorded but the call
  *   world closed (the report tool)    -> WORLD_CLOSED
- *   budget spent (max_calls)          -> WORLD_BUDGET
+ *   budget spent (max_calls, or more than deadline_s since the first call)
+ *                                     -> WORLD_BUDGET
  *   dedupe key seen, same arguments   -> a deduplicated entry (no state change), the first
  *                                        entry's result
  *   dedupe key seen, other arguments  -> WORLD_CONFLICT (IDEMPOTENCY_CONFLICT), nothing recorded
@@ -49,7 +52,8 @@ enum world_status {
     WORLD_FULL,         /* WORLD_CALLS_MAX / WORLD_EFFECTS_MAX reached */
     WORLD_NO_TOOL,      /* no such tool */
     WORLD_TIMEOUT,      /* an effect.timeout_* fault: the call timed out (before or after) */
-    WORLD_NOT_FOUND     /* update / delete: no record with that business key */
+    WORLD_NOT_FOUND,    /* update / delete: no record with that business key */
+    WORLD_WITHHELD      /* a tool.* fault answers instead of the world (tool.error, ...) */
 };
 
 /* How the plan's fault changes the call (the server fills it from its decision). */
@@ -58,7 +62,11 @@ enum world_fault_mode {
     WORLD_FAULT_TIMEOUT_BEFORE, /* effect.timeout_before_effect: nothing applied, timed out */
     WORLD_FAULT_TIMEOUT_AFTER,  /* effect.timeout_after_effect: applied, then timed out */
     WORLD_FAULT_DUPLICATE,      /* effect.duplicate_delivery: applied `copies` times */
-    WORLD_FAULT_OTHER           /* another fault (tool.*): recorded on the call, no change here */
+    WORLD_FAULT_OTHER,          /* a fault that changes the answer (tool.silent_wrong_data,
+                                   inject.tool_result): applied as usual, recorded on the call */
+    WORLD_FAULT_WITHHELD        /* a fault that answers instead (tool.error, tool.timeout,
+                                   tool.stale_data): the call never reaches the world's state,
+                                   recorded (outcome withheld), no effect, reads too */
 };
 
 struct world_call {
@@ -108,6 +116,9 @@ json_t *world_tools_json(const struct world *w);
 json_t *world_context_json(const struct world *w);
 /* 1 when name is a tool of the world (its own tools only, not context and report). */
 int world_has_tool(const struct world *w, const char *name);
+/* The first successful answer of tool name (borrowed; tool.stale_data returns it again), or
+ * NULL when it has answered none yet. */
+const json_t *world_first_result(const struct world *w, const char *name);
 
 /* Applies one call (see the table above). Always fills *out; out->result is the caller's. */
 void world_call(struct world *w, const struct world_call *c, struct world_reply *out);

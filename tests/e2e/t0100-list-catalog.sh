@@ -16,7 +16,7 @@ test_expect "list prints every fault, probe, invariant and abort condition" '
 
 test_expect "list --json carries the contract: injectors, safety, options, requirements" '
     "$FAULTLINE" list --json >cat.json
-    test "$(jq -c "[.faults[] | select(.id==\"tool.error\") | .injectors][0]" cat.json)" = "[\"mcp\",\"gate\"]"
+    test "$(jq -c "[.faults[] | select(.id==\"tool.error\") | .injectors][0]" cat.json)" = "[\"mcp\",\"gate\",\"world\"]"
     test "$(jq -r ".faults[] | select(.id==\"egress.dns_fail\") | .requires[0]" cat.json)" = match.host
     test "$(jq -r ".faults[] | select(.id==\"llm.context_trim\") | .safety" cat.json)" = mutating
     test "$(jq -r ".faults[] | select(.id==\"permission.deny_or_delay\") | .options[1].range.max" cat.json)" = 600

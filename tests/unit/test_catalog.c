@@ -82,19 +82,19 @@ static void test_injectors_exact(void **state)
         {"llm.latency", CATALOG_INJ_CONTROLLER_MODEL},
         {"egress.dns_fail", CATALOG_INJ_CONTROLLER_EGRESS},
         {"egress.credential_401", CATALOG_INJ_CONTROLLER_EGRESS},
-        {"tool.error", CATALOG_INJ_GATE | CATALOG_INJ_MCP},
+        {"tool.error", CATALOG_INJ_GATE | CATALOG_INJ_MCP | CATALOG_INJ_WORLD},
         {"tool.latency", CATALOG_INJ_MCP},
-        {"tool.timeout", CATALOG_INJ_MCP},
+        {"tool.timeout", CATALOG_INJ_MCP | CATALOG_INJ_WORLD},
         {"tool.timeout_after_commit", CATALOG_INJ_MCP},
         {"tool.omission", CATALOG_INJ_MCP},
-        {"tool.silent_wrong_data", CATALOG_INJ_MCP},
+        {"tool.silent_wrong_data", CATALOG_INJ_MCP | CATALOG_INJ_WORLD},
         {"tool.partial_failure", CATALOG_INJ_MCP},
         {"tool.transient_error", CATALOG_INJ_MCP},
         {"tool.rate_limit", CATALOG_INJ_MCP},
         {"tool.malformed_response", CATALOG_INJ_MCP},
         {"tool.auth_expiry", CATALOG_INJ_MCP},
         {"tool.wrong_error_channel", CATALOG_INJ_MCP},
-        {"tool.stale_data", CATALOG_INJ_MCP},
+        {"tool.stale_data", CATALOG_INJ_MCP | CATALOG_INJ_WORLD},
         {"tool.duplicate_delivery", CATALOG_INJ_MCP},
         {"tool.concurrent_duplicate", CATALOG_INJ_MCP},
         {"mcp.toolset_change", CATALOG_INJ_MCP},
@@ -103,7 +103,7 @@ static void test_injectors_exact(void **state)
         {"mcp.annotation_lie", CATALOG_INJ_MCP},
         {"mcp.capability_downgrade", CATALOG_INJ_MCP},
         {"permission.deny_or_delay", CATALOG_INJ_GATE},
-        {"inject.tool_result", CATALOG_INJ_MCP},
+        {"inject.tool_result", CATALOG_INJ_MCP | CATALOG_INJ_WORLD},
         {"effect.timeout_before_effect", CATALOG_INJ_WORLD},
         {"effect.timeout_after_effect", CATALOG_INJ_WORLD},
         {"effect.duplicate_delivery", CATALOG_INJ_WORLD},
@@ -524,9 +524,10 @@ static void test_catalog_json(void **state)
     json_t *f = json_array_get(json_object_get(j, "faults"), 7);
     assert_string_equal(json_string_value(json_object_get(f, "id")), "tool.error");
     json_t *inj = json_object_get(f, "injectors");
-    assert_int_equal(json_array_size(inj), 2);
+    assert_int_equal(json_array_size(inj), 3);
     assert_string_equal(json_string_value(json_array_get(inj, 0)), "mcp");
     assert_string_equal(json_string_value(json_array_get(inj, 1)), "gate");
+    assert_string_equal(json_string_value(json_array_get(inj, 2)), "world");
     json_t *o = json_array_get(json_object_get(f, "options"), 0);
     assert_string_equal(json_string_value(json_object_get(o, "name")), "message");
     assert_true(json_is_string(json_object_get(o, "default")));

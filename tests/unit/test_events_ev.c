@@ -42,6 +42,7 @@ static const struct {
     {EVKIND_AGENT_EXIT, "agent_exit"},
     {EVKIND_RUN_END, "run_end"},
     {EVKIND_COMPONENT_END, "component_end"},
+    {EVKIND_DNS_QUERY, "dns_query"},
 };
 
 static void test_ids_are_rows(void **state)

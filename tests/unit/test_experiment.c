@@ -578,7 +578,7 @@ static void test_match_and_when(void **state)
     ok_fault("  - id: tool.error\n    match: {tool: \"*read_file\", server: fs}\n");
     bad_fault("  - id: tool.error\n    match: {tool: \"read*\"}\n", "a name, or * followed by a suffix");
     bad_fault("  - id: tool.error\n    match: {model: x}\n",
-              "match.model: does not apply to tool.error: its injectors (mcp, gate) match on tool, server only");
+              "match.model: does not apply to tool.error: its injectors (mcp, gate, world) match on tool, server only");
     bad_fault("  - id: llm.rate_limit\n    match: {server: x}\n", "does not apply");
     ok_fault("  - id: llm.rate_limit\n    match: {model: \"*haiku-4\"}\n");
     bad_fault("  - id: tool.error\n    match: [tool]\n", "expected a mapping");

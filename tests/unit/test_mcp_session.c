@@ -1478,6 +1478,12 @@ static void test_every_catalog_fault_has_a_handler(void **state)
         {"effect.timeout_before_effect", CATALOG_INJ_WORLD},
         {"effect.timeout_after_effect", CATALOG_INJ_WORLD},
         {"effect.duplicate_delivery", CATALOG_INJ_WORLD},
+        /* the world's pairs are handled by src/world/decide.c (tests/unit/test_world.c, t1273) */
+        {"tool.error", CATALOG_INJ_WORLD},
+        {"tool.timeout", CATALOG_INJ_WORLD},
+        {"tool.stale_data", CATALOG_INJ_WORLD},
+        {"tool.silent_wrong_data", CATALOG_INJ_WORLD},
+        {"inject.tool_result", CATALOG_INJ_WORLD},
     };
     enum catalog_fault_id ids[CATALOG_F_COUNT];
     int handled[CATALOG_F_COUNT] = {0};

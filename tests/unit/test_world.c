@@ -168,13 +168,14 @@ static void test_world_file_diagnostics(void **state)
     assert_null(w);
     assert_non_null(strstr(d.data, "w.yaml:2:16: error: world.initial.c[0]: expected a mapping"));
     buf_reset(&d);
-    w = world_text("name: pay\nobjective: do it\nmax_calls: 3\n"
+    w = world_text("name: pay\nobjective: do it\nmax_calls: 3\ndeadline_s: 60\n"
                    "tools:\n  - name: t\n    effect: { collection: c, dedupe_key: k }\n",
                    &d);
     assert_non_null(w);
     assert_string_equal(d.data, "");
     assert_string_equal(json_string_value(json_object_get(w, "objective")), "do it");
     assert_int_equal(json_integer_value(json_object_get(w, "max_calls")), 3);
+    assert_int_equal(json_integer_value(json_object_get(w, "deadline_s")), 60);
     json_decref(w);
     buf_release(&d);
 }
@@ -302,6 +303,85 @@ static void test_effect_faults(void **state)
     json_decref(r.result);
     assert_int_equal(world_nentries(w), 5);
     assert_int_equal(world_entry(w, 4)->deduplicated, 0);
+    world_free(w);
+}
+
+static void test_tool_faults_withhold_or_change(void **state)
+{
+    struct world *w = pay_world();
+    struct world_reply r;
+    (void)state;
+
+    /* withheld (tool.error, tool.timeout, tool.stale_data): recorded, never applied, reads too */
+    assert_null(world_first_result(w, "list"));
+    assert_int_equal(call(w, "refund", "{\"charge_id\":\"a\",\"key\":\"1\"}",
+                          WORLD_FAULT_WITHHELD, &r),
+                     WORLD_WITHHELD);
+    assert_null(r.result);
+    assert_int_equal(world_nentries(w), 0);
+    assert_int_equal(call(w, "list", "{}", WORLD_FAULT_WITHHELD, &r), WORLD_WITHHELD);
+    assert_null(world_first_result(w, "list"));
+    /* the first successful answer is kept for tool.stale_data */
+    assert_int_equal(call(w, "list", "{}", 0, &r), WORLD_OK);
+    json_decref(r.result);
+    assert_int_equal(call(w, "refund", "{\"charge_id\":\"a\",\"key\":\"1\"}", 0, &r),
+                     WORLD_OK);
+    json_decref(r.result);
+    assert_int_equal(json_array_size(json_object_get(world_first_result(w, "list"), "records")),
+                     0);
+    /* another fault (silent_wrong_data, inject): applied as usual, recorded on the call */
+    assert_int_equal(call(w, "refund", "{\"charge_id\":\"b\",\"key\":\"2\"}",
+                          WORLD_FAULT_OTHER, &r),
+                     WORLD_OK);
+    json_decref(r.result);
+    assert_int_equal(world_nentries(w), 2);
+    json_t *l = world_ledger_json(w);
+    json_t *calls = json_object_get(l, "calls");
+    assert_string_equal(
+        json_string_value(json_object_get(json_array_get(calls, 0), "outcome")), "withheld");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(calls, 0), "fault")),
+                        "effect.x");
+    assert_string_equal(
+        json_string_value(json_object_get(json_array_get(calls, 4), "outcome")), "ok");
+    json_decref(l);
+    world_free(w);
+}
+
+static void test_deadline_s_budget(void **state)
+{
+    struct err e = {0};
+    json_t *j = ut_json("{\"name\":\"d\",\"approved\":true,\"deadline_s\":2,"
+                        "\"tools\":[{\"name\":\"put\",\"description\":\"\",\"effect\":"
+                        "{\"collection\":\"c\"}}],\"invariants\":[]}");
+    struct world *w = world_new(j, &e);
+    struct world_call c;
+    struct world_reply r;
+    (void)state;
+
+    json_decref(j);
+    assert_non_null(w);
+    memset(&c, 0, sizeof(c));
+    c.tool = "put";
+    c.t_ms = 100000; /* the first call starts the clock */
+    world_call(w, &c, &r);
+    assert_int_equal(r.status, WORLD_OK);
+    json_decref(r.result);
+    c.t_ms = 102000; /* 2 s later: still in time */
+    world_call(w, &c, &r);
+    assert_int_equal(r.status, WORLD_OK);
+    json_decref(r.result);
+    c.t_ms = 102001; /* past it: BUDGET_EXCEEDED, recorded, no effect */
+    world_call(w, &c, &r);
+    assert_int_equal(r.status, WORLD_BUDGET);
+    assert_non_null(strstr(r.message, "BUDGET_EXCEEDED: the world's deadline_s (2 s since the "
+                                      "first call) has passed"));
+    assert_int_equal(world_nentries(w), 2);
+    assert_int_equal(world_ncalls(w), 3);
+    json_t *l = world_ledger_json(w);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(json_object_get(l, "calls"), 2), "outcome")),
+                        "budget_exceeded");
+    json_decref(l);
     world_free(w);
 }
 
@@ -646,6 +726,8 @@ int main(void)
         cmocka_unit_test(test_invalid_arguments_record_no_effect),
         cmocka_unit_test(test_effect_faults),
         cmocka_unit_test(test_update_delete_read_report_budget),
+        cmocka_unit_test(test_tool_faults_withhold_or_change),
+        cmocka_unit_test(test_deadline_s_budget),
         cmocka_unit_test(test_replay_reproduces_the_recorded_ledger),
         cmocka_unit_test(test_replay_names_the_first_difference),
         cmocka_unit_test(test_replay_compares_what_each_call_answered),
