@@ -40,3 +40,27 @@ TOML
         "$prompt" </dev/null >"$dir/out.txt" 2>"$dir/err.txt")
 }
 export -f run_codex
+
+# codex_agent_script FILE: writes the agent command's script for Codex under `faultline run`
+# (`sh FILE "PROMPT"`): a custom provider on the controller's $OPENAI_BASE_URL (Responses API;
+# gpt-5.5, with which Codex offers the mock its tools), the workspace trusted and hook trust
+# bypassed, so that the project's .codex/hooks.json (the gates) is run (docs/gate.md).
+codex_agent_script() {
+    cat >"$1" <<'EOF2'
+#!/bin/sh
+mkdir -p "$HOME/.codex"
+cat >"$HOME/.codex/config.toml" <<TOML
+model = "gpt-5.5"
+model_provider = "proxied"
+[model_providers.proxied]
+name = "mock model through faultline"
+base_url = "$OPENAI_BASE_URL/v1"
+env_key = "OPENAI_API_KEY"
+wire_api = "responses"
+[projects."$PWD"]
+trust_level = "trusted"
+TOML
+CODEX_HOME="$HOME/.codex" exec codex exec --skip-git-repo-check \
+    --dangerously-bypass-approvals-and-sandbox --dangerously-bypass-hook-trust "$1" </dev/null
+EOF2
+}

@@ -5,6 +5,7 @@
 # fails its first Responses call; Codex retries and finishes the task; the run is scored.
 . "$FAULTLINE_ROOT/tests/e2e/lib.sh"
 . "$FAULTLINE_ROOT/tests/e2e/run/lib-run.sh"
+. "$FAULTLINE_ROOT/tests/interop/lib-codex.sh"
 export TMPDIR="$TMP/tmp"
 mkdir -p "$TMPDIR"
 NM=$(cd "$FAULTLINE_ROOT/tests/interop/node_modules" && pwd -P)
@@ -12,22 +13,7 @@ export NM
 
 make_project "$TMP/p"
 cp "$EXAMPLES/models/resilient.yaml" "$TMP/p/"
-cat >"$TMP/p/codex.sh" <<'EOF2'
-#!/bin/sh
-# Codex offline: a custom provider on the controller's OpenAI URL (Responses API).
-mkdir -p "$HOME/.codex"
-cat >"$HOME/.codex/config.toml" <<TOML
-model = "gpt-5.5"
-model_provider = "proxied"
-[model_providers.proxied]
-name = "mock model through faultline"
-base_url = "$OPENAI_BASE_URL/v1"
-env_key = "OPENAI_API_KEY"
-wire_api = "responses"
-TOML
-CODEX_HOME="$HOME/.codex" exec codex exec --skip-git-repo-check \
-    --dangerously-bypass-approvals-and-sandbox "$1" </dev/null
-EOF2
+codex_agent_script "$TMP/p/codex.sh"
 cat >"$TMP/p/exp.yaml" <<'EOF2'
 name: codex-upstream-5xx
 agent: sh codex.sh "Please run \`echo hello > out.txt\` and tell me how it went"
