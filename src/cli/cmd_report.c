@@ -90,7 +90,7 @@ int cmd_report(int argc, char **argv)
     char *run_dir = NULL;
     json_t *report = NULL;
     const struct opt opts[] = {
-        OPT_STRING("format", "html|md|junit|badge|json", &format, NULL, "the format"),
+        OPT_STRING("format", "html|md|junit|badge|otlp|json", &format, NULL, "the format"),
         {.type = OPT_T_STRING,
          .name = "out",
          .alias = 'o',
@@ -112,13 +112,15 @@ int cmd_report(int argc, char **argv)
     const struct opt_cmd cmd = {
         .name = "report",
         .usage = "REPORT.json|RUN_DIR | --index DIR... | --index-history [--format F] [-o FILE]",
-        .about = "Renders the report of a run: a self-contained HTML page, Markdown for a pull\n"
-                 "request, JUnit XML for CI, an SVG badge, or the JSON report. A run folder, or\n"
-                 "a report whose run folder is still there, is scored again first. Exit: 0\n"
-                 "written; 1 unreadable input or output; 64 usage.\n"
-                 "With --index (run folders, reports, folders holding them) or --index-history,\n"
-                 "the campaign index: one row per run, newest first. Exit: 0 every entry\n"
-                 "indexed; 2 some were not (the rest is); 1 none, or unreadable output.\n",
+        .about =
+            "Renders the report of a run: a self-contained HTML page, Markdown for a pull\n"
+            "request, JUnit XML for CI, an SVG badge, OpenTelemetry traces (otlp: OTLP/JSON),\n"
+            "or the JSON report. A run folder, or\n"
+            "a report whose run folder is still there, is scored again first. Exit: 0\n"
+            "written; 1 unreadable input or output; 64 usage.\n"
+            "With --index (run folders, reports, folders holding them) or --index-history,\n"
+            "the campaign index: one row per run, newest first. Exit: 0 every entry\n"
+            "indexed; 2 some were not (the rest is); 1 none, or unreadable output.\n",
         .opts = opts,
         .min_args = 0,
         .max_args = -1,
@@ -130,8 +132,8 @@ int cmd_report(int argc, char **argv)
         return rc;
     if (rpt_format_parse(format, &f) < 0) {
         char msg[300];
-        snprintf(msg, sizeof(msg), "--format: '%.100s' is not one of html, md, junit, badge, json",
-                 format);
+        snprintf(msg, sizeof(msg),
+                 "--format: '%.100s' is not one of html, md, junit, badge, otlp, json", format);
         opt_usage_error(&cmd, msg);
         return EXIT_USAGE;
     }

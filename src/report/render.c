@@ -15,6 +15,7 @@ static const struct {
     [RPT_MD] = {"md", ".md"},
     [RPT_JUNIT] = {"junit", ".junit.xml"},
     [RPT_BADGE] = {"badge", ".badge.svg"},
+    [RPT_OTLP] = {"otlp", ".otlp.json"},
 };
 
 int rpt_format_parse(const char *name, enum rpt_format *f)
@@ -56,6 +57,9 @@ int rpt_render(const json_t *report, const char *run_dir, enum rpt_format f, str
     case RPT_BADGE:
         rc = rpt_render_badge(report, out);
         break;
+    case RPT_OTLP:
+        rc = rpt_render_otlp(report, run_dir, out);
+        break;
     default:
         s = json_dumps(report, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
         rc = s ? buf_adds(out, s) : ERR_NOMEM;
@@ -84,7 +88,7 @@ int rpt_write_all(const json_t *report, const char *report_path, const char *run
 {
     int first = 0;
 
-    for (int f = RPT_HTML; f < RPT_NFORMATS; f++) {
+    for (int f = RPT_HTML; f <= RPT_BADGE; f++) {
         char path[4096];
         struct buf b = BUF_INIT;
         struct err fe = {0};

@@ -24,7 +24,8 @@
 #include "util/buf.h"
 #include "util/err.h"
 
-enum rpt_format { RPT_JSON, RPT_HTML, RPT_MD, RPT_JUNIT, RPT_BADGE, RPT_NFORMATS };
+/* RPT_OTLP is rendered on demand only: rpt_write_all writes HTML to the badge. */
+enum rpt_format { RPT_JSON, RPT_HTML, RPT_MD, RPT_JUNIT, RPT_BADGE, RPT_OTLP, RPT_NFORMATS };
 
 /* Markdown's hard cap (GitHub refuses comments over 65,536 characters). */
 #define RPT_MD_MAX 65000
@@ -37,7 +38,8 @@ enum rpt_format { RPT_JSON, RPT_HTML, RPT_MD, RPT_JUNIT, RPT_BADGE, RPT_NFORMATS
 /* Bytes of the agent's final output shown (its end). */
 #define RPT_OUTPUT_MAX (64 * 1024)
 
-/* The format of name ("html", "md", "junit", "badge", "json"): 0 with *f set, or ERR_INVALID. */
+/* The format of name ("html", "md", "junit", "badge", "otlp", "json"): 0 with *f set, or
+ * ERR_INVALID. */
 int rpt_format_parse(const char *name, enum rpt_format *f);
 const char *rpt_format_name(enum rpt_format f);
 /* The file name suffix rpt_write_all gives the format: ".html", ".md", ".junit.xml",
@@ -60,8 +62,8 @@ int rpt_render(const json_t *report, const char *run_dir, enum rpt_format f, str
  * the format's suffix, into out. 0 or ERR_LIMIT. */
 int rpt_path(const char *report_path, enum rpt_format f, char *out, size_t size);
 
-/* Writes every format but JSON next to the report file report_path (its name without ".json"
- * plus each suffix), atomically. 0 or the first error (the others are still tried). */
+/* Writes every format but JSON and OTLP next to the report file report_path (its name without
+ * ".json" plus each suffix), atomically. 0 or the first error (the others are still tried). */
 int rpt_write_all(const json_t *report, const char *report_path, const char *run_dir,
                   struct err *e);
 
@@ -106,6 +108,8 @@ int rpt_render_html(const json_t *report, const char *run_dir, struct buf *out);
 int rpt_render_md(const json_t *report, struct buf *out);
 int rpt_render_junit(const json_t *report, struct buf *out);
 int rpt_render_badge(const json_t *report, struct buf *out);
+/* OpenTelemetry traces of the run (src/report/otlp.c), read from run_dir's events. */
+int rpt_render_otlp(const json_t *report, const char *run_dir, struct buf *out);
 
 /* The HTML page frame every page of src/report shares (html.c): the head (the CSP that
  * forbids every request, the inline CSS, title escaped) and the foot (what, escaped). Both
