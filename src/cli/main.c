@@ -34,7 +34,7 @@ static const struct command commands[] = {
     {"sandbox", cmd_sandbox, "sandbox check | exec -- COMMAND    the native sandbox, by hand"},
     {"history", cmd_history,
      "history [--json] [--experiment NAME] the runs recorded, newest first"},
-    {"report", cmd_report, "report REPORT.json|RUN_DIR [--format F]  html, md, junit, badge, json"},
+    {"report", cmd_report, "report REPORT.json|RUN_DIR [--format F]  html, md, junit, badge, otlp, json"},
     {"gate", cmd_gate, "gate claude-code | codex | cursor  a harness's pre-tool hook (stdin)"},
     {"world", cmd_world, "world FILE [--plan P --ledger L]    a simulated world as an MCP server"},
     {"connect", cmd_connect,
