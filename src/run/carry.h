@@ -15,7 +15,8 @@
  * resolves. In the three harnesses' hook files, faultline's own gate entries (`faultline
  * connect` wrote them with the absolute path of a binary on the host, which the sandbox may
  * not have) are pointed at the sandbox's faultline, CARRY_FAULTLINE (src/run/connect.h,
- * CONNECT_RETARGET); a file that is not JSON is carried as it is. Each file carried in or
+ * CONNECT_RETARGET; a bare "faultline gate ..." is left, PATH finds it); a file that is not
+ * JSON is carried as it is. Each file carried in or
  * rewritten gets one line in the log.
  *
  * Limits: a file over CARRY_FILE_MAX bytes is refused (ERR_LIMIT), as is more than

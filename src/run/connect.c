@@ -96,9 +96,18 @@ static int is_ours(enum connect_harness h, const json_t *hook)
     return (size_t)(s + n - b) == strlen("faultline") && memcmp(b, "faultline", 9) == 0;
 }
 
-/* In the entries array arr: the hooks that are ours set to cmd (add) or removed (remove).
- * Returns how many were ours. */
-static size_t fix_hooks(enum connect_harness h, json_t *arr, const char *cmd, int remove)
+/* 1 when hook's command names its program without a directory ("faultline gate codex"): PATH
+ * finds it, in the sandbox too (its faultline is first on PATH). */
+static int bare_program(const json_t *hook)
+{
+    const char *c = json_string_value(json_object_get(hook, "command")), *sp;
+    sp = c ? strchr(c, ' ') : NULL;
+    return sp && memchr(c, '/', (size_t)(sp - c)) == NULL;
+}
+
+/* In the entries array arr: the hooks that are ours set to cmd (add, retarget) or removed
+ * (remove); retarget leaves a bare program alone. Returns how many were ours. */
+static size_t fix_hooks(enum connect_harness h, json_t *arr, const char *cmd, enum connect_op op)
 {
     size_t found = 0;
     for (size_t i = json_array_size(arr); i-- > 0;) {
@@ -106,8 +115,10 @@ static size_t fix_hooks(enum connect_harness h, json_t *arr, const char *cmd, in
         if (!is_ours(h, hook))
             continue;
         found++;
-        if (remove)
+        if (op == CONNECT_REMOVE)
             json_array_remove(arr, i);
+        else if (op == CONNECT_RETARGET && bare_program(hook))
+            continue;
         else if (strcmp(json_string_value(json_object_get(hook, "command")), cmd) != 0)
             json_object_set_new(hook, "command", json_string(cmd));
     }
@@ -156,7 +167,7 @@ static int apply_pretool(enum connect_harness h, json_t *root, const char *name,
         size_t n;
         if (!json_is_array(list))
             continue;
-        n = fix_hooks(h, list, cmd, remove);
+        n = fix_hooks(h, list, cmd, op);
         found += n;
         if (remove && n && json_array_size(list) == 0)
             json_array_remove(pre, i);
@@ -200,7 +211,7 @@ static int apply_cursor(json_t *root, const char *name, const char *cmd, enum co
             return rc;
         if (list == NULL)
             continue;
-        n = fix_hooks(CONNECT_CURSOR, list, cmd, remove);
+        n = fix_hooks(CONNECT_CURSOR, list, cmd, op);
         found += n;
         if (make && n == 0)
             json_array_append_new(list, json_pack("{s:s}", "command", cmd));

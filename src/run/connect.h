@@ -33,7 +33,8 @@ enum connect_harness { CONNECT_CLAUDE_CODE, CONNECT_CODEX, CONNECT_CURSOR };
 
 /* What connect_apply does to faultline's gate entries: add them (an entry already there gets
  * the binary's path), take them out, or only point the entries already there at the binary
- * (the runner's carry-in: the sandbox's faultline is SANDBOX_BINDIR/faultline). */
+ * (the runner's carry-in: the sandbox's faultline is SANDBOX_BINDIR/faultline), leaving an
+ * entry whose program has no directory (PATH finds it). */
 enum connect_op { CONNECT_ADD, CONNECT_REMOVE, CONNECT_RETARGET };
 
 /* "claude-code", "codex", "cursor". */

@@ -228,6 +228,15 @@ static void test_retarget(void **state)
                                    CONNECT_RETARGET, &out, &changed, &e),
                      0);
     assert_false(changed);
+    /* a bare program is found on PATH, in the sandbox too: left as it is */
+    {
+        const char *bare = "{\"hooks\":{\"PreToolUse\":[{\"hooks\":[{\"type\":\"command\","
+                           "\"command\":\"faultline gate codex\"}]}]}}";
+        assert_int_equal(connect_apply(CONNECT_CODEX, "f", bare, strlen(bare), "/new/faultline",
+                                       CONNECT_RETARGET, &out, &changed, &e),
+                         0);
+        assert_false(changed);
+    }
     /* cursor: the entry updated, no version or other events added */
     assert_int_equal(connect_apply(CONNECT_CURSOR, "f", cur, strlen(cur), "/new/faultline",
                                    CONNECT_RETARGET, &out, &changed, &e),
