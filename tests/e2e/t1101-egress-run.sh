@@ -18,14 +18,8 @@ wait_for 10 curl -sS -o /dev/null "http://127.0.0.1:$HP/left-pad.json" || echo "
 make_project "$TMP/p"
 AGENT="env | grep -i -E '^(https?_proxy|no_proxy|node_use_env_proxy)=' | sort; curl -sS --max-time 10 http://registry.test:$HP/left-pad.json; echo; curl -sS --max-time 10 -D - http://pkg.blocked.test/left-pad; echo; $RUN_AGENT"
 write_exp "$TMP/p/exp.yaml" egress "$AGENT" "true"
-# the experiment's llm fault makes way for egress.dns_fail
-python3 - "$TMP/p/exp.yaml" <<'PY'
-import sys
-p = sys.argv[1]
-s = open(p).read().replace("faults:\n  - id: llm.rate_limit\n    times: 1\n    retry_after_s: 0\n",
-    "faults:\n  - id: egress.dns_fail\n    match: {host: \"*.blocked.test\"}\n")
-open(p, "w").write(s)
-PY
+set_faults "$TMP/p/exp.yaml" '  - id: egress.dns_fail
+    match: {host: "*.blocked.test"}'
 commit "$TMP/p"
 cd "$TMP"
 rc=0

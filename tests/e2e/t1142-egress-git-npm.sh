@@ -43,14 +43,11 @@ export HP
 make_project "$TMP/p"
 AGENT="export GIT_TERMINAL_PROMPT=0; if git clone -q http://code.test:$HP/repo.git c1 2>git.err; then echo clone-ok; cat c1/README; else echo clone-failed; cat git.err; fi; if npm install --no-audit --no-fund --no-update-notifier --registry http://registry.test:$HP/ left-pad >npm.out 2>&1; then echo npm-ok; node -e 'console.log(\"[\" + require(\"left-pad\")(\"x\", 3) + \"]\")'; else echo npm-failed; cat npm.out; fi"
 write_exp "$TMP/p/exp.yaml" clients "$AGENT" "true"
-python3 - "$TMP/p/exp.yaml" <<'PY'
-import sys
-p = sys.argv[1]
-s = open(p).read().replace("faults:\n  - id: llm.rate_limit\n    times: 1\n    retry_after_s: 0\n",
-    "faults:\n  - id: egress.dns_fail\n    match: {host: registry.test}\n"
-    "  - id: egress.credential_401\n    match: {host: code.test}\n    after_calls: 2\n")
-open(p, "w").write(s)
-PY
+set_faults "$TMP/p/exp.yaml" '  - id: egress.dns_fail
+    match: {host: registry.test}
+  - id: egress.credential_401
+    match: {host: code.test}
+    after_calls: 2'
 commit "$TMP/p"
 cd "$TMP"
 rc=0

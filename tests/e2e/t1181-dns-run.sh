@@ -12,13 +12,8 @@ mkdir -p "$TMPDIR"
 make_project "$TMP/p"
 AGENT="cat /etc/resolv.conf; echo RES=\$(getent ahostsv4 registry.test | head -n 1); if getent hosts pkg.blocked.test; then echo BLOCKED-RESOLVES; else echo BLOCKED-FAILS; fi; curl -sS --max-time 3 --noproxy \"*\" http://93.184.216.34/; curl -sS --max-time 3 --noproxy \"*\" http://127.0.0.1:9/; $RUN_AGENT"
 write_exp "$TMP/p/exp.yaml" dnsrun "$AGENT" "true"
-python3 - "$TMP/p/exp.yaml" <<'PY'
-import sys
-p = sys.argv[1]
-s = open(p).read().replace("faults:\n  - id: llm.rate_limit\n    times: 1\n    retry_after_s: 0\n",
-    "faults:\n  - id: egress.dns_fail\n    match: {host: \"*.blocked.test\"}\n")
-open(p, "w").write(s)
-PY
+set_faults "$TMP/p/exp.yaml" '  - id: egress.dns_fail
+    match: {host: "*.blocked.test"}'
 commit "$TMP/p"
 cd "$TMP"
 rc=0

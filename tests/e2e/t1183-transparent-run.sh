@@ -26,13 +26,8 @@ wait_for 10 curl -sS -o /dev/null "http://127.0.0.1/left-pad.json" || echo "the 
 make_project "$TMP/p"
 AGENT="curl -sS --max-time 10 --noproxy \"*\" http://registry.test/left-pad.json; echo; curl -sS --max-time 3 --noproxy \"*\" http://pkg.blocked.test/x; echo CURL-RC=\$?; $RUN_AGENT"
 write_exp "$TMP/p/exp.yaml" transparent "$AGENT" "true"
-python3 - "$TMP/p/exp.yaml" <<'PY'
-import sys
-p = sys.argv[1]
-s = open(p).read().replace("faults:\n  - id: llm.rate_limit\n    times: 1\n    retry_after_s: 0\n",
-    "faults:\n  - id: egress.dns_fail\n    match: {host: \"*.blocked.test\"}\n")
-open(p, "w").write(s)
-PY
+set_faults "$TMP/p/exp.yaml" '  - id: egress.dns_fail
+    match: {host: "*.blocked.test"}'
 commit "$TMP/p"
 cd "$TMP"
 rc=0

@@ -1,7 +1,7 @@
 /*
  * tests/unit/helpers.h: what several unit tests need and no module offers (prefix ut_): JSON
  * from test text and compared with it, temporary files, a whole file read back, a file put
- * under a directory. Static inline, so each test binary keeps only what it uses and the
+ * under a directory, a DNS query. Static inline, so each test binary keeps only what it uses and the
  * Makefile's one rule (tests/unit/test_X.c + the library) stays as it is.
  *
  * Include it after <cmocka.h> and the module headers, before util/banned.h. Every helper fails
@@ -11,6 +11,7 @@
 #ifndef FAULTLINE_TESTS_UNIT_HELPERS_H
 #define FAULTLINE_TESTS_UNIT_HELPERS_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,6 +109,29 @@ static inline void ut_put(const char *dir, const char *rel, const char *text)
     *strrchr(parent, '/') = '\0';
     assert_int_equal(fs_mkdirs(parent, &e), 0);
     assert_int_equal(fs_write_file(path, text, strlen(text), &e), 0);
+}
+
+/* A DNS query (RFC 1035) for name (dotted) of type qtype into m, id 0xBEEF, RD set, class IN;
+ * returns its length. m holds 12 + strlen(name) + 6 bytes. */
+static inline size_t ut_dns_query(uint8_t *m, const char *name, unsigned qtype)
+{
+    size_t n = 12;
+    const char *p = name;
+
+    memset(m, 0, 12);
+    m[0] = 0xBE, m[1] = 0xEF, m[2] = 0x01, m[5] = 1;
+    while (*p) {
+        const char *dot = strchr(p, '.');
+        size_t l = dot ? (size_t)(dot - p) : strlen(p);
+        m[n++] = (uint8_t)l;
+        memcpy(m + n, p, l);
+        n += l;
+        p += l + (dot != NULL);
+    }
+    m[n++] = 0;
+    m[n++] = (uint8_t)(qtype >> 8), m[n++] = (uint8_t)qtype;
+    m[n++] = 0, m[n++] = 1;
+    return n;
 }
 
 #endif

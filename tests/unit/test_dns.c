@@ -12,36 +12,15 @@
 #include <cmocka.h>
 
 #include "codec/dns.h"
+#include "helpers.h"
 #include "util/banned.h"
-
-/* a query for name (dotted) of type qtype, id 0xBEEF, RD set; returns its length */
-static size_t query(uint8_t *m, const char *name, unsigned qtype)
-{
-    size_t n = 12;
-    const char *p = name;
-
-    memset(m, 0, 12);
-    m[0] = 0xBE, m[1] = 0xEF, m[2] = 0x01, m[5] = 1;
-    while (*p) {
-        const char *dot = strchr(p, '.');
-        size_t l = dot ? (size_t)(dot - p) : strlen(p);
-        m[n++] = (uint8_t)l;
-        memcpy(m + n, p, l);
-        n += l;
-        p += l + (dot != NULL);
-    }
-    m[n++] = 0;
-    m[n++] = (uint8_t)(qtype >> 8), m[n++] = (uint8_t)qtype;
-    m[n++] = 0, m[n++] = 1;
-    return n;
-}
 
 static void test_parse_and_answer_a(void **state)
 {
     uint8_t m[600], out[600];
     struct dns_query q;
     struct err e = {0};
-    size_t n = query(m, "Registry.NPMjs.org", DNS_TYPE_A);
+    size_t n = ut_dns_query(m, "Registry.NPMjs.org", DNS_TYPE_A);
     const uint8_t lo[4] = {127, 0, 0, 1};
     long r;
 
@@ -75,7 +54,7 @@ static void test_aaaa_nodata_nxdomain(void **state)
     struct dns_query q;
     struct err e = {0};
     const uint8_t v6[16] = {[15] = 1}, lo[4] = {127, 0, 0, 1};
-    size_t n = query(m, "a.b", DNS_TYPE_AAAA);
+    size_t n = ut_dns_query(m, "a.b", DNS_TYPE_AAAA);
     long r;
 
     (void)state;
@@ -89,11 +68,11 @@ static void test_aaaa_nodata_nxdomain(void **state)
     assert_int_equal(dns_build_reply(&q, 1, 0, lo, 4, out, sizeof(out)), (long)n);
     assert_int_equal(out[7], 0);
     /* MX: no answer */
-    n = query(m, "a.b", 15);
+    n = ut_dns_query(m, "a.b", 15);
     assert_int_equal(dns_parse_query(m, n, &q, &e), 0);
     assert_int_equal(dns_build_reply(&q, 1, 0, lo, 4, out, sizeof(out)), (long)n);
     /* NXDOMAIN */
-    n = query(m, "pkg.blocked.test", DNS_TYPE_A);
+    n = ut_dns_query(m, "pkg.blocked.test", DNS_TYPE_A);
     assert_int_equal(dns_parse_query(m, n, &q, &e), 0);
     assert_int_equal(dns_build_reply(&q, 1, DNS_RCODE_NXDOMAIN, NULL, 0, out, sizeof(out)),
                      (long)n);
@@ -104,7 +83,7 @@ static void test_aaaa_nodata_nxdomain(void **state)
     assert_int_equal(out[3] & 0xF, DNS_RCODE_FORMERR);
     assert_int_equal(out[5], 0);
     /* the root */
-    n = query(m, "", DNS_TYPE_A);
+    n = ut_dns_query(m, "", DNS_TYPE_A);
     assert_int_equal(dns_parse_query(m, n, &q, &e), 0);
     assert_string_equal(q.name, "");
     assert_int_equal(dns_build_reply(&q, 1, 0, lo, 4, out, sizeof(out)), (long)n + 16);
@@ -124,7 +103,7 @@ static void refused(const uint8_t *m, size_t n, int code, const char *what)
 static void test_refusals(void **state)
 {
     uint8_t m[DNS_MSG_MAX + 10];
-    size_t n = query(m, "registry.npmjs.org", DNS_TYPE_A);
+    size_t n = ut_dns_query(m, "registry.npmjs.org", DNS_TYPE_A);
 
     (void)state;
     for (size_t i = 0; i < n; i++)
@@ -178,7 +157,7 @@ static void test_refusals(void **state)
     name[253] = '\0';
     struct dns_query q;
     struct err e = {0};
-    k = query(big, name, DNS_TYPE_A);
+    k = ut_dns_query(big, name, DNS_TYPE_A);
     assert_int_equal(dns_parse_query(big, k, &q, &e), 0);
     assert_int_equal(strlen(q.name), 253);
     /* a pointer back into the header is followed (and there refused: a zero count is no

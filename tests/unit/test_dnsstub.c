@@ -13,29 +13,8 @@
 #include <cmocka.h>
 
 #include "control/dnsstub.h"
+#include "helpers.h"
 #include "util/banned.h"
-
-/* a query for name (dotted) of type qtype, id 0xBEEF, RD set; returns its length */
-static size_t query(uint8_t *m, const char *name, unsigned qtype)
-{
-    size_t n = 12;
-    const char *p = name;
-
-    memset(m, 0, 12);
-    m[0] = 0xBE, m[1] = 0xEF, m[2] = 0x01, m[5] = 1;
-    while (*p) {
-        const char *dot = strchr(p, '.');
-        size_t l = dot ? (size_t)(dot - p) : strlen(p);
-        m[n++] = (uint8_t)l;
-        memcpy(m + n, p, l);
-        n += l;
-        p += l + (dot != NULL);
-    }
-    m[n++] = 0;
-    m[n++] = (uint8_t)(qtype >> 8), m[n++] = (uint8_t)qtype;
-    m[n++] = 0, m[n++] = 1;
-    return n;
-}
 
 struct asked {
     int n;
@@ -67,7 +46,7 @@ static void test_a_gets_loopback(void **state)
     uint8_t m[600], out[DNS_MSG_MAX];
     struct dnsstub_result r;
     struct asked a = {0};
-    size_t n = query(m, "Pkg.Example.org", DNS_TYPE_A), len;
+    size_t n = ut_dns_query(m, "Pkg.Example.org", DNS_TYPE_A), len;
 
     (void)state;
     len = dnsstub_reply(m, n, fail_cb, &a, out, sizeof(out), &r);
@@ -98,7 +77,7 @@ static void test_aaaa_and_others_nodata(void **state)
 
     (void)state;
     for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
-        size_t n = query(m, "pkg.example.org", types[i]);
+        size_t n = ut_dns_query(m, "pkg.example.org", types[i]);
         assert_int_equal(dnsstub_reply(m, n, NULL, NULL, out, sizeof(out), &r), n);
         assert_int_equal(rcode(out), DNS_RCODE_NOERROR);
         assert_int_equal(ancount(out), 0);
@@ -112,7 +91,7 @@ static void test_failing_name_nxdomain(void **state)
     uint8_t m[600], out[DNS_MSG_MAX];
     struct dnsstub_result r;
     struct asked a = {.fail = "down.example.org"};
-    size_t n = query(m, "down.example.org", DNS_TYPE_A);
+    size_t n = ut_dns_query(m, "down.example.org", DNS_TYPE_A);
 
     (void)state;
     assert_int_equal(dnsstub_reply(m, n, fail_cb, &a, out, sizeof(out), &r), n);
@@ -121,12 +100,12 @@ static void test_failing_name_nxdomain(void **state)
     assert_string_equal(r.answer, "nxdomain");
     assert_int_equal(r.faulted, 1);
     /* AAAA of the same name: NXDOMAIN too (the callback decides for every type) */
-    n = query(m, "down.example.org", DNS_TYPE_AAAA);
+    n = ut_dns_query(m, "down.example.org", DNS_TYPE_AAAA);
     assert_int_equal(dnsstub_reply(m, n, fail_cb, &a, out, sizeof(out), &r), n);
     assert_int_equal(rcode(out), DNS_RCODE_NXDOMAIN);
     assert_int_equal(a.n, 2);
     /* another name still answers */
-    n = query(m, "up.example.org", DNS_TYPE_A);
+    n = ut_dns_query(m, "up.example.org", DNS_TYPE_A);
     assert_int_equal(dnsstub_reply(m, n, fail_cb, &a, out, sizeof(out), &r), n + 16);
     assert_int_equal(r.faulted, 0);
 }
@@ -136,7 +115,7 @@ static void test_other_class_refused(void **state)
     uint8_t m[600], out[DNS_MSG_MAX];
     struct dnsstub_result r;
     struct asked a = {0};
-    size_t n = query(m, "version.bind", 16);
+    size_t n = ut_dns_query(m, "version.bind", 16);
 
     (void)state;
     m[n - 1] = 3; /* CHAOS */
@@ -151,7 +130,7 @@ static void test_refusals(void **state)
     uint8_t m[DNS_MSG_MAX + 100], out[DNS_MSG_MAX];
     struct dnsstub_result r;
     struct asked a = {0};
-    size_t n = query(m, "pkg.example.org", DNS_TYPE_A);
+    size_t n = ut_dns_query(m, "pkg.example.org", DNS_TYPE_A);
 
     (void)state;
     /* truncated inside the question: FORMERR, header only, the id kept */

@@ -46,6 +46,20 @@ write_exp() {
     } >"$f"
 }
 
+# set_faults FILE YAML: replaces write_exp's one llm.rate_limit fault in FILE by the list items
+# YAML (e.g. '  - id: egress.dns_fail\n    match: {host: "*.blocked.test"}', real newlines).
+set_faults() {
+    python3 - "$1" "$2" <<'PY'
+import sys
+p, f = sys.argv[1], sys.argv[2]
+s = open(p).read()
+old = "faults:\n  - id: llm.rate_limit\n    times: 1\n    retry_after_s: 0\n"
+if old not in s:
+    sys.exit("set_faults: %s has no write_exp fault to replace" % p)
+open(p, "w").write(s.replace(old, "faults:\n" + f.rstrip("\n") + "\n"))
+PY
+}
+
 # commit DIR: commits everything in DIR.
 commit() {
     git -C "$1" add -A
