@@ -1051,8 +1051,20 @@ void jsonrpc_msg_release(struct jsonrpc_msg *m)
 
 int jsonrpc_id_key(const json_t *id, struct buf *out)
 {
-    if (json_is_integer(id))
-        return buf_addf(out, "n:%lld", (long long)json_integer_value(id));
+    if (json_is_integer(id)) {
+        /* every request and reply looks its id up: digits by hand, not a printf */
+        char d[24], *p = d + sizeof(d);
+        long long v = (long long)json_integer_value(id);
+        unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+        do
+            *--p = (char)('0' + u % 10);
+        while ((u /= 10) > 0);
+        if (v < 0)
+            *--p = '-';
+        *--p = ':';
+        *--p = 'n';
+        return buf_add(out, p, (size_t)(d + sizeof(d) - p));
+    }
     if (json_is_string(id)) {
         int rc = buf_adds(out, "s:");
         return rc ? rc : buf_add(out, json_string_value(id), json_string_length(id));

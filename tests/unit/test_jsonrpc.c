@@ -3,7 +3,9 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -348,6 +350,19 @@ static void test_id_keys(void **state)
     assert_string_equal(k.data, "r:1");
     buf_reset(&k);
     assert_int_equal(jsonrpc_id_key(obj, &k), ERR_INVALID);
+    {
+        /* integers are formatted by hand: the edges, as printf writes them */
+        static const long long ints[] = {0, 7, -1, 10, -10, 1234567890123LL, LLONG_MAX, LLONG_MIN};
+        for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
+            json_t *n = json_integer(ints[i]);
+            char want[32];
+            snprintf(want, sizeof(want), "n:%lld", ints[i]);
+            buf_reset(&k);
+            assert_int_equal(jsonrpc_id_key(n, &k), 0);
+            assert_string_equal(k.data, want);
+            json_decref(n);
+        }
+    }
     json_decref(one);
     json_decref(sone);
     json_decref(r);
