@@ -149,30 +149,60 @@ static int ci_ends(const char *s, size_t n, const char *suffix)
     return 1;
 }
 
-/* Names longer than this are checked in overlapping windows of it (no part is longer than
- * PART_MAX, so a window overlap of PART_MAX - 1 bytes misses nothing). */
-#define NAME_WINDOW 256
-#define PART_MAX 16
-
-/* This runs for every key of every event written: the name is lowered once into a small
- * buffer and compared, part by part, only where its first letter matches (cheaper than memmem
- * on names of a few bytes). */
-int redact_is_secret_name(const char *name, size_t n)
-{
+/* The name parts (redact_is_secret_name), lowercase. */
 #define PART(s)                                                                                    \
     {                                                                                              \
         s, sizeof(s) - 1                                                                           \
     }
-    static const struct {
-        const char *s;
-        size_t n;
-    } parts[] = {
-        PART("api-key"),    PART("api_key"),     PART("apikey"),      PART("authorization"),
-        PART("secret"),     PART("password"),    PART("passwd"),      PART("passphrase"),
-        PART("cookie"),     PART("private-key"), PART("private_key"), PART("privatekey"),
-        PART("access-key"), PART("access_key"),  PART("accesskey"),   PART("credential")};
+static const struct {
+    const char *s;
+    size_t n;
+} name_parts[] = {
+    PART("api-key"),    PART("api_key"),     PART("apikey"),      PART("authorization"),
+    PART("secret"),     PART("password"),    PART("passwd"),      PART("passphrase"),
+    PART("cookie"),     PART("private-key"), PART("private_key"), PART("privatekey"),
+    PART("access-key"), PART("access_key"),  PART("accesskey"),   PART("credential")};
 #undef PART
-    char low[NAME_WINDOW];
+#define NAME_PARTS (sizeof(name_parts) / sizeof(name_parts[0]))
+
+/* Bit (b0 << 8 | b1): some part starts with the bytes b0 b1, in any case. Built once (every
+ * thread that finds it unbuilt builds the same bits). */
+static uint64_t part_pairs[65536 / 64];
+static int part_pairs_ready;
+
+static const uint64_t *name_pairs(void)
+{
+    if (!__atomic_load_n(&part_pairs_ready, __ATOMIC_ACQUIRE)) {
+        for (size_t i = 0; i < NAME_PARTS; i++) {
+            unsigned char a = (unsigned char)name_parts[i].s[0];
+            unsigned char b = (unsigned char)name_parts[i].s[1];
+            unsigned char as[2] = {a, (unsigned char)toupper(a)};
+            unsigned char bs[2] = {b, (unsigned char)toupper(b)};
+            for (int x = 0; x < 2; x++)
+                for (int y = 0; y < 2; y++) {
+                    unsigned k = (unsigned)as[x] << 8 | bs[y];
+                    __atomic_fetch_or(&part_pairs[k / 64], 1ULL << (k % 64), __ATOMIC_RELAXED);
+                }
+        }
+        __atomic_store_n(&part_pairs_ready, 1, __ATOMIC_RELEASE);
+    }
+    return part_pairs;
+}
+
+static int pair_at(const uint64_t *pairs, const unsigned char *u, size_t k)
+{
+    unsigned key = (unsigned)u[k] << 8 | u[k + 1];
+    return (int)(pairs[key / 64] >> (key % 64) & 1);
+}
+
+/* This runs for every key of every event written, and for every word of a recorded text that
+ * a separator follows (header_at: a 16 KiB argument is one such word). One pass: a part is
+ * compared only where the name's two bytes there are the first two of some part (a bit of
+ * part_pairs), so a long word costs a lookup a byte, eight tested in a row. */
+int redact_is_secret_name(const char *name, size_t n)
+{
+    const unsigned char *u = (const unsigned char *)name;
+    const uint64_t *pairs;
 
     if (n < 3 || mutant_no_redact())
         return 0;
@@ -183,21 +213,26 @@ int redact_is_secret_name(const char *name, size_t n)
         return 1;
     if ((n == 4 && ci_ends(name, n, "pass")) || (n == 3 && ci_ends(name, n, "pwd")))
         return 1;
-    for (size_t off = 0;; off += NAME_WINDOW - (PART_MAX - 1)) {
-        size_t w = n - off < NAME_WINDOW ? n - off : NAME_WINDOW;
-        for (size_t k = 0; k < w; k++)
-            low[k] = (char)tolower((unsigned char)name[off + k]);
-        for (size_t k = 0; k < w; k++) {
-            if (low[k] != 'a' && low[k] != 'c' && low[k] != 'p' && low[k] != 's')
-                continue; /* no part starts otherwise */
-            for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
-                if (parts[i].s[0] == low[k] && w - k >= parts[i].n &&
-                    memcmp(low + k, parts[i].s, parts[i].n) == 0)
-                    return 1;
+    pairs = name_pairs();
+    for (size_t k = 0; k + 1 < n; k++) {
+        while (k + 9 < n &&
+               !(pair_at(pairs, u, k) | pair_at(pairs, u, k + 1) | pair_at(pairs, u, k + 2) |
+                 pair_at(pairs, u, k + 3) | pair_at(pairs, u, k + 4) | pair_at(pairs, u, k + 5) |
+                 pair_at(pairs, u, k + 6) | pair_at(pairs, u, k + 7)))
+            k += 8;
+        if (!pair_at(pairs, u, k))
+            continue;
+        for (size_t i = 0; i < NAME_PARTS; i++) {
+            size_t m = name_parts[i].n, j = 0;
+            if (n - k < m)
+                continue;
+            while (j < m && tolower(u[k + j]) == (unsigned char)name_parts[i].s[j])
+                j++;
+            if (j == m)
+                return 1;
         }
-        if (off + w >= n)
-            return 0;
     }
+    return 0;
 }
 
 /* ---- formats ----------------------------------------------------------------------------- */
@@ -345,8 +380,13 @@ static size_t header_at(const char *s, size_t n, size_t i, size_t *keep)
     /* 'Authorization: Bearer x' in a shell command ends at its quote */
     char quote = i > 0 && (s[i - 1] == '"' || s[i - 1] == '\'') ? s[i - 1] : 0;
     int assign;
+    const unsigned char *u = (const unsigned char *)s;
 
-    while (j < n && key_char((unsigned char)s[j]))
+    while (j + 8 <= n &&
+           (key_tab[u[j]] & key_tab[u[j + 1]] & key_tab[u[j + 2]] & key_tab[u[j + 3]] &
+            key_tab[u[j + 4]] & key_tab[u[j + 5]] & key_tab[u[j + 6]] & key_tab[u[j + 7]]))
+        j += 8; /* a long word: eight bytes a branch */
+    while (j < n && key_char(u[j]))
         j++;
     if (j >= n || (s[j] != ':' && s[j] != '=' && s[j] != '"' && s[j] != '\''))
         return 0; /* most words: not a name followed by a separator */
@@ -452,9 +492,14 @@ size_t redact_text(const struct redact_lits *l, const char *s, size_t n, struct 
         while (i > 0 && i < scan && key_char(u[i - 1]) && key_char(u[i]) && s[i - 1] != '_' &&
                !(i >= 3 && s[i - 3] == '%') && !lit_may_start(l, u[i])) {
             i++;
-            if (i >= 3 && skip[u[i - 1]] && skip[u[i - 2]] && skip[u[i - 3]])
+            if (i >= 3 && skip[u[i - 1]] && skip[u[i - 2]] && skip[u[i - 3]]) {
+                while (i + 8 <= scan &&
+                       (skip[u[i]] & skip[u[i + 1]] & skip[u[i + 2]] & skip[u[i + 3]] &
+                        skip[u[i + 4]] & skip[u[i + 5]] & skip[u[i + 6]] & skip[u[i + 7]]))
+                    i += 8; /* eight independent lookups, one branch */
                 while (i < scan && skip[u[i]])
                     i++;
+            }
         }
         if (i >= scan)
             break;
