@@ -1,10 +1,11 @@
 /*
  * seam: see seam.h.
  *
- * Standalone mode queues events (a JSON array) and appends them through the events writer (one
- * write(2) a line) in seam_flush, which the component calls once it has written what its peers
- * were waiting for (the shim: the client and the server), so recording stays off the round
- * trip; events are stamped (events_stamp: t and t_us) when emitted, so their time is when the
+ * Standalone mode queues events (a JSON array) and, in seam_flush, which the component calls
+ * once it has written what its peers were waiting for (the shim: the client and the server),
+ * hands them to its events writer thread (evwriter.h), which appends them (a batch in one
+ * write(2)): recording is off the round trip and does not delay the component's next read;
+ * events are stamped (events_stamp: t and t_us) when emitted, so their time is when the
  * component saw the thing happen, not when the batch is written or posted.
  *
  * Controller mode has two threads and no jansson value crosses between them:
@@ -38,6 +39,7 @@
 #include "plan/plan.h"
 #include "seam/breaker.h"
 #include "seam/client.h"
+#include "seam/evwriter.h"
 #include "seam/outq.h"
 #include "seam/seam.h"
 #include "util/buf.h"
@@ -81,6 +83,7 @@ struct seam {
     /* standalone */
     struct plan *plan; /* also in controller mode when a plan file is given: never decides */
     struct events_writer *ew;
+    struct seam_evwriter *evw; /* appends ew's events on a thread of its own */
     json_t *queue;
     /* controller */
     struct seam_client *cc; /* decisions, on the caller's thread */
@@ -115,8 +118,8 @@ static int sa_decide(struct seam *x, const struct plan_call *call, struct seam_d
     return 0;
 }
 
-/* Standalone events are stamped now and written from seam_flush, after the component has sent
- * what its peers waited for: writing them is off the round trip. */
+/* Standalone events are stamped now and handed to the writer thread from seam_flush, after
+ * the component has sent what its peers waited for: writing them is off the round trip. */
 static void sa_emit(struct seam *x, json_t *ev)
 {
     events_stamp(ev);
@@ -125,21 +128,12 @@ static void sa_emit(struct seam *x, json_t *ev)
         seam_flush(x);
 }
 
+/* The queue goes to the writer thread (evwriter.h): appending it is not done here. */
 static void sa_flush(struct seam *x)
 {
-    size_t i;
-    json_t *ev;
-
     if (json_array_size(x->queue) == 0)
         return;
-    events_hold(x->ew); /* the queue's lines in one write(2), not one each */
-    json_array_foreach(x->queue, i, ev)
-    {
-        if (events_append(x->ew, ev) < 0)
-            log_warn(x->component, "cannot append an event to the events file");
-    }
-    if (events_release(x->ew) < 0)
-        log_warn(x->component, "cannot append events to the events file");
+    seam_evwriter_push(x->evw, x->queue);
     json_array_clear(x->queue);
 }
 
@@ -677,6 +671,7 @@ struct seam *seam_new(const struct seam_opts *o, struct err *e)
                             x->component, e);
         if (x->ew == NULL)
             goto fail;
+        x->evw = seam_evwriter_new(x->ew, x->component);
         x->records = 1;
     }
     if (x->plan && x->records)
@@ -705,6 +700,7 @@ void seam_free(struct seam *x)
     if (x == NULL)
         return;
     seam_flush(x);
+    seam_evwriter_free(x->evw); /* what was handed over is written before the file closes */
     sender_stop(&x->snd);
     json_decref(x->queue);
     seam_client_free(x->cc);

@@ -14,7 +14,8 @@
  *               calls (seam_plan_faults, seam_select: faults applied to a list a component
  *               hands out rather than to a call); the counters live in the controller.
  *   standalone  the plan is loaded in-process (plan_decide keeps the counters) and events are
- *               appended to the events file by this process. Without a plan: no faults; without
+ *               appended to the events file by this process, on a writer thread of the seam's
+ *               (evwriter.h), off the component's loop. Without a plan: no faults; without
  *               an events file: no events.
  *
  * Plans are read only through src/plan's validated loader (plan_load), in both modes. A
@@ -95,8 +96,10 @@ void seam_emit(struct seam *s, json_t *ev);
  * component that loaded its plan and never wrote it was killed; the runner makes that an
  * error (docs/run.md). */
 void seam_end(struct seam *s, const char *server, int failed);
-/* Standalone: writes the queued events; controller mode: wakes the sender thread (never waits
- * for it). For a component's idle hook, once what its peers were waiting for is written. */
+/* Standalone: hands the queued events to the events writer thread (evwriter.h; waits only
+ * while a full queue of them is still unwritten); controller mode: wakes the sender thread
+ * (never waits for it). For a component's idle hook, once what its peers were waiting for is
+ * written. */
 void seam_flush(struct seam *s);
 
 /* The safety rule (docs/mcp-shim.md): 1 when mutating faults may be applied here. Controller

@@ -72,6 +72,20 @@ static json_t *read_events(const char *name)
     return out;
 }
 
+/* The events in name once it holds at least n (the seam's writer thread appends them after
+ * seam_flush), polled for up to 10 s. */
+static json_t *wait_events(const char *name, size_t n)
+{
+    json_t *got = read_events(name);
+
+    for (int i = 0; i < 1000 && json_array_size(got) < n; i++) {
+        json_decref(got);
+        time_sleep_ms(10);
+        got = read_events(name);
+    }
+    return got;
+}
+
 static struct plan_call call_of(const char *tool)
 {
     struct plan_call c;
@@ -145,7 +159,7 @@ static void test_standalone(void **state)
     json_decref(got);
     time_sleep_ms(5);
     seam_flush(s);
-    got = read_events("events.jsonl");
+    got = wait_events("events.jsonl", 2); /* the writer thread appends them */
     assert_int_equal(json_array_size(got), 2);
     ev = json_array_get(got, 0);
     assert_string_equal(json_string_value(json_object_get(ev, "kind")), "plan_loaded");
@@ -163,6 +177,42 @@ static void test_standalone(void **state)
     json_decref(got);
     seam_free(s);
     seam_free(NULL);
+}
+
+/* Standalone events go through the writer thread (evwriter.h) in the order emitted, in many
+ * batches, past its queue's bound (the caller then waits for room: none is dropped), and what
+ * is still queued at seam_free is written before the file closes. */
+static void test_standalone_writer(void **state)
+{
+    char events[128];
+    struct seam_opts o = {.component = "mcp"};
+    struct err e = {0};
+    struct seam *s;
+    json_t *got, *ev;
+    size_t i;
+    enum { N = 5000 };
+
+    path_in(events, sizeof(events), "writer.jsonl");
+    o.events_path = events;
+    s = seam_new(&o, &e);
+    assert_non_null(s);
+    for (i = 0; i < N; i++) {
+        ev = json_pack("{s:s, s:s, s:I}", "kind", "tool_call", "tool", "echo", "seq",
+                       (json_int_t)i);
+        seam_emit(s, ev);
+        json_decref(ev);
+        if (i < 2000 ? i % 7 == 0 : i == 3500)
+            seam_flush(s); /* small batches, then big ones (seam_emit flushes at 1000) */
+    }
+    seam_free(s); /* the last ones were never flushed: seam_free hands them over */
+    got = read_events("writer.jsonl");
+    assert_int_equal(json_array_size(got), N);
+    json_array_foreach(got, i, ev)
+    {
+        assert_int_equal(json_integer_value(json_object_get(ev, "seq")), (json_int_t)i);
+        assert_string_equal(json_string_value(json_object_get(ev, "kind")), "tool_call");
+    }
+    json_decref(got);
 }
 
 /* seam_decide_reads_args: a decision reads the call's arguments only for a plan fault with
@@ -360,7 +410,7 @@ int main(void)
         cmocka_unit_test(test_standalone),        cmocka_unit_test(test_nothing),
         cmocka_unit_test(test_decide_reads_args),
         cmocka_unit_test(test_emit_undocumented), cmocka_unit_test(test_invalid_plans),
-        cmocka_unit_test(test_controller),
+        cmocka_unit_test(test_controller),        cmocka_unit_test(test_standalone_writer),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
