@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "codec/jsonrpc.h"
+#include "events/view.h"
 #include "util/err.h"
 #include "util/banned.h"
 
@@ -334,6 +335,41 @@ static void test_lax_scan(void **state)
     free(d);
 }
 
+/* The string scans skip plain bytes eight at a time (events_json_check and the lax scan): a
+ * quote, backslash, control or non-ASCII byte at every offset of a long string is still seen
+ * where it is, as jansson sees it. */
+static void test_string_runs(void **state)
+{
+    static const char *subst[] = {"\"", "\\", "\\n", "\\u00e9", "\x01", "\x1f", "\x7f",
+                                  "\x80", "\xc3\xa9", "\xe2\x82", "\xff", "a\"b"};
+    char line[256], body[64];
+
+    for (size_t k = 0; k < sizeof(subst) / sizeof(subst[0]); k++) {
+        for (size_t at = 0; at <= 40; at++) {
+            struct jsonrpc_lax lx;
+            json_t *v;
+            size_t n;
+            memset(body, 'x', 40);
+            body[40] = '\0';
+            memcpy(body + at, subst[k], strlen(subst[k]));
+            n = (size_t)snprintf(line, sizeof(line),
+                                 "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"s\":\"%.*s\"}}",
+                                 (int)(at + strlen(subst[k]) > 40 ? at + strlen(subst[k]) : 40),
+                                 body);
+            v = json_loadb(line, n, JSON_ALLOW_NUL, NULL);
+            assert_int_equal(events_json_check(line, n) == 0, v != NULL);
+            if (v != NULL) {
+                /* the lax scan finds the same end of the string: params is the whole object */
+                json_t *sv = json_object_get(json_object_get(v, "params"), "s");
+                assert_int_equal(jsonrpc_lax_scan(line, n, &lx), 0);
+                assert_int_equal(lx.params.off + lx.params.len, n - 1);
+                assert_true(json_is_string(sv));
+            }
+            json_decref(v);
+        }
+    }
+}
+
 static void test_id_keys(void **state)
 {
     struct buf k = BUF_INIT;
@@ -523,6 +559,7 @@ int main(void)
         cmocka_unit_test(test_skim),
         cmocka_unit_test(test_classify),
         cmocka_unit_test(test_lax_scan),
+        cmocka_unit_test(test_string_runs),
         cmocka_unit_test(test_id_keys),
         cmocka_unit_test(test_idmap),
         cmocka_unit_test(test_builders),
