@@ -122,6 +122,10 @@ struct run {
      * waited for before the report (finish_wait_all) */
     pid_t finishing[RUN_FINISHING_MAX];
     int nfinishing;
+    /* with one repetition at a time: the next repetition's workspace, copied while this one
+     * runs (workspace_for) */
+    struct workspace_job copy_ahead;
+    int copy_ahead_index;
     char status[16]; /* run.json status */
     char error[700];
 };
@@ -1093,6 +1097,41 @@ static void make_seed(struct run *r)
     rm_tree(r->seed);
 }
 
+/* The copy begun ahead that no repetition will take: ended, its tree removed. */
+static void copy_ahead_cancel(struct run *r)
+{
+    char path[RUN_REPDIR_MAX];
+
+    if (!r->copy_ahead.live)
+        return;
+    workspace_copy_cancel(&r->copy_ahead);
+    work_path(r, r->copy_ahead_index, path, sizeof(path));
+    rm_tree(path);
+}
+
+/* Repetition index's workspace at path: the copy begun ahead for it, or one made now. Then,
+ * with one repetition at a time, the next one's copy is begun, to run while this repetition
+ * does (cp on another core, not the runner's thread). */
+static int workspace_for(struct run *r, int index, const char *path, struct err *e)
+{
+    int rc;
+
+    if (r->copy_ahead.live && r->copy_ahead_index == index) {
+        rc = workspace_copy_finish(&r->copy_ahead, e);
+    } else {
+        copy_ahead_cancel(r);
+        rc = workspace_make(r->seed, path, e);
+    }
+    if (rc == 0 && r->o.jobs <= 1 && index + 1 < 2 * r->x->repeat) {
+        char next[RUN_REPDIR_MAX];
+        struct err ce = {0};
+        work_path(r, index + 1, next, sizeof(next));
+        if (workspace_copy_start(&r->copy_ahead, r->seed, next, &ce) == 0)
+            r->copy_ahead_index = index + 1;
+    }
+    return rc;
+}
+
 static int prepare(struct rep *p, struct err *e)
 {
     struct run *r = p->r;
@@ -1120,7 +1159,7 @@ static int prepare(struct rep *p, struct err *e)
     if (!r->seeded)
         rc = err_set(e, ERR_IO, "%s", r->seed_error);
     else
-        rc = workspace_make(r->seed, p->work, e);
+        rc = workspace_for(r, p->index, p->work, e);
     if (rc != 0) {
         rc = ERR_IO;
         goto out;
@@ -2227,6 +2266,7 @@ int run_execute(struct run *r, struct err *e)
         run_phase(r, r->x->repeat, 2 * r->x->repeat, &ended, &baseline_failed);
     }
     stop_mock(r);
+    copy_ahead_cancel(r);
     if (r->seeded)
         rm_tree(r->seed);
     finish_wait_all(r);
@@ -2274,6 +2314,7 @@ void run_free(struct run *r)
     if (r == NULL)
         return;
     stop_mock(r);
+    copy_ahead_cancel(r);
     finish_wait_all(r); /* before its temporary directory goes */
     if (r->inotify_fd >= 0)
         close(r->inotify_fd);
