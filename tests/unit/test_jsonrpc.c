@@ -370,6 +370,39 @@ static void test_string_runs(void **state)
     }
 }
 
+/* jsonrpc_lax_value makes the value jansson makes of a scalar (integers and strings without
+ * escapes are made without its parser), or NULL where jansson refuses it. */
+static void test_lax_scalars(void **state)
+{
+    static const char *vals[] = {"0",          "7",     "-1",    "42",  "123456789012345678",
+                                 "1234567890123456789", "-0",    "1.5", "1e3", "-12e-1",
+                                 "\"abc\"",   "\"\"",    "\"a\\nb\"", "\"\xc3\xa9\"",
+                                 "\"\xff\"",  "\"\\ud800\"", "true",  "null", "9223372036854775808"};
+    char line[128];
+
+    for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+        struct jsonrpc_lax lx;
+        json_t *got, *want;
+        int n = snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{}}",
+                         vals[i]);
+        assert_int_equal(jsonrpc_lax_scan(line, (size_t)n, &lx), 0);
+        got = jsonrpc_lax_value(line, &lx.id);
+        want = json_loadb(line + lx.id.off, lx.id.len, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+        if (want == NULL && lx.id.type == 'n')
+            want = json_loadb(line + lx.id.off, lx.id.len,
+                              JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, NULL);
+        if (want == NULL) {
+            assert_null(got);
+        } else {
+            assert_non_null(got);
+            assert_int_equal(json_typeof(got), json_typeof(want));
+            assert_true(json_equal(got, want));
+        }
+        json_decref(got);
+        json_decref(want);
+    }
+}
+
 static void test_id_keys(void **state)
 {
     struct buf k = BUF_INIT;
@@ -560,6 +593,7 @@ int main(void)
         cmocka_unit_test(test_classify),
         cmocka_unit_test(test_lax_scan),
         cmocka_unit_test(test_string_runs),
+        cmocka_unit_test(test_lax_scalars),
         cmocka_unit_test(test_id_keys),
         cmocka_unit_test(test_idmap),
         cmocka_unit_test(test_builders),
