@@ -4,7 +4,10 @@
  * Shared state (struct seam_evwriter's todo, sleeping, stop) is under mu, never held while
  * writing. The thread's loop:
  *
- *   todo not empty  take it (an empty array takes its place), write it unlocked, signal room
+ *   todo not empty  take it (an empty array takes its place), write it unlocked, put it on
+ *                   done (the caller's thread frees it at its next push: the events were
+ *                   allocated there, and a free in another thread's arena contends for its
+ *                   lock), signal room
  *   stop            end (after the last batch)
  *   else            nap NAP_MS on wake; after LINGER_MS of naps with nothing, sleep on wake
  *                   (sleeping = 1) until push or free signals it
@@ -36,6 +39,7 @@ struct seam_evwriter {
     pthread_mutex_t mu;
     pthread_cond_t wake, room;
     json_t *todo; /* events handed over, in order */
+    json_t *done; /* batches written, for the caller's thread to free (their memory is its) */
     int sleeping; /* the thread waits on wake without a timeout */
     int stop;
 };
@@ -81,8 +85,8 @@ static void *writer_main(void *arg)
             w->todo = json_array();
             pthread_mutex_unlock(&w->mu);
             write_batch(w, batch);
-            json_decref(batch);
             pthread_mutex_lock(&w->mu);
+            json_array_append_new(w->done, batch); /* freed where it was allocated */
             pthread_cond_broadcast(&w->room);
             idle = 0;
             continue;
@@ -110,6 +114,7 @@ struct seam_evwriter *seam_evwriter_new(struct events_writer *ew, const char *co
     w->ew = ew;
     w->component = component;
     w->todo = json_array();
+    w->done = json_array();
     pthread_mutex_init(&w->mu, NULL);
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -141,6 +146,8 @@ static int writer_start(struct seam_evwriter *w)
 
 void seam_evwriter_push(struct seam_evwriter *w, json_t *batch)
 {
+    json_t *done;
+
     if (json_array_size(batch) == 0)
         return;
     if (!w->started && !w->failed)
@@ -155,7 +162,10 @@ void seam_evwriter_push(struct seam_evwriter *w, json_t *batch)
     json_array_extend(w->todo, batch);
     if (w->sleeping || json_array_size(w->todo) >= WAKE_AT)
         pthread_cond_signal(&w->wake);
+    done = w->done;
+    w->done = json_array_size(done) > 0 ? json_array() : json_incref(done);
     pthread_mutex_unlock(&w->mu);
+    json_decref(done); /* the batches written since the last push: freed on this thread */
 }
 
 void seam_evwriter_free(struct seam_evwriter *w)
@@ -170,6 +180,7 @@ void seam_evwriter_free(struct seam_evwriter *w)
         pthread_join(w->th, NULL);
     }
     json_decref(w->todo);
+    json_decref(w->done);
     pthread_cond_destroy(&w->wake);
     pthread_cond_destroy(&w->room);
     pthread_mutex_destroy(&w->mu);
