@@ -504,18 +504,25 @@ const struct evkind *evkind_all(size_t *n)
     return kinds;
 }
 
+/* Every field an event is built with is checked against the table (ev.c, seam_emit), twice:
+ * the lookups compare a first byte before a whole name, and the kind last found (per thread)
+ * is tried first. */
 const struct evkind *evkind_find(const char *name)
 {
+    static __thread const struct evkind *last;
+
+    if (name && last && strcmp(last->name, name) == 0)
+        return last;
     for (size_t i = 0; name && i < NELEM(kinds); i++)
-        if (strcmp(kinds[i].name, name) == 0)
-            return &kinds[i];
+        if (kinds[i].name[0] == name[0] && strcmp(kinds[i].name, name) == 0)
+            return last = &kinds[i];
     return NULL;
 }
 
 const struct evkind_field *evkind_field(const struct evkind *k, const char *name)
 {
     for (size_t i = 0; k && name && i < k->nfields; i++)
-        if (strcmp(k->fields[i].name, name) == 0)
+        if (k->fields[i].name[0] == name[0] && strcmp(k->fields[i].name, name) == 0)
             return &k->fields[i];
     return NULL;
 }
@@ -685,7 +692,8 @@ int evkind_check_field(const struct evkind *k, const char *name, const json_t *v
     const struct evkind_field *f = evkind_field(k, name);
 
     for (size_t i = 0; f == NULL && name && i < NELEM(common); i++)
-        if (strcmp(common[i].name, name) == 0 && strcmp(name, "kind") != 0)
+        if (common[i].name[0] == name[0] && strcmp(common[i].name, name) == 0 &&
+            strcmp(name, "kind") != 0)
             f = &common[i];
     if (f == NULL)
         return err_set(e, ERR_NOTFOUND, "%s event: field '%s' is not in the events table",
