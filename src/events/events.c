@@ -46,6 +46,7 @@ struct events_writer {
     int fd;
     char *path, *run, *src;
     uint64_t seq;
+    json_t *run_v, *src_v;       /* run and src as JSON strings, made once (every line has them) */
     struct redact_lits *secrets; /* events_add_secret; NULL until the first */
     struct buf line;
     int holding; /* events_hold: lines collect in batch until events_release */
@@ -424,6 +425,8 @@ struct events_writer *events_open(const char *path, const char *run, const char 
     w->path = xstrdup(path);
     w->run = run ? xstrdup(run) : NULL;
     w->src = src ? xstrdup(src) : NULL;
+    w->run_v = run ? json_string(run) : NULL;
+    w->src_v = src ? json_string(src) : NULL;
     buf_init(&w->line, 0);
     buf_init(&w->batch, 0);
     return w;
@@ -438,6 +441,8 @@ void events_close(struct events_writer *w)
     redact_lits_free(w->secrets);
     buf_release(&w->line);
     buf_release(&w->batch);
+    json_decref(w->run_v);
+    json_decref(w->src_v);
     free(w->path);
     free(w->run);
     free(w->src);
@@ -703,15 +708,16 @@ int events_append(struct events_writer *w, json_t *ev)
         json_object_set_new(out, "seq", json_integer((json_int_t)w->seq++));
     }
     v = json_object_get(ev, "run");
-    if (w->run)
-        json_object_set_new(out, "run", json_string(w->run));
-    else if (v)
+    if (w->run) {
+        if (w->run_v) /* NULL when not UTF-8: no run then, as before */
+            json_object_set(out, "run", w->run_v);
+    } else if (v)
         json_object_set(out, "run", v);
     v = json_object_get(ev, "src");
     if (json_is_string(v))
         json_object_set(out, "src", v);
-    else if (w->src)
-        json_object_set_new(out, "src", json_string(w->src));
+    else if (w->src && w->src_v)
+        json_object_set(out, "src", w->src_v);
     json_object_set(out, "kind", kind);
     json_object_foreach(ev, key, v)
     {
