@@ -70,12 +70,12 @@ test_expect "the schema states the rule" '
 '
 
 test_expect "faultline proxy: a malformed --host-port-fd is a usage error" '
-    for v in "7" "7:0" "x:80" "7:80,7:80"; do
+    for v in "7=expected FD:PORT" "7:0=bad port .0. (1 to 65535)" "x:80=bad descriptor .x." "7:80,8:80=port 80 given twice"; do
         rc=0
-        "$FAULTLINE" proxy --plan x --events y --host-port-fd "$v" >p.out 2>&1 || rc=$?
+        "$FAULTLINE" proxy --plan x --events y --host-port-fd "${v%%=*}" >p.out 2>&1 || rc=$?
         cat p.out
         test "$rc" = 64
-        grep -q "host-port-fd" p.out
+        grep -q -- "--host-port-fd.*${v#*=}" p.out
     done
 '
 
