@@ -189,9 +189,9 @@ static void test_host_port_spec(void **state)
     memset(&e, 0, sizeof(e));
     assert_int_equal(hostport_parse("7:5432,8:5432", v, 3, &n, &e), ERR_INVALID);
     assert_non_null(strstr(e.msg, "port 5432 given twice"));
-    static const char *const bad[] = {"",     "7",       "7:",    ":80",    "7:0",   "7:65536",
-                                      "x:80", "7:8x",    "7:80,", "-1:80",  "7:80:1", "123456789:1",
-                                      ",",    "7:80,,8:81", NULL};
+    static const char *const bad[] = {"",        "7",           "7:",   ":80",        "7:0",
+                                      "7:65536", "x:80",        "7:8x", "7:80,",      "-1:80",
+                                      "7:80:1",  "123456789:1", ",",    "7:80,,8:81", NULL};
     for (int i = 0; bad[i]; i++) {
         struct err be = {0};
         n = 0;
@@ -204,10 +204,8 @@ static void test_host_port_spec(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_authority),
-        cmocka_unit_test(test_absolute),
-        cmocka_unit_test(test_resolve),
-        cmocka_unit_test(test_internal),
+        cmocka_unit_test(test_authority),      cmocka_unit_test(test_absolute),
+        cmocka_unit_test(test_resolve),        cmocka_unit_test(test_internal),
         cmocka_unit_test(test_host_port_spec),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
