@@ -902,7 +902,7 @@ int sandbox_transparent_listener(const struct sandbox *sb, int tls)
 int sandbox_host_port_listener(const struct sandbox *sb, size_t i, int *port)
 {
     if (i >= sb->nhost_ports)
-        return -1;
+        return ERR_NOTFOUND;
     *port = sb->host_port[i];
     return sb->host_port_fd[i];
 }

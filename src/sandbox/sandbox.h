@@ -117,8 +117,8 @@ int sandbox_dns_socket(const struct sandbox *sb);
 int sandbox_transparent_listener(const struct sandbox *sb, int tls);
 
 /* The listening socket sandbox_open bound to 127.0.0.1:spec->host_ports[i] inside the
- * namespace (the controller's `--host-port-fd FD:PORT`), *port set to that port; -1 when i is
- * out of range. Borrowed as the egress one. */
+ * namespace (the controller's `--host-port-fd FD:PORT`), *port set to that port; ERR_NOTFOUND
+ * when i is out of range. Borrowed as the egress one. */
 int sandbox_host_port_listener(const struct sandbox *sb, size_t i, int *port);
 
 /* What the namespace counted of connections that went nowhere (src/sandbox/netstat.c): no_route
