@@ -3,7 +3,8 @@
 # `faultline run` binds 127.0.0.1:PORT inside the sandbox for each named port and the
 # controller relays each connection to the host's own 127.0.0.1:PORT, one egress_request
 # (`mode: host_port`) each. curl in the sandbox reaches a local server on a named port; a
-# second server on a port not named stays unreachable (no listener inside, nothing relayed);
+# second server on a port not named stays unreachable (no listener inside, nothing relayed,
+# the run's egress_uncovered warning);
 # a named port nothing listens on is reset (curl: as if refused) and recorded `connect
 # refused`; the forward proxy still refuses loopback, the named port included.
 . "$(dirname "$0")/lib.sh"
@@ -57,6 +58,7 @@ test_expect "a host port not named is unreachable: nothing listens inside, nothi
         grep -qx "OTHER-RC=7" $o || { cat $o; exit 1; }
         grep -q "Failed to connect to 127.0.0.1 port $OP" out/report/$r/agent.err
         jq -se "any(.[]; .kind == \"egress_request\" and .port == $OP) | not" $e
+        jq -se "any(.[]; .kind == \"warning\" and .code == \"egress_uncovered\")" $e
     done
     if grep -q "GET" other.log; then echo "the unnamed server was reached"; cat other.log; exit 1; fi
 '
