@@ -4,9 +4,9 @@
 # controller relays each connection to the host's own 127.0.0.1:PORT, one egress_request
 # (`mode: host_port`) each. curl in the sandbox reaches a local server on a named port; a
 # second server on a port not named stays unreachable (no listener inside, nothing relayed,
-# the run's egress_uncovered warning);
-# a named port nothing listens on is reset (curl: as if refused) and recorded `connect
-# refused`; the forward proxy still refuses loopback, the named port included.
+# the run's egress_uncovered warning); a named port nothing listens on is reset (curl: as if
+# refused) and recorded `connect refused`; the forward proxy still refuses loopback, the named
+# port included.
 . "$(dirname "$0")/lib.sh"
 . "$FAULTLINE_ROOT/tests/e2e/run/lib-run.sh"
 export TMPDIR="$TMP/tmp"
