@@ -61,9 +61,10 @@ struct econn {
     struct evdns_getaddrinfo_request *dnsreq;
     struct buf fwd; /* plain HTTP: the head as forwarded upstream */
     int up_eof, client_eof;
-    size_t lingered;           /* bytes dropped while CLOSING */
-    int handed_off;            /* the client connection went to intercept_start */
-    int transparent;           /* 0, or EGRESS_ADOPT_HTTP / EGRESS_ADOPT_TLS (egress_adopt) */
+    size_t lingered; /* bytes dropped while CLOSING */
+    int handed_off;  /* the client connection went to intercept_start */
+    int transparent; /* 0, or EGRESS_ADOPT_HTTP / EGRESS_ADOPT_TLS (egress_adopt) */
+
     struct egress_tunnel *tun; /* a blind tunnel's splice relay (egress_tunnel.h), or NULL */
 };
 
