@@ -44,6 +44,7 @@ struct econn {
     struct egress *eg;
     struct econn *prev, *next;
     struct bufferevent *client, *up;
+    struct egress_tunnel *tun; /* a blind tunnel's splice relay (egress_tunnel.h), or NULL */
     enum econn_state state;
     struct http_head head;
     size_t scanned;
@@ -64,8 +65,6 @@ struct econn {
     size_t lingered; /* bytes dropped while CLOSING */
     int handed_off;  /* the client connection went to intercept_start */
     int transparent; /* 0, or EGRESS_ADOPT_HTTP / EGRESS_ADOPT_TLS (egress_adopt) */
-
-    struct egress_tunnel *tun; /* a blind tunnel's splice relay (egress_tunnel.h), or NULL */
 };
 
 struct egress {
