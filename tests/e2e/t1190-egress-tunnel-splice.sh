@@ -4,7 +4,7 @@
 # the bytes sent along with the CONNECT head included; each side's EOF is passed on as a
 # half-close while the other direction keeps flowing (a client that half-closes still gets
 # the answer sent after it; an upstream that half-closes first still gets the upload); the
-# egress_request event counts every byte each way.
+# egress_request event counts every byte each way; a silent tunnel ends at the idle timeout.
 . "$(dirname "$0")/lib.sh"
 
 PY=$(command -v python3)
@@ -44,7 +44,20 @@ def serve(l, mode):
     c.close()
 ports = []
 ts = []
-for mode in ("after-eof", "first"):
+def silent(l):
+    c, _ = l.accept()  # says nothing, reads nothing, until the proxy gives up
+    c.settimeout(20)
+    try:
+        c.recv(1)
+    except OSError:
+        pass
+    c.close()
+for mode in ("after-eof", "first", "silent"):
+    if mode == "silent":
+        l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen(1)
+        ports.append(str(l.getsockname()[1]))
+        t = threading.Thread(target=silent, args=(l,)); t.start(); ts.append(t)
+        continue
     l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen(1)
     ports.append(str(l.getsockname()[1]))
     t = threading.Thread(target=serve, args=(l, mode)); t.start(); ts.append(t)
@@ -56,14 +69,15 @@ for t in ts:
 PY
 start_bg "$PY" "$TMP/origin.py" "$TMP/down.bin" "$TMP"
 wait_file 10 "$TMP/ports" || echo "the origins did not start"
-read -r P1 P2 <"$TMP/ports"
-export P1 P2
+read -r P1 P2 P3 <"$TMP/ports"
+export P1 P2 P3
 
 printf '{"version":1,"run":"t-run","canary":"E-FAULTLINE-0123abcd","faults":[{"kind":"egress.dns_fail","safety":"fail-safe","injectors":["controller-egress"],"match":{"host":"never.invalid"}}],"abort":{"cost_usd_above":100}}\n' >"$TMP/plan.json"
 EVENTS="$TMP/events.jsonl"
 start_bg "$FAULTLINE" proxy --plan "$TMP/plan.json" --events "$EVENTS" --egress-listen 127.0.0.1:0 \
     --egress-ready-file "$TMP/egress" --resolve "after-eof.test:$P1:127.0.0.1" \
-    --resolve "first.test:$P2:127.0.0.1" --log-level info 2>"$TMP/proxy.log"
+    --resolve "first.test:$P2:127.0.0.1" --resolve "silent.test:$P3:127.0.0.1" \
+    --idle-timeout-ms 3000 --log-level info 2>"$TMP/proxy.log"
 PROXY_PID=$LAST_PID
 wait_file 10 "$TMP/egress" || echo "no egress address"
 EG=$(cat "$TMP/egress")
@@ -122,9 +136,24 @@ test_expect "the upstream half-closes first: the client still reads all, then it
     test "$(cat "$TMP/first.got")" = "$UP_SHA $((8 << 20))"
 '
 
+test_expect "a tunnel where nothing moves either way ends after the idle timeout" '
+    "$PY" -c "
+import socket, sys, time
+h, p = sys.argv[1].rsplit(\":\", 1)
+s = socket.create_connection((h, int(p)), timeout=15)
+s.sendall(b\"CONNECT silent.test:%s HTTP/1.1\\r\\n\\r\\n\" % sys.argv[2].encode())
+t = time.time()
+d = s.recv(100)
+assert d.startswith(b\"HTTP/1.1 200\"), d
+assert s.recv(1) == b\"\"
+assert 2.5 < time.time() - t < 12, time.time() - t
+" "$EG" "$P3"
+    wait_for 5 jq -se "any(.[]; .kind == \"egress_request\" and .host == \"silent.test\" and .error == \"idle timeout\")" "$EVENTS"
+'
+
 test_expect "each tunnel is one egress_request counting every byte each way, no error" '
-    wait_for 10 jq -se "map(select(.kind == \"egress_request\")) | length == 2" "$EVENTS"
-    jq -c "select(.kind == \"egress_request\")" "$EVENTS" >e.json
+    wait_for 10 jq -se "map(select(.kind == \"egress_request\" and .host != \"silent.test\")) | length == 2" "$EVENTS"
+    jq -c "select(.kind == \"egress_request\" and .host != \"silent.test\")" "$EVENTS" >e.json
     cat e.json
     jq -se "map(select(.method == \"CONNECT\" and .status == 200 and .bytes_out == $((8 << 20)) and .bytes_in == $((64 << 20)) and (.error // null) == null and .duration_ms >= 0)) | map(.host) | sort == [\"after-eof.test\", \"first.test\"]" e.json
     refute grep -E "Sanitizer|runtime error|relayed through user space" "$TMP/proxy.log"
