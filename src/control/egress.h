@@ -47,7 +47,7 @@
  * plain HTTP is.
  *
  * Another listener's connection can be relayed the same way: an econn with tunnel set, its
- * client and (connected) up bufferevents, and start_relay(c) (in this file).
+ * client and (connected) up bufferevents, and start_relay(c) (egress.c).
  */
 #ifndef FAULTLINE_CONTROL_EGRESS_H
 #define FAULTLINE_CONTROL_EGRESS_H

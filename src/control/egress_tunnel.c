@@ -116,7 +116,7 @@ static void pump(struct tdir *d)
                 return;
             }
             if (t->d[!d->side].done)
-                finish(t, 0, -1, 0);
+                finish(t, 0, EGRESS_TUNNEL_SIDE_NONE, 0);
             goto out;
         }
         n = splice(d->src, NULL, d->pw, NULL, EGRESS_TUNNEL_PIPE,
@@ -160,7 +160,7 @@ static void on_idle(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     if (quiet_ms >= t->idle_ms)
-        finish(t, 1, -1, 0);
+        finish(t, 1, EGRESS_TUNNEL_SIDE_NONE, 0);
     else
         arm_idle(t, t->idle_ms - quiet_ms);
 }

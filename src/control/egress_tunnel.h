@@ -26,6 +26,7 @@
 #include "util/err.h"
 
 #define EGRESS_TUNNEL_PIPE (1024 * 1024) /* bytes a pipe is asked to hold (F_SETPIPE_SZ) */
+#define EGRESS_TUNNEL_SIDE_NONE (-1)     /* egress_tunnel_end.err_side: no socket failed */
 
 struct event_base;
 struct egress_tunnel;
@@ -34,7 +35,7 @@ struct egress_tunnel;
 struct egress_tunnel_end {
     uint64_t bytes[2]; /* [0]: moved from a to b; [1]: from b to a */
     int idle;          /* no byte moved for idle_ms */
-    int err_side;      /* -1, or the socket (0: a, 1: b) a splice failed on */
+    int err_side;      /* EGRESS_TUNNEL_SIDE_NONE, or the socket (0: a, 1: b) that failed */
     int err_errno;
 };
 

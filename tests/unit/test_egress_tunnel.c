@@ -160,8 +160,8 @@ static void transfer(uint64_t up_n, uint64_t down_n)
     tcp_pair(&afar, &a);
     tcp_pair(&b, &bfar);
     fa = (struct far){.fd = afar, .send_n = up_n, .send_seed = 1, .recv_seed = 2};
-    fb = (struct far){.fd = bfar, .send_n = down_n, .send_seed = 2, .recv_seed = 1,
-                      .answer_after_eof = 1};
+    fb = (struct far){
+        .fd = bfar, .send_n = down_n, .send_seed = 2, .recv_seed = 1, .answer_after_eof = 1};
     t = egress_tunnel_new(base, a, b, 10000, on_done, &r, &e);
     assert_non_null(t);
     assert_int_equal(pthread_create(&ta, NULL, far_run, &fa), 0);
@@ -170,7 +170,7 @@ static void transfer(uint64_t up_n, uint64_t down_n)
     assert_int_equal(pthread_join(ta, NULL), 0);
     assert_int_equal(pthread_join(tb, NULL), 0);
     assert_int_equal(r.calls, 1);
-    assert_int_equal(r.end.err_side, -1);
+    assert_int_equal(r.end.err_side, EGRESS_TUNNEL_SIDE_NONE);
     assert_int_equal(r.end.idle, 0);
     assert_true(r.end.bytes[0] == up_n);
     assert_true(r.end.bytes[1] == down_n);
@@ -277,7 +277,7 @@ static void test_backpressure(void **state)
     }
     egress_tunnel_bytes(t, moved);
     assert_int_equal(r.calls, 0);
-    assert_true(stuck >= 200);      /* stopped */
+    assert_true(stuck >= 200);       /* stopped */
     assert_true(sent < (64u << 20)); /* socket buffers and one pipe, not the whole stream */
     assert_true(moved[0] < sent);
     egress_tunnel_free(t);
