@@ -24,6 +24,7 @@
 #include "control/ctl.h"
 #include "control/egress.h"
 #include "control/egress_policy.h"
+#include "control/egress_tunnel.h"
 #include "control/intercept.h"
 #include "events/ev.h"
 #include "experiment/catalog.h"
@@ -43,6 +44,7 @@ struct econn {
     struct egress *eg;
     struct econn *prev, *next;
     struct bufferevent *client, *up;
+    struct egress_tunnel *tun; /* a blind tunnel's splice relay (egress_tunnel.h), or NULL */
     enum econn_state state;
     struct http_head head;
     size_t scanned;
@@ -282,6 +284,7 @@ static void emit_request(struct econn *c)
 
 static void conn_free(struct econn *c)
 {
+    egress_tunnel_free(c->tun); /* before the sockets its events watch are closed */
     if (c->client)
         bufferevent_free(c->client);
     if (c->up)
@@ -312,6 +315,13 @@ static void conn_end(struct econn *c)
     if (c->state == EC_DEAD)
         return;
     c->state = EC_DEAD;
+    if (c->tun) {
+        uint64_t b[2];
+        egress_tunnel_stop(c->tun);
+        egress_tunnel_bytes(c->tun, b);
+        c->bytes_out += b[0]; /* client -> upstream */
+        c->bytes_in += b[1];
+    }
     if (c->dnsreq) {
         evdns_getaddrinfo_cancel(c->dnsreq); /* calls on_resolved with EVUTIL_EAI_CANCEL */
         c->dnsreq = NULL;
@@ -496,12 +506,13 @@ static void relay_event(struct bufferevent *bev, short what, void *arg)
     conn_end(c);
 }
 
-static void start_relay(struct econn *c)
+/* The relay through the bufferevents: plain HTTP (its status read on the way), and a tunnel
+ * for which no splice relay could be made. */
+static void copy_relay(struct econn *c)
 {
     int idle = c->eg->ctl->cfg.idle_timeout_ms;
     struct timeval tv = {idle / 1000, (idle % 1000) * 1000};
 
-    c->state = EC_RELAY;
     /* libevent reads and writes 16 KiB at a time by default: a tunnel moves bulk data */
     bufferevent_set_max_single_read(c->client, EGRESS_RELAY_HIGH / 4);
     bufferevent_set_max_single_read(c->up, EGRESS_RELAY_HIGH / 4);
@@ -515,6 +526,89 @@ static void start_relay(struct econn *c)
     bufferevent_enable(c->up, EV_READ | EV_WRITE);
     if (evbuffer_get_length(bufferevent_get_input(c->client)) > 0)
         relay_read(c->client, c); /* bytes that came with the head */
+}
+
+/* The splice relay ended (egress_tunnel.h): both sides closed, idle, or a socket failed. */
+static void tunnel_done(struct egress_tunnel *t, const struct egress_tunnel_end *end, void *arg)
+{
+    struct econn *c = arg;
+
+    (void)t;
+    if (end->idle)
+        c->error = "idle timeout";
+    else if (end->err_side == 1 && c->error == NULL)
+        c->error = "upstream connection error";
+    conn_end(c); /* the tunnel is freed with the connection, outside this callback */
+}
+
+/* A blind tunnel whose bufferevents hold nothing more: its sockets go to the splice relay,
+ * the bufferevents stay disabled until the connection is freed (they close the sockets). */
+static void go_blind(struct econn *c)
+{
+    struct err e = {0};
+    int a = bufferevent_getfd(c->client), b = bufferevent_getfd(c->up);
+
+    bufferevent_disable(c->client, EV_READ | EV_WRITE);
+    bufferevent_disable(c->up, EV_READ | EV_WRITE);
+    bufferevent_setcb(c->client, NULL, NULL, NULL, NULL);
+    bufferevent_setcb(c->up, NULL, NULL, NULL, NULL);
+    if (a >= 0 && b >= 0)
+        c->tun = egress_tunnel_new(c->eg->ctl->base, a, b, c->eg->ctl->cfg.idle_timeout_ms,
+                                   tunnel_done, c, &e);
+    if (c->tun == NULL) {
+        log_warn("egress", "tunnel to '%s' relayed through user space: %s", c->t.host,
+                 e.msg[0] ? e.msg : "no socket");
+        copy_relay(c);
+    }
+}
+
+static void blind_flushed(struct bufferevent *bev, void *arg)
+{
+    struct econn *c = arg;
+
+    (void)bev;
+    if (evbuffer_get_length(bufferevent_get_output(c->client)) == 0 &&
+        evbuffer_get_length(bufferevent_get_output(c->up)) == 0)
+        go_blind(c);
+}
+
+static void blind_event(struct bufferevent *bev, short what, void *arg)
+{
+    struct econn *c = arg;
+
+    if (what & BEV_EVENT_TIMEOUT)
+        c->error = "idle timeout";
+    else if (bev == c->up)
+        c->error = "upstream connection error";
+    conn_end(c);
+}
+
+/* RELAY. A tunnel (CONNECT, transparent TLS) writes out what the bufferevents hold (the 200,
+ * the bytes that came with the head), then goes blind (go_blind). Plain HTTP is copied. */
+static void start_relay(struct econn *c)
+{
+    int idle = c->eg->ctl->cfg.idle_timeout_ms;
+    struct timeval tv = {idle / 1000, (idle % 1000) * 1000};
+    struct evbuffer *in = bufferevent_get_input(c->client);
+
+    c->state = EC_RELAY;
+    if (!c->tunnel) {
+        copy_relay(c);
+        return;
+    }
+    c->bytes_out += evbuffer_get_length(in);
+    evbuffer_add_buffer(bufferevent_get_output(c->up), in);
+    bufferevent_disable(c->client, EV_READ);
+    bufferevent_disable(c->up, EV_READ);
+    bufferevent_setwatermark(c->client, EV_WRITE, 0, 0);
+    bufferevent_setwatermark(c->up, EV_WRITE, 0, 0);
+    bufferevent_setcb(c->client, NULL, blind_flushed, blind_event, c);
+    bufferevent_setcb(c->up, NULL, blind_flushed, blind_event, c);
+    bufferevent_set_timeouts(c->client, NULL, &tv);
+    bufferevent_set_timeouts(c->up, NULL, &tv);
+    bufferevent_enable(c->client, EV_WRITE);
+    bufferevent_enable(c->up, EV_WRITE);
+    blind_flushed(NULL, c);
 }
 
 /* ---- upstream ---- */

@@ -30,14 +30,24 @@
  *   RESOLVE   --no address-->                    502, CLOSING
  *   CONNECT_UP --connected (on_up_event)-->      RELAY (200 sent, or the head forwarded)
  *   CONNECT_UP --refused / timeout-->            502 / 504, CLOSING
- *   RELAY     --EOF or error on either side-->   CLOSING (the other side's output flushed)
+ *   RELAY (tunnel) --200 and head bytes written (go_blind)--> blind: egress_tunnel.h moves
+ *                                                the bytes by splice(2), each side's EOF a
+ *                                                half-close of the other
+ *   blind     --both sides ended / idle / error (tunnel_done)--> freed (conn_end)
+ *   RELAY (plain) --EOF or error on either side--> CLOSING (the other side's output flushed)
  *   CLOSING   --output written-->                freed (conn_end: the egress_request event)
  *
  * Every connection ends with exactly one egress_request event (host, port, method, path,
  * status, bytes each way, duration, faulted, error). Limits: a head of EGRESS_HEAD_MAX bytes,
  * the controller's client timeout for the head, its connect timeout for the upstream, its
  * idle timeout inside a relay, its max_conns connections, and a relay buffers at most
- * EGRESS_RELAY_HIGH bytes per direction before it stops reading the sender.
+ * EGRESS_RELAY_HIGH bytes per direction before it stops reading the sender (a blind tunnel:
+ * its pipe, EGRESS_TUNNEL_PIPE or the kernel's default when that is refused). A tunnel for
+ * which no pipe can be made (out of descriptors) is relayed through the bufferevents, as
+ * plain HTTP is.
+ *
+ * Another listener's connection can be relayed the same way: an econn with tunnel set, its
+ * client and (connected) up bufferevents, and start_relay(c) (egress.c).
  */
 #ifndef FAULTLINE_CONTROL_EGRESS_H
 #define FAULTLINE_CONTROL_EGRESS_H

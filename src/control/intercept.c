@@ -39,6 +39,7 @@
 #include "control/egress.h"
 #include "control/faults.h"
 #include "control/intercept.h"
+#include "control/tlsout.h"
 #include "control/upstream.h"
 #include "events/ev.h"
 #include "util/buf.h"
@@ -78,7 +79,8 @@ struct icon {
      * that it becomes one TLS record rather than one per header line (bufferevent_openssl
      * writes a record per evbuffer addition) */
     struct evbuffer *stage;
-    int resp_chunked; /* the response to the client is chunked */
+    int resp_chunked;  /* the response to the client is chunked */
+    uint64_t resp_len; /* its Content-Length, or UINT64_MAX */
     int keep_alive;
     int dropping;
 };
@@ -355,6 +357,12 @@ static void icon_flush(struct icon *c)
 
     if (n == 0)
         return;
+    if (n <= TLSOUT_MAX) {
+        /* written now when nothing waits before it (tlsout.h): no write event armed */
+        tlsout_write(c->bev, evbuffer_pullup(c->stage, -1), n);
+        evbuffer_drain(c->stage, n);
+        return;
+    }
     if (n <= 64 * 1024)
         evbuffer_pullup(c->stage, -1);
     evbuffer_add_buffer(bufferevent_get_output(c->bev), c->stage);
@@ -433,6 +441,7 @@ static void up_head(struct ureq *q, const struct http_head *h, void *arg)
         evbuffer_add_printf(out, "%s: %s\r\n", h->fields[i].name, h->fields[i].value);
     }
     c->resp_chunked = 0;
+    c->resp_len = h->framing == HTTP_BODY_LENGTH ? (uint64_t)h->content_length : UINT64_MAX;
     if (h->framing == HTTP_BODY_LENGTH) {
         evbuffer_add_printf(out, "Content-Length: %llu\r\n", (unsigned long long)h->content_length);
     } else if (!no_body) {
@@ -462,6 +471,8 @@ static void up_body(struct ureq *q, struct evbuffer *data, void *arg)
     evbuffer_add_buffer(out, data);
     if (c->resp_chunked)
         evbuffer_add(out, "\r\n", 2);
+    if (c->bytes_in >= c->resp_len)
+        return; /* the whole response: up_done records it, then writes it */
     icon_flush(c);
     out = bufferevent_get_output(c->bev);
     /* backpressure: stop reading the origin while the client lags */
@@ -477,8 +488,8 @@ static void up_done(struct ureq *q, void *arg)
     c->q = NULL;
     if (c->resp_chunked)
         evbuffer_add(c->stage, "0\r\n\r\n", 5);
+    emit_request(c, 0, NULL); /* before the response's end reaches the client, as before */
     icon_flush(c);
-    emit_request(c, 0, NULL);
     icon_request_done(c);
 }
 

@@ -40,6 +40,7 @@
 
 #include "codec/tls.h"
 #include "util/url.h"
+#include "control/tlsout.h"
 #include "control/upstream.h"
 #include "util/buf.h"
 #include "util/log.h"
@@ -447,6 +448,13 @@ static void uconn_send(struct uconn *c, struct ureq *q)
             return;
         }
         off = (size_t)n;
+    } else if (u->tls && evbuffer_get_length(out) == 0 &&
+               evbuffer_get_length(q->wire) <= TLSOUT_MAX) {
+        /* a small request on an idle TLS connection: SSL_write now (tlsout.h), no write
+         * event armed for it, the rest (if any) copied to the output */
+        size_t total = evbuffer_get_length(q->wire);
+        tlsout_write(c->bev, evbuffer_pullup(q->wire, -1), total);
+        off = total;
     }
     wire_copy_from(q, off, out);
     bufferevent_enable(c->bev, evbuffer_get_length(out) > 0 ? EV_READ | EV_WRITE : EV_READ);
