@@ -45,6 +45,7 @@
 struct events_writer {
     int fd;
     char *path, *run, *src;
+    char *run_json, *src_json; /* run and src as JSON strings (fast_line) */
     uint64_t seq;
     struct redact_lits *secrets; /* events_add_secret; NULL until the first */
     struct buf line;
@@ -410,6 +411,20 @@ int events_dump(const json_t *ev, struct buf *out)
 
 /* ---- writer ------------------------------------------------------------------------------ */
 
+/* s as a JSON string's text (caller frees), NULL for NULL. */
+static char *json_text(const char *s)
+{
+    json_t *j;
+    char *t;
+
+    if (s == NULL)
+        return NULL;
+    j = json_string(s); /* NULL for bytes that are not UTF-8: the slow path writes no field */
+    t = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
+    json_decref(j);
+    return t;
+}
+
 struct events_writer *events_open(const char *path, const char *run, const char *src, struct err *e)
 {
     struct events_writer *w;
@@ -424,6 +439,8 @@ struct events_writer *events_open(const char *path, const char *run, const char 
     w->path = xstrdup(path);
     w->run = run ? xstrdup(run) : NULL;
     w->src = src ? xstrdup(src) : NULL;
+    w->run_json = json_text(w->run);
+    w->src_json = json_text(w->src);
     buf_init(&w->line, 0);
     buf_init(&w->batch, 0);
     return w;
@@ -441,6 +458,8 @@ void events_close(struct events_writer *w)
     free(w->path);
     free(w->run);
     free(w->src);
+    free(w->run_json);
+    free(w->src_json);
     free(w);
 }
 
@@ -676,6 +695,126 @@ static void stamp_time(json_t *ev, json_t *out)
         json_object_set_new(out, "t_us", json_integer((json_int_t)us));
 }
 
+/* A key written as it is between quotes: printable ASCII but '"' and '\\' (what a JSON
+ * string's escaping leaves alone). */
+static int key_plain(const char *k, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)k[i] < 0x20 || (unsigned char)k[i] > 0x7e || k[i] == '"' || k[i] == '\\')
+            return 0;
+    return 1;
+}
+
+/* Appends v's compact JSON to b; 0 or ERR_LIMIT. */
+static int dump_value(const json_t *v, struct buf *b)
+{
+    return json_dump_callback(v, dump_cb, b, JSON_COMPACT | JSON_ENCODE_ANY) < 0 ? ERR_LIMIT : 0;
+}
+
+/*
+ * The common case of events_append without the stamped copy: the line the slow path below
+ * would write (the same bytes: the stamped fields, then ev's other fields in order, then its
+ * clean raw values), dumped straight from ev into w->line. 0 with the line there (w->seq
+ * moved on), or 1 when the slow path must write it, having changed nothing: something to
+ * redact (the same dry run of the redaction walk, field by field), a raw value that is not
+ * clean, a name/value pair or a secret-like name at the top level, a key that would need
+ * escaping, a line over EVENTS_LINE_MAX.
+ */
+static int fast_line(struct events_writer *w, json_t *ev, json_t *kind)
+{
+    struct raw_field raw[RAW_FIELDS_MAX];
+    struct redact_ctx cx = {w->secrets, 0, 0};
+    size_t nraw = 0;
+    int64_t t = time_field(ev, "t"), us = time_field(ev, "t_us");
+    json_t *seqv = json_object_get(ev, "seq"), *runv = json_object_get(ev, "run"),
+           *srcv = json_object_get(ev, "src"), *v;
+    uint64_t seq = json_is_integer(seqv) && json_integer_value(seqv) >= 0
+                       ? (uint64_t)json_integer_value(seqv)
+                       : w->seq;
+    struct buf *b = &w->line;
+    const char *key;
+    int rc = 0;
+
+    if (json_object_get(ev, "name") != NULL && json_object_get(ev, "value") != NULL)
+        return 1; /* the walk's name/value pair: the slow path decides */
+    if ((w->run && !w->run_json) || (w->src && !w->src_json))
+        return 1; /* a run or src that is not UTF-8 */
+    if (t < 0 && us < 0) {
+        us = time_now_us();
+        t = us / 1000;
+    } else if (t < 0) {
+        t = us / 1000;
+    }
+    buf_reset(b);
+    rc |= buf_addf(b, "{\"t\":%lld", (long long)t);
+    if (us >= 0)
+        rc |= buf_addf(b, ",\"t_us\":%lld", (long long)us);
+    rc |= buf_addf(b, ",\"seq\":%llu", (unsigned long long)seq);
+    if (w->run || runv) {
+        rc |= buf_adds(b, ",\"run\":");
+        if (w->run)
+            rc |= buf_adds(b, w->run_json);
+        else
+            rc |= dump_value(runv, b);
+        if (!w->run)
+            redact_value(&cx, runv, 1);
+        else if (redact_text(w->secrets, w->run, strlen(w->run), NULL) > 0)
+            cx.count++;
+    }
+    if (json_is_string(srcv) || w->src) {
+        rc |= buf_adds(b, ",\"src\":");
+        if (json_is_string(srcv)) {
+            rc |= dump_value(srcv, b);
+            redact_value(&cx, srcv, 1);
+        } else {
+            rc |= buf_adds(b, w->src_json);
+            if (redact_text(w->secrets, w->src, strlen(w->src), NULL) > 0)
+                cx.count++;
+        }
+    }
+    rc |= buf_adds(b, ",\"kind\":");
+    rc |= dump_value(kind, b);
+    redact_value(&cx, kind, 1);
+    json_object_foreach(ev, key, v)
+    {
+        size_t n = strlen(key), tn;
+        const char *text;
+        if (!strcmp(key, "t") || !strcmp(key, "t_us") || !strcmp(key, "seq") ||
+            !strcmp(key, "run") || !strcmp(key, "src") || !strcmp(key, "kind"))
+            continue;
+        if (!key_plain(key, n) || secret_name(key, n) || redact_text(w->secrets, key, n, NULL) > 0)
+            return 1;
+        text = events_raw_text(v, &tn);
+        if (text) {
+            if (nraw >= RAW_FIELDS_MAX || !raw_clean(w->secrets, text, tn))
+                return 1;
+            raw[nraw++] = (struct raw_field){key, text, tn};
+            continue;
+        }
+        redact_value(&cx, v, 1);
+        if (cx.count > 0)
+            return 1;
+        rc |= buf_addf(b, ",\"%s\":", key);
+        rc |= dump_value(v, b);
+    }
+    if (cx.count > 0)
+        return 1;
+    for (size_t i = 0; i < nraw; i++) {
+        rc |= buf_addf(b, ",\"%s\":", raw[i].key);
+        rc |= buf_add(b, raw[i].text, raw[i].len);
+    }
+    rc |= buf_addc(b, '}');
+    if (rc != 0 || b->len + 1 > EVENTS_LINE_MAX)
+        return 1;
+    if (json_is_integer(seqv) && json_integer_value(seqv) >= 0) {
+        if (seq >= w->seq)
+            w->seq = seq + 1;
+    } else {
+        w->seq++;
+    }
+    return 0;
+}
+
 int events_append(struct events_writer *w, json_t *ev)
 {
     struct raw_field raw[RAW_FIELDS_MAX];
@@ -691,6 +830,8 @@ int events_append(struct events_writer *w, json_t *ev)
     if (!json_is_string(kind) || json_string_length(kind) == 0 ||
         json_string_length(kind) > KIND_MAX)
         return ERR_INVALID;
+    if (fast_line(w, ev, kind) == 0)
+        goto write;
 
     out = json_object();
     stamp_time(ev, out);
@@ -751,6 +892,7 @@ int events_append(struct events_writer *w, json_t *ev)
             cut_line(out, &w->line);
     }
     json_decref(out);
+write:
     if (buf_addc(&w->line, '\n') < 0)
         return ERR_IO;
     rc = write_line(w);
