@@ -78,6 +78,10 @@
 /* agent.out keeps at most this much of the agent's stdout; one pump moves at most this much */
 #define RUN_AGENT_OUT_MAX ((uint64_t)64 << 20)
 #define RUN_PUMP_MAX ((size_t)1 << 20)
+/* At most this many ended repetitions' files written at once (rep_finish's children), and how
+ * long the run waits for one (a removal of a large workspace included) before it ends it. */
+#define RUN_FINISHING_MAX 4
+#define RUN_FINISH_TIMEOUT_MS 60000
 
 struct run {
     struct run_opts o;
@@ -113,7 +117,15 @@ struct run {
     json_t *reps;   /* the runner's facts per repetition, for the report */
     json_t *report; /* once written */
     int exit_code;
-    int inotify_fd;  /* wait_ready's, watching tmp; -1 until the first wait */
+    int inotify_fd; /* wait_ready's, watching tmp; -1 until the first wait */
+    /* with one repetition at a time: the children writing ended repetitions' files (rep_finish),
+     * waited for before the report (finish_wait_all) */
+    pid_t finishing[RUN_FINISHING_MAX];
+    int nfinishing;
+    /* with one repetition at a time: the next repetition's workspace, copied while this one
+     * runs (workspace_for) */
+    struct workspace_job copy_ahead;
+    int copy_ahead_index;
     char status[16]; /* run.json status */
     char error[700];
 };
@@ -1085,6 +1097,41 @@ static void make_seed(struct run *r)
     rm_tree(r->seed);
 }
 
+/* The copy begun ahead that no repetition will take: ended, its tree removed. */
+static void copy_ahead_cancel(struct run *r)
+{
+    char path[RUN_REPDIR_MAX];
+
+    if (!r->copy_ahead.live)
+        return;
+    workspace_copy_cancel(&r->copy_ahead);
+    work_path(r, r->copy_ahead_index, path, sizeof(path));
+    rm_tree(path);
+}
+
+/* Repetition index's workspace at path: the copy begun ahead for it, or one made now. Then,
+ * with one repetition at a time, the next one's copy is begun, to run while this repetition
+ * does (cp on another core, not the runner's thread). */
+static int workspace_for(struct run *r, int index, const char *path, struct err *e)
+{
+    int rc;
+
+    if (r->copy_ahead.live && r->copy_ahead_index == index) {
+        rc = workspace_copy_finish(&r->copy_ahead, e);
+    } else {
+        copy_ahead_cancel(r);
+        rc = workspace_make(r->seed, path, e);
+    }
+    if (rc == 0 && r->o.jobs <= 1 && index + 1 < 2 * r->x->repeat) {
+        char next[RUN_REPDIR_MAX];
+        struct err ce = {0};
+        work_path(r, index + 1, next, sizeof(next));
+        if (workspace_copy_start(&r->copy_ahead, r->seed, next, &ce) == 0)
+            r->copy_ahead_index = index + 1;
+    }
+    return rc;
+}
+
 static int prepare(struct rep *p, struct err *e)
 {
     struct run *r = p->r;
@@ -1112,7 +1159,7 @@ static int prepare(struct rep *p, struct err *e)
     if (!r->seeded)
         rc = err_set(e, ERR_IO, "%s", r->seed_error);
     else
-        rc = workspace_make(r->seed, p->work, e);
+        rc = workspace_for(r, p->index, p->work, e);
     if (rc != 0) {
         rc = ERR_IO;
         goto out;
@@ -1370,7 +1417,7 @@ static void agent_phase(struct rep *p)
     int stfd = p->a_stfd;
     int64_t t0;
 
-    if (await_controller(p, &e) < 0 || sandbox_go(p->sb, ap) < 0) {
+    if (await_controller(p, &e) < 0 || sandbox_go(p->sb, ap, &e) < 0) {
         if (stopped(r)) {
             p->aborted = 1;
             p->abort.reason = "interrupted";
@@ -1492,12 +1539,12 @@ static void verify_phase(struct rep *p)
     t0 = time_mono_ns();
     end = t0 + (int64_t)limit_ms * 1000000;
     if (p->vp_live) {
-        if (sandbox_go(p->sb, vp) < 0) {
+        if (sandbox_go(p->sb, vp, &e) < 0) {
             char st[96];
             if (proc_wait(vp, 5000) < 0)
                 proc_terminate(vp, RUN_GRACE_MS);
             proc_describe(vp, st, sizeof(st));
-            rep_fail(p, "verify's sandbox %s before verify could run", st);
+            rep_fail(p, "verify's sandbox %s before verify could run (%s)", st, e.msg);
             goto out;
         }
     } else {
@@ -1748,10 +1795,77 @@ static void rep_end_processes(struct rep *p)
     p->nsfd = -1;
 }
 
-static void rep_teardown(struct rep *p)
+/* An ended repetition's files: the world's ledger, the runner's events, rep.json, the CA files,
+ * and its workspace and HOME removed. Everything it reads is the repetition's own, and its
+ * processes have ended. */
+static void rep_files_and_removals(struct rep *p)
 {
     struct run *r = p->r;
 
+    if (r->x->world) { /* the world's ledger (docs/world.md); it exited with the sandbox */
+        struct err e = {0};
+        int copied;
+        if (world_run_collect(p->home, p->dir, &copied, &e) < 0)
+            progress(r, "rep %d: %s", p->index, e.msg);
+    }
+    runner_events(p);
+    rep_files(p);
+    keep_ca_files(p);
+    if (p->workspace_made && !r->o.keep)
+        rm_tree(p->work);
+    if (!r->o.keep)
+        rm_tree(p->home);
+}
+
+/* Waits up to timeout_ms for the finishing child at i, ended after that; removes it from the
+ * list. */
+static void finish_wait(struct run *r, int i, int timeout_ms)
+{
+    struct proc pr = {.pid = r->finishing[i]};
+
+    if (proc_wait(&pr, timeout_ms) < 0) {
+        kill(pr.pid, SIGKILL);
+        proc_wait(&pr, 5000);
+    }
+    r->finishing[i] = r->finishing[--r->nfinishing];
+}
+
+/* Every finishing child ended: the repetitions' files are all written. */
+static void finish_wait_all(struct run *r)
+{
+    while (r->nfinishing > 0)
+        finish_wait(r, r->nfinishing - 1, RUN_FINISH_TIMEOUT_MS);
+}
+
+/* rep_files_and_removals, with one repetition at a time in a child of the runner (a fork, no
+ * exec: its memory is the repetition's), so that the next repetition's agent is let go while
+ * the files are written and the trees removed; the report waits for it (finish_wait_all).
+ * Inline with --jobs (each repetition is a child already) or when it cannot fork. */
+static void rep_finish(struct rep *p)
+{
+    struct run *r = p->r;
+    pid_t pid;
+
+    for (int i = r->nfinishing - 1; i >= 0; i--) { /* the ones done already */
+        struct proc pr = {.pid = r->finishing[i]};
+        if (proc_poll(&pr))
+            r->finishing[i] = r->finishing[--r->nfinishing];
+    }
+    if (r->nfinishing == RUN_FINISHING_MAX)
+        finish_wait(r, 0, RUN_FINISH_TIMEOUT_MS);
+    if (r->o.jobs > 1 || (pid = fork()) < 0) {
+        rep_files_and_removals(p);
+        return;
+    }
+    if (pid == 0) {
+        rep_files_and_removals(p);
+        _exit(0);
+    }
+    r->finishing[r->nfinishing++] = pid;
+}
+
+static void rep_teardown(struct rep *p)
+{
     rep_end_processes(p);
     /* every event is in the file now: a shim that loaded its plan and never ended was killed */
     {
@@ -1766,21 +1880,9 @@ static void rep_teardown(struct rep *p)
     }
     if (p->status[0] == '\0')
         snprintf(p->status, sizeof(p->status), "%s", p->aborted ? "aborted" : "complete");
-    if (r->x->world) { /* the world's ledger (docs/world.md); it exited with the sandbox */
-        struct err e = {0};
-        int copied;
-        if (world_run_collect(p->home, p->dir, &copied, &e) < 0)
-            progress(r, "rep %d: %s", p->index, e.msg);
-    }
-    runner_events(p);
-    rep_files(p);
-    keep_ca_files(p);
+    rep_finish(p);
     sandbox_close(p->sb);
     p->sb = NULL;
-    if (p->workspace_made && !r->o.keep)
-        rm_tree(p->work);
-    if (!r->o.keep)
-        rm_tree(p->home);
 }
 
 /* Everything of repetition index before its agent's go: plan, workspace, carry-in, HOME,
@@ -2164,8 +2266,10 @@ int run_execute(struct run *r, struct err *e)
         run_phase(r, r->x->repeat, 2 * r->x->repeat, &ended, &baseline_failed);
     }
     stop_mock(r);
+    copy_ahead_cancel(r);
     if (r->seeded)
         rm_tree(r->seed);
+    finish_wait_all(r);
     r->status_text[0] = '\0';
     status_clear(r);
     collect_reps(r);
@@ -2210,6 +2314,8 @@ void run_free(struct run *r)
     if (r == NULL)
         return;
     stop_mock(r);
+    copy_ahead_cancel(r);
+    finish_wait_all(r); /* before its temporary directory goes */
     if (r->inotify_fd >= 0)
         close(r->inotify_fd);
     if (r->tmp[0] && !r->o.keep)

@@ -15,14 +15,6 @@
 /* What a command wrote on stderr is kept up to this much, for the message. */
 #define WORKSPACE_ERR_MAX 4096
 
-/* One command under way. */
-struct workspace_job {
-    struct proc pr; /* never copied: the process list links it */
-    int live;       /* 1 between job_start and job_finish */
-    char what[32];  /* the command, for the message: "cp", "git fetch" */
-    char path[WORKSPACE_PATH_MAX];
-};
-
 /* Starts argv with stderr on a pipe; what names it in a message. */
 static int job_start(struct workspace_job *j, const char *const *argv, const char *what,
                      const char *path, struct err *e)
@@ -122,11 +114,33 @@ int workspace_seed(const char *project, const char *commit, const char *seed, st
     return 0;
 }
 
-int workspace_make(const char *seed, const char *path, struct err *e)
+int workspace_copy_start(struct workspace_job *j, const char *seed, const char *path,
+                         struct err *e)
 {
     /* the files' modes and times (so git's index still matches them), links as links; not
      * their owner or extended attributes: the sandbox hands the tree to its user anyway */
     const char *argv[] = {"cp", "-R", "-P", "--preserve=mode,timestamps", "--reflink=auto", "--",
                           seed, path, NULL};
-    return job_run(argv, "cp", path, e);
+    return job_start(j, argv, "cp", path, e);
+}
+
+int workspace_copy_finish(struct workspace_job *j, struct err *e)
+{
+    return job_finish(j, WORKSPACE_TIMEOUT_MS, e);
+}
+
+void workspace_copy_cancel(struct workspace_job *j)
+{
+    if (!j->live)
+        return;
+    j->live = 0;
+    proc_terminate(&j->pr, 500);
+    proc_release(&j->pr);
+}
+
+int workspace_make(const char *seed, const char *path, struct err *e)
+{
+    struct workspace_job j;
+    int rc = workspace_copy_start(&j, seed, path, e);
+    return rc ? rc : workspace_copy_finish(&j, e);
 }

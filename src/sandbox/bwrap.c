@@ -289,6 +289,10 @@ static int bwrap_spawn(struct sandbox *sb, const char *cmd, int out_fd, int err_
     env = sandbox_env(sb);
 
     sandbox_proc_opts(sb, &o, a.v, out_fd, err_fd, before_bwrap);
+    /* a gated command is not needed before its go: the spawn does not wait for bwrap's exec,
+     * nor so for before_bwrap's joining of the cgroups (a wait for the kernel's RCU, 10-16 ms
+     * a spawn on this kind of machine); sandbox_go reads the outcome (proc_check) */
+    o.defer_check = sb->gated;
     o.env_clear = 1;
     o.env_add = (const char *const *)env;
     sb->info_wfd = info[1];

@@ -38,6 +38,8 @@
 #include "util/banned.h"
 
 #define SANDBOX_OPEN_TIMEOUT_MS 10000
+/* how long a gated command's start (bwrap's exec) may take before its go */
+#define SANDBOX_START_TIMEOUT_MS 10000
 #define SANDBOX_NS_FDS 7 /* listener, netns, egress, DNS, :80, :443, userns */
 #define SANDBOX_LO_ALIAS "127.0.0.53"
 #define CGROUP_ROOT "/sys/fs/cgroup"
@@ -221,14 +223,22 @@ int sandbox_spawn_gated(struct sandbox *sb, const char *cmd, int out_fd, int err
     return rc;
 }
 
-int sandbox_go(struct sandbox *sb, struct proc *p)
+int sandbox_go(struct sandbox *sb, struct proc *p, struct err *e)
 {
     static const char go[] = "go\n";
     ssize_t n;
     int rc = 0;
 
     if (p->in_fd < 0)
-        return ERR_INVALID;
+        return err_set(e, ERR_INVALID, "sandbox: the command's gate is closed already");
+    if ((rc = proc_check(p, SANDBOX_START_TIMEOUT_MS, e)) != 0) {
+        struct err pe = *e;
+        err_clear(e);
+        if (rc == ERR_TIMEOUT)
+            proc_terminate(p, 0);
+        sandbox_no_go(p);
+        return err_set(e, rc, "sandbox: %s", pe.msg);
+    }
     /* what a kill needs to know of the spawns, known before anything runs */
     if (sb && sb->ops->settle)
         sb->ops->settle(sb);
@@ -236,7 +246,7 @@ int sandbox_go(struct sandbox *sb, struct proc *p)
         n = write(p->in_fd, go, sizeof(go) - 1);
     while (n < 0 && errno == EINTR);
     if (n != (ssize_t)(sizeof(go) - 1))
-        rc = ERR_IO;
+        rc = err_set(e, ERR_IO, "sandbox: the command ended before it could run");
     sandbox_no_go(p);
     return rc;
 }

@@ -146,9 +146,12 @@ int sandbox_spawn_gated(struct sandbox *sb, const char *cmd, int out_fd, int err
 #define SANDBOX_GATE_CLOSED 125
 #define SANDBOX_GATE_CLOSED_STR "125"
 /* Lets sb's sandbox_spawn_gated command p run: 0, or ERR_IO when it could not be told (it
- * exited). What a kill needs to know of sb's spawns (the native backend reads it from bwrap
- * after the spawn returned) is learnt first. */
-int sandbox_go(struct sandbox *sb, struct proc *p);
+ * exited), or the error of a spawn that failed after sandbox_spawn_gated returned (the native
+ * backend does not wait for bwrap's exec there: its joining of the sandbox's cgroups waits for
+ * the kernel, and the caller has other work meanwhile), e saying why. What a kill needs to know
+ * of sb's spawns (the native backend reads it from bwrap after the spawn returned) is learnt
+ * first. */
+int sandbox_go(struct sandbox *sb, struct proc *p, struct err *e);
 /* Tells a sandbox_spawn_gated command not to run (closes the gate). */
 void sandbox_no_go(struct proc *p);
 

@@ -397,6 +397,44 @@ static void supervisor_run(const struct proc_opts *o, char **env, int pin, int p
     supervisor_exit(status, have);
 }
 
+/* Reads a spawn's status records until EOF (the child's exec closes the pipe): a supervisor's
+ * {'g', pid} into *gpid, and the first failure into *cs. Returns the number of failures. */
+static int read_status(int fd, struct child_status *cs, pid_t *gpid)
+{
+    struct child_status rec;
+    int failed = 0;
+    ssize_t r;
+
+    for (;;) {
+        do {
+            r = read(fd, &rec, sizeof(rec));
+        } while (r < 0 && errno == EINTR);
+        if (r != (ssize_t)sizeof(rec))
+            break;
+        if (rec.stage == 'g')
+            *gpid = (pid_t)rec.err;
+        else if (!failed++)
+            *cs = rec;
+    }
+    return failed;
+}
+
+/* The error of a child that failed at cs's stage, for argv0 (cwd: its directory, or NULL). */
+static int status_error(const struct child_status *cs, const char *argv0, const char *cwd,
+                        struct err *e)
+{
+    if (cs->stage == 'e' && (cs->err == ENOENT || cs->err == ENOTDIR))
+        return err_set(e, ERR_NOTFOUND, "cannot run '%s': command not found", argv0);
+    if (cs->stage == 'e')
+        return err_set(e, ERR_IO, "cannot run '%s': %s", argv0, strerror(cs->err));
+    if (cs->stage == 'b')
+        return err_set(e, ERR_SYS, "cannot prepare '%s': %s", argv0, strerror(cs->err));
+    if (cs->stage == 'c')
+        return err_set(e, ERR_IO, "cannot enter directory '%s': %s", cwd ? cwd : "(its own)",
+                       strerror(cs->err));
+    return err_set(e, ERR_SYS, "cannot set up the child for '%s': %s", argv0, strerror(cs->err));
+}
+
 static int make_pipe(int fds[2], struct err *e)
 {
     if (pipe2(fds, O_CLOEXEC) < 0)
@@ -414,18 +452,19 @@ static void set_nonblock(int fd)
 int proc_spawn(struct proc *p, const struct proc_opts *o, struct err *e)
 {
     int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1}, st[2] = {-1, -1};
-    struct child_status cs, rec;
+    struct child_status cs;
     char **env = NULL;
     pid_t gpid = 0;
     int failed = 0;
     pid_t pid, parent = getpid();
-    ssize_t r;
     int rc = 0;
 
     memset(p, 0, sizeof(*p));
-    p->in_fd = p->out_fd = p->err_fd = -1;
+    p->in_fd = p->out_fd = p->err_fd = p->check_fd = -1;
     if (o->argv == NULL || o->argv[0] == NULL || o->argv[0][0] == '\0')
         return err_set(e, ERR_INVALID, "no command to run");
+    if (o->defer_check && o->supervise)
+        return err_set(e, ERR_INVALID, "a supervised spawn cannot defer its check");
     if ((o->in == PROC_PIPE && make_pipe(in, e) < 0) ||
         (o->out == PROC_PIPE && make_pipe(out, e) < 0) ||
         (o->err == PROC_PIPE && make_pipe(errp, e) < 0) || make_pipe(st, e) < 0) {
@@ -456,18 +495,14 @@ int proc_spawn(struct proc *p, const struct proc_opts *o, struct err *e)
     env = NULL;
     close(st[1]);
     st[1] = -1;
-    /* Records until EOF: a supervisor's {'g', pid} and at most one failure (the first wins). */
-    for (;;) {
-        do {
-            r = read(st[0], &rec, sizeof(rec));
-        } while (r < 0 && errno == EINTR);
-        if (r != (ssize_t)sizeof(rec))
-            break;
-        if (rec.stage == 'g')
-            gpid = (pid_t)rec.err;
-        else if (!failed++)
-            cs = rec;
+    if (o->defer_check) { /* the outcome is proc_check's to read */
+        p->checking = 1;
+        p->check_fd = st[0];
+        st[0] = -1;
+        snprintf(p->check_name, sizeof(p->check_name), "%s", o->argv[0]);
+        goto started;
     }
+    failed = read_status(st[0], &cs, &gpid);
     close(st[0]);
     st[0] = -1;
     if (!failed && o->supervise && gpid <= 0) {
@@ -479,19 +514,10 @@ int proc_spawn(struct proc *p, const struct proc_opts *o, struct err *e)
         int status;
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
             ;
-        if (cs.stage == 'e' && (cs.err == ENOENT || cs.err == ENOTDIR))
-            rc = err_set(e, ERR_NOTFOUND, "cannot run '%s': command not found", o->argv[0]);
-        else if (cs.stage == 'e')
-            rc = err_set(e, ERR_IO, "cannot run '%s': %s", o->argv[0], strerror(cs.err));
-        else if (cs.stage == 'b')
-            rc = err_set(e, ERR_SYS, "cannot prepare '%s': %s", o->argv[0], strerror(cs.err));
-        else if (cs.stage == 'c')
-            rc = err_set(e, ERR_IO, "cannot enter directory '%s': %s", o->cwd, strerror(cs.err));
-        else
-            rc = err_set(e, ERR_SYS, "cannot set up the child for '%s': %s", o->argv[0],
-                         strerror(cs.err));
+        rc = status_error(&cs, o->argv[0], o->cwd, e);
         goto fail;
     }
+started:
     p->pid = pid;
     p->pgid = o->supervise ? gpid : o->same_pgroup ? 0 : pid;
     p->supervised = o->supervise;
@@ -523,6 +549,42 @@ fail:
     }
     p->pid = 0;
     return rc;
+}
+
+int proc_check(struct proc *p, int timeout_ms, struct err *e)
+{
+    struct pollfd pf;
+    struct child_status cs;
+    pid_t gpid = 0;
+    int failed, rc;
+
+    if (!p->checking)
+        return 0;
+    pf.fd = p->check_fd;
+    pf.events = POLLIN;
+    do
+        rc = poll(&pf, 1, timeout_ms);
+    while (rc < 0 && errno == EINTR);
+    if (rc == 0)
+        return err_set(e, ERR_TIMEOUT, "'%s' did not start within %d ms", p->check_name,
+                       timeout_ms);
+    failed = read_status(p->check_fd, &cs, &gpid);
+    proc_close_fd(&p->check_fd);
+    p->checking = 0;
+    if (!failed)
+        return 0;
+    /* it exits right after the record: reaped here, so that it is known to have ended */
+    while (!p->exited) {
+        int status;
+        pid_t r = waitpid(p->pid, &status, 0);
+        if (r == p->pid) {
+            p->exited = 1;
+            p->status = status;
+        } else if (r < 0 && errno != EINTR) {
+            p->exited = 1;
+        }
+    }
+    return status_error(&cs, p->check_name, NULL, e);
 }
 
 int proc_poll(struct proc *p)
@@ -648,6 +710,9 @@ void proc_describe(const struct proc *p, char *out, size_t n)
 
 void proc_release(struct proc *p)
 {
+    if (p->checking)
+        proc_close_fd(&p->check_fd);
+    p->checking = 0;
     proc_close_fd(&p->in_fd);
     proc_close_fd(&p->out_fd);
     proc_close_fd(&p->err_fd);

@@ -55,19 +55,28 @@ struct proc_opts {
      * PATH. */
     int (*before_exec)(void *arg);
     void *before_exec_arg;
+    /* 1: proc_spawn returns once the child is forked, without waiting for its exec; the exec's
+     * outcome (and before_exec's) is read later by proc_check. For a child that is not needed
+     * at once (one waiting at a gate), so that what before_exec costs (joining a cgroup: a
+     * grace period of the kernel's RCU on cgroup v1) is not the caller's wait. Not with
+     * supervise. */
+    int defer_check;
 };
 
 struct proc {
-    pid_t pid;         /* 0 before spawn */
-    pid_t pgid;        /* the child's group (== pid, or the supervised child's pid), or 0 when it
-                        * shares the parent's */
-    int supervised;    /* 1: pid is the supervisor's */
-    int in_fd;         /* parent's write end of the child's stdin, or -1 */
-    int out_fd;        /* parent's read end of the child's stdout, or -1 */
-    int err_fd;        /* parent's read end of the child's stderr, or -1 */
-    int exited;        /* 1 once reaped */
-    int status;        /* raw wait status, valid when exited */
-    struct proc *next; /* the live list (internal) */
+    pid_t pid;           /* 0 before spawn */
+    pid_t pgid;          /* the child's group (== pid, or the supervised child's pid), or 0 when it
+                          * shares the parent's */
+    int supervised;      /* 1: pid is the supervisor's */
+    int in_fd;           /* parent's write end of the child's stdin, or -1 */
+    int out_fd;          /* parent's read end of the child's stdout, or -1 */
+    int err_fd;          /* parent's read end of the child's stderr, or -1 */
+    int exited;          /* 1 once reaped */
+    int checking;        /* 1 while a defer_check spawn's outcome is unread (in check_fd) */
+    int check_fd;        /* with checking: the status pipe's read end */
+    char check_name[64]; /* with checking: argv[0], for proc_check's message */
+    int status;          /* raw wait status, valid when exited */
+    struct proc *next;   /* the live list (internal) */
 };
 
 /* Starts o->argv. p is caller-owned storage; on success it is live until proc_release. ERR_SYS
@@ -75,6 +84,12 @@ struct proc {
  * executed or cwd cannot be entered; e says which and why. On failure nothing is left running
  * and no descriptor is left open. */
 int proc_spawn(struct proc *p, const struct proc_opts *o, struct err *e);
+
+/* The outcome of a defer_check spawn: waits up to timeout_ms for the child's exec, and returns 0
+ * once it ran (or when p was not spawned with defer_check), or proc_spawn's errors (ERR_SYS,
+ * ERR_NOTFOUND, ERR_IO) with the child reaped, or ERR_TIMEOUT (the child is left to the caller,
+ * still checking). */
+int proc_check(struct proc *p, int timeout_ms, struct err *e);
 
 /* Reaps p if it has exited, without waiting. 1 when exited (now or before), 0 when running. */
 int proc_poll(struct proc *p);

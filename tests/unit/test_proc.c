@@ -1,6 +1,7 @@
 /* Unit tests for src/util/proc: spawn with pipes, env and cwd; exec failures; wait with a
  * timeout; terminate with escalation; process-group kill; signal reset; reaping orphans;
- * supervised children (the whole tree ends with the child, or with a caller killed -9). */
+ * supervised children (the whole tree ends with the child, or with a caller killed -9);
+ * deferred checks of a spawn's exec. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -390,6 +391,77 @@ static void test_supervised_outlives_its_caller(void **state)
     close(fds[0]);
 }
 
+/* before_exec of a slow start (joining a cgroup waits for the kernel): 300 ms */
+static int slow_start(void *arg)
+{
+    (void)arg;
+    usleep(300000);
+    return 0;
+}
+
+static int failing_start(void *arg)
+{
+    (void)arg;
+    return EPERM;
+}
+
+/* defer_check: the spawn returns before the child's exec (before_exec's wait is not the
+ * caller's); proc_check then waits for it and reports what went wrong, as proc_spawn would. */
+static void test_deferred_check(void **state)
+{
+    const char *ok[] = {"sh", "-c", "exit 5", NULL};
+    const char *missing[] = {"/nonexistent/faultline-no-such-command", NULL};
+    struct proc_opts o = {.argv = ok, .before_exec = slow_start, .defer_check = 1};
+    struct proc p;
+    struct err e = {0};
+    int64_t t0 = time_mono_ns();
+
+    assert_int_equal(proc_spawn(&p, &o, &e), 0);
+    assert_true(time_mono_ns() - t0 < 200000000LL); /* did not wait for the 300 ms start */
+    assert_true(p.checking);
+    assert_int_equal(proc_check(&p, 5000, &e), 0);
+    assert_true(time_mono_ns() - t0 >= 290000000LL); /* waited for it there */
+    assert_false(p.checking);
+    assert_int_equal(proc_wait(&p, 5000), 0);
+    assert_int_equal(proc_exit_code(&p), 5);
+    assert_int_equal(proc_check(&p, 5000, &e), 0); /* checked once; again is a no-op */
+    proc_release(&p);
+
+    /* an exec that fails: proc_spawn succeeds, proc_check says why and has reaped it */
+    o.argv = missing;
+    o.before_exec = NULL;
+    assert_int_equal(proc_spawn(&p, &o, &e), 0);
+    assert_int_equal(proc_check(&p, 5000, &e), ERR_NOTFOUND);
+    assert_non_null(strstr(e.msg, "command not found"));
+    assert_true(p.exited);
+    assert_int_equal(proc_poll(&p), 1);
+    proc_release(&p);
+
+    /* a before_exec that fails */
+    err_clear(&e);
+    o.argv = ok;
+    o.before_exec = failing_start;
+    assert_int_equal(proc_spawn(&p, &o, &e), 0);
+    assert_int_equal(proc_check(&p, 5000, &e), ERR_SYS);
+    assert_non_null(strstr(e.msg, "cannot prepare 'sh'"));
+    proc_release(&p);
+
+    /* a check that times out leaves the child to the caller; released unchecked, its pipe is
+     * closed */
+    err_clear(&e);
+    o.before_exec = slow_start;
+    assert_int_equal(proc_spawn(&p, &o, &e), 0);
+    assert_int_equal(proc_check(&p, 10, &e), ERR_TIMEOUT);
+    assert_true(p.checking);
+    assert_int_equal(proc_wait(&p, 5000), 0);
+    proc_release(&p);
+    assert_false(p.checking);
+
+    /* not with supervise */
+    o.supervise = 1;
+    assert_int_equal(proc_spawn(&p, &o, &e), ERR_INVALID);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -404,6 +476,7 @@ int main(void)
         cmocka_unit_test(test_stdin_closed_in_parent),
         cmocka_unit_test(test_supervised_sweeps_the_tree),
         cmocka_unit_test(test_supervised_outlives_its_caller),
+        cmocka_unit_test(test_deferred_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

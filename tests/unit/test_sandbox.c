@@ -325,7 +325,7 @@ static void test_gated_spawn_waits_for_go(void **state)
     assert_int_equal(proc_wait(&p, 300), ERR_TIMEOUT);
     assert_int_not_equal(stat(ran, &st), 0);
     /* let go: it runs, with /dev/null as stdin (its read sees the end at once) */
-    assert_int_equal(sandbox_go(sb, &p), 0);
+    assert_int_equal(sandbox_go(sb, &p, &e), 0);
     assert_int_equal(proc_wait(&p, 10000), 0);
     assert_int_equal(proc_exit_code(&p), 4);
     assert_int_equal(stat(ran, &st), 0);
