@@ -18,7 +18,9 @@
  *   json-rpc floor   parsing the same line and writing a reply of the same size, in process.
  * PLAN holds one fault that never matches, so each call is decided as in a run. The target is
  * met when the world's pipelined median is at least 50000 calls/s; ratios are of medians.
- * Prints the load average before and after (docs/performance.md, ## World).
+ * With FAULTLINE_BASE set to another faultline binary (a build of an earlier commit), its world
+ * runs as a fifth chain in the same rounds: a before/after measured side by side
+ * (informational). Prints the load average before and after (docs/performance.md, ## World).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,10 +126,11 @@ int main(int argc, char **argv)
     struct experiment_diags d = {0};
     struct err e = {0};
     const char *root = getenv("FAULTLINE_ROOT") ? getenv("FAULTLINE_ROOT") : ".";
-    const char *faultline = getenv("FAULTLINE");
+    const char *faultline = getenv("FAULTLINE"), *base = getenv("FAULTLINE_BASE");
     char self[4096], dir[4096], path[4096], wpath[4200], plan[4200], evpath[4200], wev[4200],
         sev[4200];
-    double world_cps[ROUNDS], shim_cps[ROUNDS], inproc_cps[ROUNDS], floor_cps[ROUNDS];
+    double world_cps[ROUNDS], shim_cps[ROUNDS], inproc_cps[ROUNDS], floor_cps[ROUNDS],
+        base_cps[ROUNDS], ratio[ROUNDS];
     int notmet = 0, rc = 1;
     json_t *spec;
     char *text;
@@ -174,6 +177,7 @@ int main(int argc, char **argv)
     }
     {
         const char *wargv[] = {faultline, "world", wpath, "--plan", plan, "--events", wev, NULL};
+        const char *bargv[] = {base, "world", wpath, "--plan", plan, "--events", wev, NULL};
         const char *sargv[] = {faultline, "mcp", "--plan", plan,       "--events",
                                sev,       "--",  self,     "--server", NULL};
         struct bench_chain shim = {.name = "shim+echo"};
@@ -191,6 +195,18 @@ int main(int argc, char **argv)
             world_cps[r] = bench_pipelined(&world, CALLS, refund_request, &wid);
             bench_chain_stop(&world);
             unlink(wev);
+            if (base && *base) {
+                struct bench_chain bw = {.name = "base world"};
+                if (bench_chain_start(&bw, bargv, "bench_world") < 0) {
+                    bench_chain_stop(&shim);
+                    goto done;
+                }
+                wid = 0;
+                base_cps[r] = bench_pipelined(&bw, CALLS, refund_request, &wid);
+                bench_chain_stop(&bw);
+                unlink(wev);
+                ratio[r] = world_cps[r] / base_cps[r];
+            }
             shim_cps[r] = bench_pipelined(&shim, CALLS, bench_echo_request, &sid);
             inproc_cps[r] = in_process(spec, evpath);
             floor_cps[r] = floor_rate();
@@ -214,6 +230,10 @@ int main(int argc, char **argv)
         printf("  %-32s %10.0f\n", "shim+echo (faultline mcp)", sm);
         printf("  %-32s %10.0f\n", "world in process", im);
         printf("  %-32s %10.0f\n", "json-rpc floor, in process", fm);
+        if (base && *base)
+            printf("before/after (FAULTLINE_BASE's world in the same rounds): base %.0f calls/s, "
+                   "this build / base %.2fx (median of the per-round ratios)\n",
+                   bench_median(base_cps, ROUNDS), bench_median(ratio, ROUNDS));
         printf("targets (the world against the shim relaying to the echo server, same client):\n");
         notmet += bench_row("world calls/s, 64 in flight (bar in calls/s)", wm, sm, wm / sm,
                             "calls/s", 0, TARGET, TARGET, wm);
