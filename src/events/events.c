@@ -705,6 +705,27 @@ static int key_plain(const char *k, size_t n)
     return 1;
 }
 
+/* Appends ,"key": (a key_plain key) to b. */
+static int add_key(struct buf *b, const char *key, size_t n)
+{
+    return buf_add(b, ",\"", 2) | buf_add(b, key, n) | buf_add(b, "\":", 2);
+}
+
+/* Appends v in decimal to b, without printf. */
+static int add_num(struct buf *b, long long v)
+{
+    char d[24];
+    size_t k = sizeof(d);
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+
+    do
+        d[--k] = (char)('0' + u % 10);
+    while ((u /= 10) != 0);
+    if (v < 0)
+        d[--k] = '-';
+    return buf_add(b, d + k, sizeof(d) - k);
+}
+
 /* Appends v's compact JSON to b; 0 or ERR_LIMIT. */
 static int dump_value(const json_t *v, struct buf *b)
 {
@@ -746,12 +767,15 @@ static int fast_line(struct events_writer *w, json_t *ev, json_t *kind)
         t = us / 1000;
     }
     buf_reset(b);
-    rc |= buf_addf(b, "{\"t\":%lld", (long long)t);
+    rc |= buf_adds(b, "{\"t\":");
+    rc |= add_num(b, (long long)t);
     if (us >= 0)
-        rc |= buf_addf(b, ",\"t_us\":%lld", (long long)us);
-    rc |= buf_addf(b, ",\"seq\":%llu", (unsigned long long)seq);
+        rc |= add_key(b, "t_us", 4) | add_num(b, (long long)us);
+    if (seq > (uint64_t)INT64_MAX)
+        return 1;
+    rc |= add_key(b, "seq", 3) | add_num(b, (long long)seq);
     if (w->run || runv) {
-        rc |= buf_adds(b, ",\"run\":");
+        rc |= add_key(b, "run", 3);
         if (w->run)
             rc |= buf_adds(b, w->run_json);
         else
@@ -762,7 +786,7 @@ static int fast_line(struct events_writer *w, json_t *ev, json_t *kind)
             cx.count++;
     }
     if (json_is_string(srcv) || w->src) {
-        rc |= buf_adds(b, ",\"src\":");
+        rc |= add_key(b, "src", 3);
         if (json_is_string(srcv)) {
             rc |= dump_value(srcv, b);
             redact_value(&cx, srcv, 1);
@@ -772,7 +796,7 @@ static int fast_line(struct events_writer *w, json_t *ev, json_t *kind)
                 cx.count++;
         }
     }
-    rc |= buf_adds(b, ",\"kind\":");
+    rc |= add_key(b, "kind", 4);
     rc |= dump_value(kind, b);
     redact_value(&cx, kind, 1);
     json_object_foreach(ev, key, v)
@@ -794,13 +818,13 @@ static int fast_line(struct events_writer *w, json_t *ev, json_t *kind)
         redact_value(&cx, v, 1);
         if (cx.count > 0)
             return 1;
-        rc |= buf_addf(b, ",\"%s\":", key);
+        rc |= add_key(b, key, n);
         rc |= dump_value(v, b);
     }
     if (cx.count > 0)
         return 1;
     for (size_t i = 0; i < nraw; i++) {
-        rc |= buf_addf(b, ",\"%s\":", raw[i].key);
+        rc |= add_key(b, raw[i].key, strlen(raw[i].key));
         rc |= buf_add(b, raw[i].text, raw[i].len);
     }
     rc |= buf_addc(b, '}');
