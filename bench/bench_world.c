@@ -14,7 +14,8 @@
  *   shim+echo        `faultline mcp --plan PLAN --events EVENTS -- bench_world --server` (the
  *                    echo server bench_mcp measures, bench_chain.h), the same client, the same
  *                    pipelining, a 32-byte echo call each: the reference;
- *   world in process world_serve_line on the same lines, no pipes (the world's own cost);
+ *   world in process world_serve_line on the same lines, no pipes (the world's own cost), and
+ *                    again with no events file (what the three events cost, informational);
  *   json-rpc floor   parsing the same line and writing a reply of the same size, in process.
  * PLAN holds one fault that never matches, so each call is decided as in a run. The target is
  * met when the world's pipelined median is at least 50000 calls/s; ratios are of medians.
@@ -64,7 +65,7 @@ static double in_process(const json_t *spec, const char *evpath)
 {
     struct err e = {0};
     struct world *w = world_new(spec, &e);
-    struct seam_opts so = {.component = "world", .events_path = evpath};
+    struct seam_opts so = {.component = "world", .events_path = evpath}; /* NULL: no events */
     struct seam *seam = seam_new(&so, &e);
     struct world_serve_opts o = {.seam = seam};
     struct buf out = BUF_INIT;
@@ -92,7 +93,8 @@ static double in_process(const json_t *spec, const char *evpath)
 done:
     seam_free(seam);
     world_free(w);
-    unlink(evpath);
+    if (evpath)
+        unlink(evpath);
     buf_release(&out);
     return cps;
 }
@@ -130,7 +132,7 @@ int main(int argc, char **argv)
     char self[4096], dir[4096], path[4096], wpath[4200], plan[4200], evpath[4200], wev[4200],
         sev[4200];
     double world_cps[ROUNDS], shim_cps[ROUNDS], inproc_cps[ROUNDS], floor_cps[ROUNDS],
-        base_cps[ROUNDS], ratio[ROUNDS];
+        base_cps[ROUNDS], ratio[ROUNDS], noev_cps[ROUNDS];
     int notmet = 0, rc = 1;
     json_t *spec;
     char *text;
@@ -209,6 +211,7 @@ int main(int argc, char **argv)
             }
             shim_cps[r] = bench_pipelined(&shim, CALLS, bench_echo_request, &sid);
             inproc_cps[r] = in_process(spec, evpath);
+            noev_cps[r] = in_process(spec, NULL);
             floor_cps[r] = floor_rate();
             if (world_cps[r] < 0 || shim_cps[r] < 0 || inproc_cps[r] < 0) {
                 fprintf(stderr, "bench_world: round %d failed (world %.0f, shim %.0f)\n", r,
@@ -229,6 +232,7 @@ int main(int argc, char **argv)
         printf("  %-32s %10.0f\n", "world (faultline world)", wm);
         printf("  %-32s %10.0f\n", "shim+echo (faultline mcp)", sm);
         printf("  %-32s %10.0f\n", "world in process", im);
+        printf("  %-32s %10.0f\n", "world in process, no events", bench_median(noev_cps, ROUNDS));
         printf("  %-32s %10.0f\n", "json-rpc floor, in process", fm);
         if (base && *base)
             printf("before/after (FAULTLINE_BASE's world in the same rounds): base %.0f calls/s, "
