@@ -726,9 +726,28 @@ static int add_num(struct buf *b, long long v)
     return buf_add(b, d + k, sizeof(d) - k);
 }
 
-/* Appends v's compact JSON to b; 0 or ERR_LIMIT. */
+/* Appends v's compact JSON to b, as jansson writes it; 0 or ERR_LIMIT. A scalar jansson would
+ * write as it is (a string of key_plain bytes, which its dump leaves unescaped, an integer, a
+ * literal) is appended here: json_dump_callback allocates its loop check's table each call. */
 static int dump_value(const json_t *v, struct buf *b)
 {
+    switch (json_typeof(v)) {
+    case JSON_STRING:
+        if (!key_plain(json_string_value(v), json_string_length(v)))
+            break;
+        return buf_addc(b, '"') | buf_add(b, json_string_value(v), json_string_length(v)) |
+               buf_addc(b, '"');
+    case JSON_INTEGER:
+        return add_num(b, (long long)json_integer_value(v));
+    case JSON_TRUE:
+        return buf_add(b, "true", 4);
+    case JSON_FALSE:
+        return buf_add(b, "false", 5);
+    case JSON_NULL:
+        return buf_add(b, "null", 4);
+    default:
+        break;
+    }
     return json_dump_callback(v, dump_cb, b, JSON_COMPACT | JSON_ENCODE_ANY) < 0 ? ERR_LIMIT : 0;
 }
 
