@@ -506,9 +506,14 @@ const struct evkind *evkind_all(size_t *n)
 
 const struct evkind *evkind_find(const char *name)
 {
+    /* the kind found last: a writer's setters ask for the same kind once a field */
+    static _Thread_local const struct evkind *last;
+
+    if (name && last && strcmp(last->name, name) == 0)
+        return last;
     for (size_t i = 0; name && i < NELEM(kinds); i++)
         if (strcmp(kinds[i].name, name) == 0)
-            return &kinds[i];
+            return last = &kinds[i];
     return NULL;
 }
 
