@@ -80,10 +80,9 @@ struct bench_chain {
     const char *const *env_add; /* NULL or "NAME=VALUE"s for the chain's process */
 };
 
-/* Starts argv with its stdin and stdout piped to us (blocking), stderr to /dev/null. 0 or -1
- * after a message. */
-static inline int bench_chain_start(struct bench_chain *c, const char *const *argv,
-                                    const char *who)
+/* Starts argv with its stdin and stdout piped to us (blocking), stderr to /dev/null. 0, or the
+ * spawn's error after a message. */
+static inline int bench_chain_start(struct bench_chain *c, const char *const *argv, const char *who)
 {
     struct proc_opts o = {
         .argv = argv, .in = PROC_PIPE, .out = PROC_PIPE, .err = PROC_NULL, .env_add = c->env_add};
@@ -92,14 +91,15 @@ static inline int bench_chain_start(struct bench_chain *c, const char *const *ar
     buf_init(&c->in, 0);
     if (proc_spawn(&c->p, &o, &e) < 0) {
         fprintf(stderr, "%s: cannot start %s: %s\n", who, c->name, e.msg);
-        return -1;
+        return e.code < 0 ? e.code : ERR_IO;
     }
     fcntl(c->p.in_fd, F_SETFL, fcntl(c->p.in_fd, F_GETFL) & ~O_NONBLOCK);
     fcntl(c->p.out_fd, F_SETFL, fcntl(c->p.out_fd, F_GETFL) & ~O_NONBLOCK);
     return 0;
 }
 
-/* Reads until n complete lines have arrived (consuming them). -1 on EOF. */
+/* Reads until n complete lines have arrived (consuming them). 0, or ERR_IO at the end of the
+ * chain's output. */
 static inline int bench_chain_read_lines(struct bench_chain *c, long n)
 {
     char buf[1 << 16];
@@ -114,7 +114,7 @@ static inline int bench_chain_read_lines(struct bench_chain *c, long n)
             break;
         ssize_t r = read(c->p.out_fd, buf, sizeof(buf));
         if (r <= 0)
-            return -1;
+            return ERR_IO;
         buf_add(&c->in, buf, (size_t)r);
     }
     return 0;

@@ -165,8 +165,8 @@ int main(int argc, char **argv)
     char self[4096], dir[4096], plan[4200], events[4200], events_base[4200];
     const char *faultline = getenv("FAULTLINE"), *base = getenv("FAULTLINE_BASE");
     enum { DIRECT, RELAY, SHIM, SHIMP, SHIMC, BASEP, NCHAINS };
-    const char *names[NCHAINS] = {"direct",          "byte relay", "shim", "shim+plan+events",
-                                  "shim+controller", "base s+p+e"};
+    const char *names[NCHAINS] = {"direct",           "byte relay",      "shim",
+                                  "shim+plan+events", "shim+controller", "base s+p+e"};
     const int nchains = base && *base ? NCHAINS : BASEP;
     char ctl_events[4200], ready[4200], url[600], url_env[700];
     struct proc ctl;
@@ -241,8 +241,8 @@ int main(int argc, char **argv)
             for (int i = 0; i < nchains; i++) {
                 if (measure_latency(&chains[i], lat_s, ROUND_TRIPS, SMALL, &ids[i]) < 0 ||
                     measure_latency(&chains[i], lat_l, ROUND_TRIPS_LARGE, LARGE, &ids[i]) < 0 ||
-                    (cps[i][round] = bench_pipelined(&chains[i], PIPELINED, bench_echo_request,
-                                                      &ids[i])) < 0) {
+                    (cps[i][round] =
+                         bench_pipelined(&chains[i], PIPELINED, bench_echo_request, &ids[i])) < 0) {
                     fprintf(stderr, "bench_mcp: %s failed\n", names[i]);
                     return 1;
                 }
@@ -275,8 +275,9 @@ int main(int argc, char **argv)
         printf("  %-18s %9s %11s %9s %11s %12s\n", "chain", "p50 32B", "added 32B", "p50 16K",
                "added 16K", "calls/s");
         for (int i = 0; i < nchains; i++)
-            printf("  %-18s %9.1f %11.1f %9.1f %11.1f %12.0f\n", names[i], bench_median(p50s[i], ROUNDS),
-                   bench_median(add_s[i], ROUNDS), bench_median(p50l[i], ROUNDS), bench_median(add_l[i], ROUNDS),
+            printf("  %-18s %9.1f %11.1f %9.1f %11.1f %12.0f\n", names[i],
+                   bench_median(p50s[i], ROUNDS), bench_median(add_s[i], ROUNDS),
+                   bench_median(p50l[i], ROUNDS), bench_median(add_l[i], ROUNDS),
                    bench_median(cps[i], ROUNDS));
         if (nchains > BASEP) {
             double rs[ROUNDS], rl[ROUNDS], rc[ROUNDS];
@@ -292,21 +293,27 @@ int main(int argc, char **argv)
         }
         printf("targets (shim with plan and events against the byte relay, same client, same "
                "server):\n");
-        notmet += bench_row("added p50, 32 B message", bench_median(add_s[SHIMP], ROUNDS), bench_median(add_s[RELAY], ROUNDS),
-            bench_median(r_small[SHIMP], ROUNDS), "us", 1, 2, 2, bench_median(r_small[SHIMP], ROUNDS));
-        notmet += bench_row("added p50, 16 KiB message", bench_median(add_l[SHIMP], ROUNDS), bench_median(add_l[RELAY], ROUNDS),
-            bench_median(r_large[SHIMP], ROUNDS), "us", 1, 4, 2, bench_median(r_large[SHIMP], ROUNDS));
-        notmet += bench_row("calls/s, 64 in flight (bar in calls/s)", bench_median(cps[SHIMP], ROUNDS),
-            bench_median(cps[RELAY], ROUNDS), bench_median(r_cps[SHIMP], ROUNDS), "calls/s", 0, 100000, 150000,
-            bench_median(cps[SHIMP], ROUNDS));
+        notmet +=
+            bench_row("added p50, 32 B message", bench_median(add_s[SHIMP], ROUNDS),
+                      bench_median(add_s[RELAY], ROUNDS), bench_median(r_small[SHIMP], ROUNDS),
+                      "us", 1, 2, 2, bench_median(r_small[SHIMP], ROUNDS));
+        notmet +=
+            bench_row("added p50, 16 KiB message", bench_median(add_l[SHIMP], ROUNDS),
+                      bench_median(add_l[RELAY], ROUNDS), bench_median(r_large[SHIMP], ROUNDS),
+                      "us", 1, 4, 2, bench_median(r_large[SHIMP], ROUNDS));
+        notmet +=
+            bench_row("calls/s, 64 in flight (bar in calls/s)", bench_median(cps[SHIMP], ROUNDS),
+                      bench_median(cps[RELAY], ROUNDS), bench_median(r_cps[SHIMP], ROUNDS),
+                      "calls/s", 0, 100000, 150000, bench_median(cps[SHIMP], ROUNDS));
         {
             double d[ROUNDS];
             for (int r = 0; r < ROUNDS; r++)
                 d[r] = p50s[SHIMC][r] - p50s[SHIMP][r];
-            notmet += bench_row("controller mode: p50 minus standalone's", bench_median(d, ROUNDS),
-                bench_median(p50s[SHIMP], ROUNDS),
-                bench_median(p50s[SHIMC], ROUNDS) / bench_median(p50s[SHIMP], ROUNDS), "us", 1, 1000, 1000,
-                bench_median(d, ROUNDS));
+            notmet +=
+                bench_row("controller mode: p50 minus standalone's", bench_median(d, ROUNDS),
+                          bench_median(p50s[SHIMP], ROUNDS),
+                          bench_median(p50s[SHIMC], ROUNDS) / bench_median(p50s[SHIMP], ROUNDS),
+                          "us", 1, 1000, 1000, bench_median(d, ROUNDS));
         }
     }
     bench_loadavg("after");

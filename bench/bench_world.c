@@ -112,8 +112,7 @@ static double floor_rate(void)
         jsonrpc_parse(line, strlen(line), &m);
         json_t *rep = jsonrpc_make_result(
             m.id, json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text", "text",
-                            "{\"effect_id\":\"refunds-1\",\"status\":\"refunded\"}", "isError",
-                            0));
+                            "{\"effect_id\":\"refunds-1\",\"status\":\"refunded\"}", "isError", 0));
         jsonrpc_write(&o2, rep);
         json_decref(rep);
         jsonrpc_msg_release(&m);
