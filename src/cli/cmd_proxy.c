@@ -9,6 +9,7 @@
 #include "control/controller.h"
 #include "control/egress.h"
 #include "control/egress_policy.h"
+#include "control/hostport.h"
 #include "util/log.h"
 #include "util/banned.h"
 
@@ -59,6 +60,19 @@ static int on_egress_allow(const struct opt *op, const char *v, struct err *e)
     }
 }
 
+/* --host-port-fd FD:PORT[,FD:PORT...], repeatable (the experiment's egress.host_ports) */
+struct host_port_flags {
+    struct hostport_spec v[HOSTPORT_MAX];
+    size_t n;
+};
+
+static int on_host_port_fd(const struct opt *op, const char *v, struct err *e)
+{
+    struct host_port_flags *f = op->value;
+
+    return hostport_parse(v, f->v, HOSTPORT_MAX, &f->n, e);
+}
+
 #define PROXY_POLICIES_MAX 8
 
 struct policy_flags {
@@ -83,6 +97,7 @@ int cmd_proxy(int argc, char **argv)
     struct err e = {0};
     struct cli_resolve_list resolve = {{NULL}, 0};
     struct allow_list allow = {.n = 0};
+    struct host_port_flags hports = {.n = 0};
     const char *log_file = NULL, *level = log_level_name();
     int nargs, rc;
 
@@ -152,6 +167,9 @@ int cmd_proxy(int argc, char **argv)
         OPT_CALL("egress-allow", "HOST[,HOST...]", on_egress_allow, &allow,
                  "the egress proxy refuses (403) every host but these (repeatable; * followed "
                  "by a suffix matches by suffix; none: every host allowed)"),
+        OPT_CALL("host-port-fd", "FD:PORT[,FD:PORT...]", on_host_port_fd, &hports,
+                 "relay each inherited listening socket FD to the host's 127.0.0.1:PORT "
+                 "through the egress proxy (the experiment's egress.host_ports; repeatable)"),
         OPT_STRING("log", "FILE", &log_file, "stderr", "log here"),
         OPT_STRING("log-level", "LEVEL", &level, NULL, "error, warn, info or debug"),
         OPT_END(),
@@ -184,6 +202,8 @@ int cmd_proxy(int argc, char **argv)
     }
     cfg.resolve = resolve.n ? resolve.spec : NULL;
     cfg.egress_allow = allow.n ? allow.host : NULL;
+    cfg.host_ports = hports.v;
+    cfg.nhost_ports = hports.n;
     cfg.policy_paths = pf.paths;
     cfg.npolicy_paths = pf.n;
     rc = controller_run(&cfg, &e);

@@ -28,6 +28,7 @@
 #include "control/egress.h"
 #include "control/dnsstub.h"
 #include "control/transparent.h"
+#include "control/hostport.h"
 #include "control/intercept.h"
 #include "control/gatectl.h"
 #include "events/ev.h"
@@ -265,6 +266,8 @@ int controller_run(const struct controller_config *cfg_in, struct err *e)
     if ((c.cfg.transparent_http || c.cfg.transparent_http_fd >= 0 || c.cfg.transparent_tls ||
          c.cfg.transparent_tls_fd >= 0) &&
         (rc = ctl_register(&c, &transparent_handler, e)) != 0)
+        goto out;
+    if (c.cfg.nhost_ports && (rc = ctl_register(&c, &hostport_handler, e)) != 0)
         goto out;
 
     memset(&scfg, 0, sizeof(scfg));

@@ -21,6 +21,8 @@
 
 #include "util/err.h"
 
+struct hostport_spec;
+
 struct controller_config {
     const char *plan_path;          /* required */
     const char *events_path;        /* required */
@@ -68,6 +70,11 @@ struct controller_config {
     int transparent_http_fd;
     const char *transparent_tls;
     int transparent_tls_fd;
+    /* the experiment's egress.host_ports (hostport.h): inherited listeners inside the
+     * sandbox, each relayed to the host's 127.0.0.1:PORT through the egress proxy (which must
+     * then be served too); nhost_ports of them, at most HOSTPORT_MAX */
+    const struct hostport_spec *host_ports;
+    size_t nhost_ports;
     /* the policy files of the gate endpoint (POST /_faultline/gate), project's first; a
      * missing one is skipped; none: the built-in default policy */
     const char *const *policy_paths;

@@ -62,7 +62,7 @@ struct econn {
     int up_eof, client_eof;
     size_t lingered; /* bytes dropped while CLOSING */
     int handed_off;  /* the client connection went to intercept_start */
-    int transparent; /* 0, or EGRESS_ADOPT_HTTP / EGRESS_ADOPT_TLS (egress_adopt) */
+    int transparent; /* 0, or EGRESS_ADOPT_HTTP / _TLS / _HOST_PORT (egress_adopt*) */
 };
 
 struct egress {
@@ -264,7 +264,8 @@ static void emit_request(struct econn *c)
         ev_set_str(j, "path", c->path);
     ev_set_bool(j, "intercepted", 0);
     if (c->transparent)
-        ev_set_str(j, "mode", "transparent");
+        ev_set_str(j, "mode",
+                   c->transparent == EGRESS_ADOPT_HOST_PORT ? "host_port" : "transparent");
     ev_set_int(j, "status", c->status);
     ev_set_int(j, "bytes_in", (long long)c->bytes_in);
     ev_set_int(j, "bytes_out", (long long)c->bytes_out);
@@ -403,6 +404,14 @@ static void conn_fail(struct econn *c, int status, const char *error)
     char body[320];
 
     c->error = error;
+    if (c->transparent == EGRESS_ADOPT_HOST_PORT) {
+        /* not HTTP: no answer; the client's connection is reset, as a refused port would be */
+        struct linger lg = {1, 0};
+        c->status = status;
+        setsockopt(bufferevent_getfd(c->client), SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+        conn_end(c);
+        return;
+    }
     snprintf(body, sizeof(body), "faultline egress: %s\n", error);
     conn_answer(c, status, http_reason(status), NULL, body);
 }
@@ -912,14 +921,49 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
     conn_new(eg, client);
 }
 
-int egress_adopt(struct ctl *ctl, struct bufferevent *client, int how, const char *host)
+static struct egress *egress_of(struct ctl *ctl)
 {
-    struct egress *eg = NULL;
-    struct econn *c;
-
     for (size_t i = 0; i < ctl->nhandlers; i++)
         if (ctl->handlers[i].h == &egress_handler)
-            eg = ctl->handlers[i].state;
+            return ctl->handlers[i].state;
+    return NULL;
+}
+
+int egress_serving(struct ctl *ctl)
+{
+    return egress_of(ctl) != NULL;
+}
+
+int egress_adopt_host_port(struct ctl *ctl, struct bufferevent *client, int port)
+{
+    struct egress *eg = egress_of(ctl);
+    struct sockaddr_in s4;
+    struct econn *c;
+
+    if (eg == NULL) {
+        bufferevent_free(client);
+        return ERR_UNSUPPORTED;
+    }
+    if ((c = conn_new(eg, client)) == NULL)
+        return ERR_LIMIT;
+    c->transparent = EGRESS_ADOPT_HOST_PORT;
+    c->tunnel = 1;
+    c->resolved = 1; /* the experiment named this loopback port */
+    c->t.port = port;
+    snprintf(c->method, sizeof(c->method), "TCP");
+    snprintf(c->t.host, sizeof(c->t.host), "127.0.0.1");
+    memset(&s4, 0, sizeof(s4));
+    s4.sin_family = AF_INET;
+    s4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connect_up(c, (struct sockaddr *)&s4, sizeof(s4));
+    return 0;
+}
+
+int egress_adopt(struct ctl *ctl, struct bufferevent *client, int how, const char *host)
+{
+    struct egress *eg = egress_of(ctl);
+    struct econn *c;
+
     if (eg == NULL) {
         bufferevent_free(client);
         return ERR_UNSUPPORTED;

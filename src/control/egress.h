@@ -104,8 +104,9 @@ const struct catalog_fault *egress_decide(struct ctl *ctl, const char *host,
                                           struct plan_decision *d);
 
 /* How a connection of the transparent listeners (transparent.h) is taken. */
-#define EGRESS_ADOPT_HTTP 1 /* :80: a request in origin form, routed by its Host field */
-#define EGRESS_ADOPT_TLS 2  /* :443: TLS to host (the ClientHello's SNI), still unread */
+#define EGRESS_ADOPT_HTTP 1      /* :80: a request in origin form, routed by its Host field */
+#define EGRESS_ADOPT_TLS 2       /* :443: TLS to host (the ClientHello's SNI), still unread */
+#define EGRESS_ADOPT_HOST_PORT 3 /* egress.host_ports: bytes to the host's 127.0.0.1:port */
 
 struct bufferevent;
 /* Takes a client connection of the transparent listeners (ownership of client: it is freed on
@@ -115,5 +116,15 @@ struct bufferevent;
  * intercepting fault matches, intercept_start. 0, or ERR_UNSUPPORTED (no egress proxy
  * registered) / ERR_LIMIT (max_conns): client closed. Callable from a callback. */
 int egress_adopt(struct ctl *ctl, struct bufferevent *client, int how, const char *host);
+/* Takes a connection of an egress.host_ports listener (hostport.h; ownership of client, freed
+ * on every path) and relays it blind, as a tunnel, to the host's own 127.0.0.1:port: the one
+ * loopback destination the proxy dials without a --resolve entry. Its egress_request has
+ * `mode: host_port`, `method: TCP`; a refused connect ends it with status 502 and the
+ * client's connection reset (no HTTP answer: the client may speak anything). 0, or
+ * ERR_UNSUPPORTED (no egress proxy) / ERR_LIMIT (max_conns): client closed. Callable from a
+ * callback. */
+int egress_adopt_host_port(struct ctl *ctl, struct bufferevent *client, int port);
+/* 1 when the egress proxy is registered on ctl (egress_adopt can take connections). */
+int egress_serving(struct ctl *ctl);
 
 #endif

@@ -48,7 +48,7 @@ static const struct {
 #define NCOMPS (sizeof(comps) / sizeof(comps[0]))
 
 static const char *const v_via[] = {"control_api", NULL};
-static const char *const v_egress_mode[] = {"transparent", NULL};
+static const char *const v_egress_mode[] = {"transparent", "host_port", NULL};
 static const char *const v_component[] = {
     "controller-model", "controller-egress", "mcp", "gate", "world", NULL};
 static const char *const v_end_reason[] = {"end", "error", NULL};
@@ -205,7 +205,9 @@ static const struct evkind_field f_tool_result[] = {
 };
 
 static const struct evkind_field f_egress_request[] = {
-    {"method", S, 0, 1, "HTTP method, or `CONNECT` for a tunnel that was not intercepted", NULL, 0},
+    {"method", S, 0, 1,
+     "HTTP method, `CONNECT` for a tunnel that was not intercepted, `TCP` for a host port", NULL,
+     0},
     {"host", S, 0, 1, "target host (lowercase)", NULL, 0},
     {"port", I, 0, 1, "target port", NULL, 0},
     {"path", S, 0, 0, "request path, when seen (plain HTTP or intercepted TLS)", NULL, 0},
@@ -227,7 +229,9 @@ static const struct evkind_field f_egress_request[] = {
     {"mode", S, 0, 0,
      "`transparent`: through the sandbox's :80 / :443 listeners (a client that ignored the "
      "proxy variables and resolved through the DNS stub; `method` `TLS` for a :443 "
-     "connection passed through blind); absent: through the forward proxy",
+     "connection passed through blind); `host_port`: a connection to one of the experiment's "
+     "egress.host_ports, relayed to the host's 127.0.0.1:`port` (`method` `TCP`, status 200 once "
+     "the host port answered, 502 when it refused); absent: through the forward proxy",
      v_egress_mode, 0},
 };
 

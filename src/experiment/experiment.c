@@ -1443,14 +1443,62 @@ static void parse_env(struct vctx *v, const struct ynode *n)
 
 #define EGRESS_PATTERN_MAX 254 /* '*' and a DNS name's longest text form */
 
+/* egress.host_ports: 1..EXPERIMENT_HOST_PORTS_MAX distinct ports, none the sandbox's own. */
+static void parse_host_ports(struct vctx *v, const struct ynode *n)
+{
+    static const int reserved[] = EXPERIMENT_HOST_PORTS_RESERVED;
+    const struct format_key *k = fkey("egress", "host_ports");
+    int bad = 0;
+
+    if (want(v, n, YNODE_SEQ, "egress.host_ports") < 0)
+        return;
+    if ((double)n->n < k->min || (double)n->n > k->max) {
+        err_at(v, n, "egress.host_ports: must have %s to %s items, found %zu", NUM(k->min),
+               NUM(k->max), n->n);
+        return;
+    }
+    for (size_t i = 0; i < n->n; i++) {
+        const struct ynode *it = n->items[i];
+        char path[64];
+        snprintf(path, sizeof(path), "egress.host_ports[%zu]", i);
+        if (want(v, it, YNODE_INT, path) < 0 ||
+            check_range(v, it, it->d, 1, 65535, 0, path, "a port") < 0) {
+            bad = 1;
+            continue;
+        }
+        for (size_t r = 0; r < sizeof(reserved) / sizeof(reserved[0]); r++) {
+            if (it->i == reserved[r]) {
+                err_at(v, it,
+                       "%s: port %d is the sandbox's own (53 the DNS stub, 80 and 443 transparent "
+                       "mode): it cannot also lead to the host",
+                       path, reserved[r]);
+                bad = 1;
+            }
+        }
+        for (size_t j = 0; j < i; j++) {
+            if (n->items[j]->type == YNODE_INT && n->items[j]->i == it->i) {
+                err_at(v, it, "%s: port %lld is listed twice", path, (long long)it->i);
+                bad = 1;
+                break;
+            }
+        }
+    }
+    if (bad)
+        return;
+    for (size_t i = 0; i < n->n; i++)
+        v->x->egress_host_ports[v->x->negress_host_ports++] = (int)n->items[i]->i;
+}
+
 static void parse_egress(struct vctx *v, const struct ynode *n)
 {
-    const struct ynode *allow;
+    const struct ynode *allow, *ports;
     int bad = 0;
 
     if (want(v, n, YNODE_MAP, "egress") < 0)
         return;
     check_keys(v, n, format_section_find("egress"), NULL, "egress");
+    if ((ports = ynode_get(n, "host_ports")) != NULL)
+        parse_host_ports(v, ports);
     allow = get_checked(v, n, "egress", "allow", "egress", &bad);
     if (allow == NULL)
         return;
@@ -1710,11 +1758,22 @@ json_t *experiment_to_json(const struct experiment *x)
     for (size_t i = 0; i < x->nenv; i++)
         json_array_append_new(a, json_string(x->env[i]));
     json_object_set_new(j, "env", a);
-    if (x->has_egress_allow) { /* only when set: the hash of an experiment without it stays */
-        a = json_array();
-        for (size_t i = 0; i < x->negress_allow; i++)
-            json_array_append_new(a, json_string(x->egress_allow[i]));
-        json_object_set_new(j, "egress", json_pack("{s:o}", "allow", a));
+    /* egress only when set: the hash of an experiment without it stays */
+    if (x->has_egress_allow || x->negress_host_ports) {
+        json_t *eg = json_object();
+        if (x->has_egress_allow) {
+            a = json_array();
+            for (size_t i = 0; i < x->negress_allow; i++)
+                json_array_append_new(a, json_string(x->egress_allow[i]));
+            json_object_set_new(eg, "allow", a);
+        }
+        if (x->negress_host_ports) {
+            a = json_array();
+            for (size_t i = 0; i < x->negress_host_ports; i++)
+                json_array_append_new(a, json_integer(x->egress_host_ports[i]));
+            json_object_set_new(eg, "host_ports", a);
+        }
+        json_object_set_new(j, "egress", eg);
     }
     return j;
 }

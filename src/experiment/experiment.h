@@ -50,6 +50,14 @@ struct experiment_abort {
     double wall_clock_s_above; /* 0 when absent */
 };
 
+/* egress.host_ports: at most this many; and the ports the sandbox's namespace already serves
+ * (the DNS stub's 53, transparent mode's 80 and 443), which none of them may be */
+#define EXPERIMENT_HOST_PORTS_MAX 32
+#define EXPERIMENT_HOST_PORTS_RESERVED                                                             \
+    {                                                                                              \
+        53, 80, 443                                                                                \
+    }
+
 struct experiment {
     char *path; /* the file it came from */
     char *name, *description, *agent, *verify;
@@ -73,6 +81,10 @@ struct experiment {
     char **egress_allow;
     size_t negress_allow;
     int has_egress_allow;
+    /* egress.host_ports: ports of the host's own loopback the sandbox reaches through the
+     * controller (docs/egress.md); negress_host_ports of them, 0 when absent */
+    int egress_host_ports[EXPERIMENT_HOST_PORTS_MAX];
+    size_t negress_host_ports;
     char hash[65]; /* SHA-256 hex of experiment_to_json's canonical dump */
 };
 

@@ -65,6 +65,8 @@ static const struct format_key k_egress[] = {
     {"allow", FORMAT_STRING_LIST, 0, 1, 64, 0, HOST_RE, "a host name, or * followed by a suffix",
      NULL, NULL, NULL,
      "the only hosts the agent may reach (a leading * matches by suffix, as match.host); any other is refused with 403 and a policy hit (no_policy_hits); absent: every host"},
+    {"host_ports", FORMAT_SPECIAL, 0, 1, 32, 0, NULL, NULL, NULL, NULL, NULL,
+     "ports of the host's own loopback (a local database, a dev server) the agent reaches at 127.0.0.1:PORT inside the sandbox, relayed by the controller, one egress_request each connection: 1 to 32 distinct integers from 1 to 65535, not 53, 80 or 443; absent: none"},
     END};
 
 static const struct format_key k_fault[] = {

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "experiment/catalog.h"
+#include "experiment/experiment.h"
 #include "experiment/format.h"
 #include "experiment/schema.h"
 #include "util/buf.h"
@@ -386,6 +387,18 @@ static json_t *special_schema(const char *section, const struct format_key *k)
             if (all[i].world_declared)
                 json_array_append_new(e, json_string(all[i].id));
         return json_pack("{s:o}", "enum", e);
+    }
+    if (!strcmp(section, "egress") && !strcmp(k->name, "host_ports")) {
+        static const int reserved[] = EXPERIMENT_HOST_PORTS_RESERVED;
+        json_t *not = json_array();
+        for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
+            json_array_append_new(not, json_integer(reserved[i]));
+        json_t *s = json_pack("{s:s,s:{s:s,s:i,s:i,s:{s:o}},s:b}", "type", "array", "items", "type",
+                              "integer", "minimum", 1, "maximum", 65535, "not", "enum", not,
+                              "uniqueItems", 1);
+        set_num(s, "minItems", k->min);
+        set_num(s, "maxItems", k->max);
+        return s;
     }
     return json_object(); /* fault.id, probe.id, probe.value: handled by their parents */
 }

@@ -52,6 +52,7 @@
 #include "report/rpt.h"
 #include "run/carry.h"
 #include "run/gatecheck.h"
+#include "run/hostports.h"
 #include "run/monitor.h"
 #include "run/report.h"
 #include "run/trust.h"
@@ -966,7 +967,7 @@ static int spawn_controller(struct rep *p, int lfd, struct err *e)
     }
     snprintf(hfdtxt, sizeof(hfdtxt), "%d", hfd);
     snprintf(tfdtxt, sizeof(tfdtxt), "%d", tfd);
-    const char *argv[40 + 2 * RUN_RESOLVE_MAX] = {r->exe,
+    const char *argv[42 + 2 * RUN_RESOLVE_MAX] = {r->exe,
                                                   "proxy",
                                                   "--plan",
                                                   plan,
@@ -1009,6 +1010,13 @@ static int spawn_controller(struct rep *p, int lfd, struct err *e)
         argv[na++] = "--egress-allow";
         argv[na++] = allow.data;
     }
+    /* the experiment's egress.host_ports: their listeners inside (src/run/hostports.h) */
+    struct hostports hp;
+    int hprc = hostports_dup(p->sb, &hp, e);
+    if (hprc == 0 && hp.n) {
+        argv[na++] = "--host-port-fd";
+        argv[na++] = hp.arg.data;
+    }
     /* the run's interception CA and the sandbox's trust bundle (src/run/trust.h) */
     argv[na++] = "--ca-dir";
     argv[na++] = p->ca_dir;
@@ -1028,7 +1036,8 @@ static int spawn_controller(struct rep *p, int lfd, struct err *e)
     argv[na] = NULL;
     struct proc_opts po = {
         .argv = argv, .in = PROC_NULL, .out = PROC_NULL, .err = PROC_NULL, .die_with_parent = 1};
-    rc = proc_spawn(&p->ctl, &po, e);
+    rc = hprc ? hprc : proc_spawn(&p->ctl, &po, e);
+    hostports_release(&hp);
     buf_release(&allow);
     close(fd);
     close(efd);
@@ -1036,7 +1045,7 @@ static int spawn_controller(struct rep *p, int lfd, struct err *e)
     close(hfd);
     close(tfd);
     if (rc < 0)
-        return ERR_IO;
+        return hprc ? hprc : ERR_IO;
     p->ctl_live = 1;
     return 0;
 }
@@ -1195,6 +1204,8 @@ static int prepare(struct rep *p, struct err *e)
         .env = sandbox_env(p, &envstore, env, sizeof(env) / sizeof(env[0])),
         .ro_paths = r->o.ro_paths,
         .ro_files = binds,
+        .host_ports = r->x->egress_host_ports,
+        .nhost_ports = r->x->negress_host_ports,
     };
     if ((rc = sandbox_open(&p->sb, &spec, &lfd, &p->port, e)) < 0)
         goto out;

@@ -114,8 +114,7 @@ int workspace_seed(const char *project, const char *commit, const char *seed, st
     return 0;
 }
 
-int workspace_copy_start(struct workspace_job *j, const char *seed, const char *path,
-                         struct err *e)
+int workspace_copy_start(struct workspace_job *j, const char *seed, const char *path, struct err *e)
 {
     /* the files' modes and times (so git's index still matches them), links as links; not
      * their owner or extended attributes: the sandbox hands the tree to its user anyway */

@@ -58,7 +58,10 @@ struct sandbox {
     uint16_t egress_port;
     int dns_fd;          /* the DNS stub's UDP socket on 127.0.0.1:53 inside, or -1 */
     int http_fd, tls_fd; /* transparent mode's listeners on 127.0.0.1:80 and :443, or -1 */
-    int drop_uid;        /* 1: run as SANDBOX_UID */
+    int host_port_fd[SANDBOX_HOST_PORTS_MAX]; /* listeners on 127.0.0.1:host_port[i] inside */
+    int host_port[SANDBOX_HOST_PORTS_MAX];
+    size_t nhost_ports;
+    int drop_uid;                               /* 1: run as SANDBOX_UID */
     char cg_mem[256], cg_pids[256];             /* cgroup directories made for it, or "" */
     struct spawn_ns spawns[SANDBOX_SPAWNS_MAX]; /* native */
     /* native: spawns whose --info-fd is not read yet (settle reads it): [0, npending) */

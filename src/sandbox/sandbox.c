@@ -40,7 +40,9 @@
 #define SANDBOX_OPEN_TIMEOUT_MS 10000
 /* how long a gated command's start (bwrap's exec) may take before its go */
 #define SANDBOX_START_TIMEOUT_MS 10000
-#define SANDBOX_NS_FDS 7 /* listener, netns, egress, DNS, :80, :443, userns */
+#define SANDBOX_NS_FIXED 6 /* listener, netns, egress, DNS, :80, :443 */
+/* the fixed ones, the host ports' listeners, userns */
+#define SANDBOX_NS_FDS (SANDBOX_NS_FIXED + SANDBOX_HOST_PORTS_MAX + 1)
 #define SANDBOX_LO_ALIAS "127.0.0.53"
 #define CGROUP_ROOT "/sys/fs/cgroup"
 
@@ -377,16 +379,20 @@ static int lo_dns_socket(void)
 }
 
 /* The child of sandbox_open: never returns. Sends {listener, netns, egress listener, DNS
- * socket, :80 listener, :443 listener[, userns]} or one errno. */
-static void ns_child(int sock, int unpriv, uid_t uid, gid_t gid)
+ * socket, :80 listener, :443 listener, one listener per host port[, userns]} or one errno.
+ * The host ports are bound first: the kernel then gives the ephemeral listeners other ports. */
+static void ns_child(int sock, int unpriv, uid_t uid, gid_t gid, const int *host_ports,
+                     size_t nhost_ports)
 {
-    int fds[SANDBOX_NS_FDS] = {-1, -1, -1, -1, -1, -1, -1}, nfds = 6, err = 0;
+    int fds[SANDBOX_NS_FDS], nfds = SANDBOX_NS_FIXED + (int)nhost_ports, err = 0;
     char map[64];
     char cbuf[CMSG_SPACE(sizeof(fds))];
     struct msghdr mh;
     struct iovec iov;
     struct cmsghdr *cm;
 
+    for (size_t i = 0; i < SANDBOX_NS_FDS; i++)
+        fds[i] = -1;
     if (unpriv) {
         if (unshare(CLONE_NEWUSER | CLONE_NEWNET) < 0) {
             err = errno;
@@ -405,6 +411,14 @@ static void ns_child(int sock, int unpriv, uid_t uid, gid_t gid)
     }
     if ((err = lo_up()) || (err = lo_alias()))
         goto out;
+    for (size_t i = 0; i < nhost_ports; i++) {
+        int fd = lo_listener_on((uint16_t)host_ports[i]);
+        if (fd < 0) {
+            err = -fd;
+            goto out;
+        }
+        fds[SANDBOX_NS_FIXED + i] = fd;
+    }
     fds[0] = lo_listener();
     if (fds[0] < 0) {
         err = -fds[0];
@@ -432,12 +446,12 @@ static void ns_child(int sock, int unpriv, uid_t uid, gid_t gid)
         goto out;
     }
     if (unpriv) {
-        fds[6] = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
-        if (fds[6] < 0) {
+        fds[nfds] = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+        if (fds[nfds] < 0) {
             err = errno;
             goto out;
         }
-        nfds = 7;
+        nfds++;
     }
 out:
     memset(&mh, 0, sizeof(mh));
@@ -460,8 +474,8 @@ out:
     _exit(err ? 1 : 0);
 }
 
-/* Receives what ns_child sent: 0 with fds[0..*nfds) filled, or ERR_* */
-static int ns_receive(int sock, int fds[SANDBOX_NS_FDS], int *nfds, struct err *e)
+/* Receives what ns_child sent: 0 with fds[0..*nfds) filled (at least need), or ERR_* */
+static int ns_receive(int sock, int fds[SANDBOX_NS_FDS], int *nfds, int need, struct err *e)
 {
     struct pollfd pfd = {.fd = sock, .events = POLLIN};
     char cbuf[CMSG_SPACE(sizeof(int) * SANDBOX_NS_FDS)];
@@ -502,7 +516,7 @@ static int ns_receive(int sock, int fds[SANDBOX_NS_FDS], int *nfds, struct err *
     if (cerr)
         return err_set(e, ERR_SYS, "sandbox: cannot make the network namespace: %s",
                        strerror(cerr));
-    if (*nfds < 6)
+    if (*nfds < need)
         return err_set(e, ERR_SYS, "sandbox: the namespace child sent %d descriptors", *nfds);
     return 0;
 }
@@ -667,7 +681,7 @@ int sandbox_open(struct sandbox **out, const struct sandbox_spec *spec, int *lis
                  uint16_t *port, struct err *e)
 {
     struct sandbox *sb;
-    int sv[2], fds[SANDBOX_NS_FDS] = {-1, -1, -1, -1, -1, -1, -1}, nfds = 0, status, rc;
+    int sv[2], fds[SANDBOX_NS_FDS], nfds = 0, status, rc, need;
     pid_t pid;
     struct sockaddr_in sa;
     socklen_t salen = sizeof(sa);
@@ -680,6 +694,13 @@ int sandbox_open(struct sandbox **out, const struct sandbox_spec *spec, int *lis
         return ERR_INVALID;
     if (spec->workdir == NULL || spec->homedir == NULL)
         return err_set(e, ERR_INVALID, "sandbox: a work directory and a home are required");
+    if (spec->nhost_ports > SANDBOX_HOST_PORTS_MAX)
+        return err_set(e, ERR_LIMIT, "sandbox: more than %d host ports", SANDBOX_HOST_PORTS_MAX);
+    for (size_t i = 0; i < spec->nhost_ports; i++)
+        if (spec->host_ports[i] < 1 || spec->host_ports[i] > 65535)
+            return err_set(e, ERR_INVALID, "sandbox: host port %d out of range",
+                           spec->host_ports[i]);
+    need = SANDBOX_NS_FIXED + (int)spec->nhost_ports;
     sb = xcalloc(1, sizeof(*sb));
     sb->ops = ops;
     sb->image = xstrdup_or_null(spec->image);
@@ -698,6 +719,7 @@ int sandbox_open(struct sandbox **out, const struct sandbox_spec *spec, int *lis
         sb->limits.fsize_mb = 1024;
     sb->netns_fd = sb->userns_fd = sb->info_wfd = sb->status_wfd = sb->egress_fd = -1;
     sb->dns_fd = sb->http_fd = sb->tls_fd = -1;
+    sb->nhost_ports = 0;
     sb->drop_uid = geteuid() == 0;
 
     if (sb->drop_uid && ((rc = chown_tree(sb->workdir, e)) || (rc = chown_tree(sb->homedir, e))))
@@ -715,10 +737,10 @@ int sandbox_open(struct sandbox **out, const struct sandbox_spec *spec, int *lis
     }
     if (pid == 0) {
         close(sv[0]);
-        ns_child(sv[1], geteuid() != 0, getuid(), getgid());
+        ns_child(sv[1], geteuid() != 0, getuid(), getgid(), spec->host_ports, spec->nhost_ports);
     }
     close(sv[1]);
-    rc = ns_receive(sv[0], fds, &nfds, e);
+    rc = ns_receive(sv[0], fds, &nfds, need, e);
     close(sv[0]);
     if (rc)
         kill(pid, SIGKILL);
@@ -732,7 +754,12 @@ int sandbox_open(struct sandbox **out, const struct sandbox_spec *spec, int *lis
     sb->dns_fd = fds[3];
     sb->http_fd = fds[4];
     sb->tls_fd = fds[5];
-    sb->userns_fd = nfds > 6 ? fds[6] : -1;
+    for (size_t i = 0; i < spec->nhost_ports; i++) {
+        sb->host_port_fd[i] = fds[SANDBOX_NS_FIXED + i];
+        sb->host_port[i] = spec->host_ports[i];
+    }
+    sb->nhost_ports = spec->nhost_ports;
+    sb->userns_fd = nfds > need ? fds[need] : -1;
     if (getsockname(fds[0], (struct sockaddr *)&sa, &salen) < 0) {
         rc = err_set(e, ERR_SYS, "sandbox: getsockname: %s", strerror(errno));
         goto fail;
@@ -753,6 +780,7 @@ fail:
         close(fds[i]);
     *listen_fd = -1;
     sb->netns_fd = sb->userns_fd = sb->egress_fd = sb->dns_fd = sb->http_fd = sb->tls_fd = -1;
+    sb->nhost_ports = 0;
     sandbox_close(sb);
     return rc;
 }
@@ -778,6 +806,8 @@ void sandbox_close(struct sandbox *sb)
         close(sb->http_fd);
     if (sb->tls_fd >= 0)
         close(sb->tls_fd);
+    for (size_t i = 0; i < sb->nhost_ports; i++)
+        close(sb->host_port_fd[i]);
     free(sb->workdir);
     free(sb->homedir);
     free(sb->self_exe);
@@ -867,6 +897,14 @@ int sandbox_dns_socket(const struct sandbox *sb)
 int sandbox_transparent_listener(const struct sandbox *sb, int tls)
 {
     return tls ? sb->tls_fd : sb->http_fd;
+}
+
+int sandbox_host_port_listener(const struct sandbox *sb, size_t i, int *port)
+{
+    if (i >= sb->nhost_ports)
+        return ERR_NOTFOUND;
+    *port = sb->host_port[i];
+    return sb->host_port_fd[i];
 }
 
 int sandbox_enter_net(const struct sandbox *sb)

@@ -8,7 +8,8 @@
  *   sandbox_open()     makes the sandbox's network namespace: a child process unshares it,
  *                      brings lo up, binds a listening TCP socket on 127.0.0.1:0 inside it (and
  *                      the egress proxy's, the DNS stub's UDP socket on 127.0.0.1:53 and the
- *                      transparent listeners on 127.0.0.1:80 and :443) and
+ *                      transparent listeners on 127.0.0.1:80 and :443, and one on
+ *                      127.0.0.1:PORT for each of spec->host_ports) and
  *                      passes them (and a descriptor of the namespace) back over a Unix
  *                      socket with SCM_RIGHTS. The caller hands the listener to the controller
  *                      (`faultline proxy --listen-fd N`), which accepts on it from the host
@@ -75,7 +76,15 @@ struct sandbox_spec {
      * over that path (the run's CA bundle over the system one, src/run/trust.h). The host
      * file must exist when a command is spawned. */
     const char *const *ro_files;
+    /* ports of the host's loopback the sandbox reaches through the controller (the
+     * experiment's egress.host_ports, docs/egress.md): sandbox_open binds 127.0.0.1:PORT inside
+     * the namespace for each, before its other listeners (so no ephemeral port takes one);
+     * nhost_ports of them, at most SANDBOX_HOST_PORTS_MAX, none 53, 80 or 443 */
+    const int *host_ports;
+    size_t nhost_ports;
 };
+
+#define SANDBOX_HOST_PORTS_MAX 32
 
 struct sandbox;
 
@@ -106,6 +115,11 @@ int sandbox_dns_socket(const struct sandbox *sb);
  * inside the namespace: transparent mode's (the controller's `--transparent-http-fd` and
  * `--transparent-tls-fd`), where the DNS stub's answers lead. Borrowed as the egress one. */
 int sandbox_transparent_listener(const struct sandbox *sb, int tls);
+
+/* The listening socket sandbox_open bound to 127.0.0.1:spec->host_ports[i] inside the
+ * namespace (the controller's `--host-port-fd FD:PORT`), *port set to that port; ERR_NOTFOUND
+ * when i is out of range. Borrowed as the egress one. */
+int sandbox_host_port_listener(const struct sandbox *sb, size_t i, int *port);
 
 /* What the namespace counted of connections that went nowhere (src/sandbox/netstat.c): no_route
  * (packets to an address with no route: a raw IP, IPv4 or IPv6) and refused (TCP connections

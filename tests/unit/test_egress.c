@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "control/egress.h"
+#include "control/hostport.h"
 #include "util/banned.h"
 
 static void test_authority(void **state)
@@ -165,13 +166,47 @@ static void test_internal(void **state)
             fail_msg("'%s' refused", out[i]);
 }
 
+/* --host-port-fd FD:PORT[,FD:PORT...] (hostport.h): appended across repeats, ports once each,
+ * at most max in all. */
+static void test_host_port_spec(void **state)
+{
+    struct hostport_spec v[3];
+    struct err e = {0};
+    size_t n = 0;
+
+    (void)state;
+    assert_int_equal(hostport_parse("7:5432,9:3000", v, 3, &n, &e), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(v[0].fd, 7);
+    assert_int_equal(v[0].port, 5432);
+    assert_int_equal(v[1].fd, 9);
+    assert_int_equal(v[1].port, 3000);
+    assert_int_equal(hostport_parse("0:65535", v, 3, &n, &e), 0);
+    assert_int_equal(n, 3);
+    assert_int_equal(hostport_parse("11:1", v, 3, &n, &e), ERR_LIMIT);
+    assert_non_null(strstr(e.msg, "at most 3 host ports"));
+    n = 0;
+    memset(&e, 0, sizeof(e));
+    assert_int_equal(hostport_parse("7:5432,8:5432", v, 3, &n, &e), ERR_INVALID);
+    assert_non_null(strstr(e.msg, "port 5432 given twice"));
+    static const char *const bad[] = {"",        "7",           "7:",   ":80",        "7:0",
+                                      "7:65536", "x:80",        "7:8x", "7:80,",      "-1:80",
+                                      "7:80:1",  "123456789:1", ",",    "7:80,,8:81", NULL};
+    for (int i = 0; bad[i]; i++) {
+        struct err be = {0};
+        n = 0;
+        if (hostport_parse(bad[i], v, 3, &n, &be) != ERR_INVALID)
+            fail_msg("'%s' accepted", bad[i]);
+        assert_non_null(strstr(be.msg, "--host-port-fd"));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_authority),
-        cmocka_unit_test(test_absolute),
-        cmocka_unit_test(test_resolve),
-        cmocka_unit_test(test_internal),
+        cmocka_unit_test(test_authority),      cmocka_unit_test(test_absolute),
+        cmocka_unit_test(test_resolve),        cmocka_unit_test(test_internal),
+        cmocka_unit_test(test_host_port_spec),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

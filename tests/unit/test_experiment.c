@@ -754,6 +754,63 @@ static void test_world(void **state)
                  "also a key of mcp_servers");
 }
 
+/* egress.host_ports: 1..32 distinct ports from 1 to 65535, none the sandbox's own (53, 80,
+ * 443), each error at its item; the normal form (and so the hash) names them only when set. */
+static void test_egress_host_ports(void **state)
+{
+    struct experiment *x = parse(VALID "egress:\n  host_ports: [5432, 3000]\n");
+    assert_non_null(x);
+    assert_int_equal(x->negress_host_ports, 2);
+    assert_int_equal(x->egress_host_ports[0], 5432);
+    assert_int_equal(x->egress_host_ports[1], 3000);
+    assert_false(x->has_egress_allow);
+    json_t *j = experiment_to_json(x);
+    json_t *eg = json_object_get(j, "egress");
+    assert_int_equal(json_array_size(json_object_get(eg, "host_ports")), 2);
+    assert_int_equal(json_integer_value(json_array_get(json_object_get(eg, "host_ports"), 1)),
+                     3000);
+    assert_null(json_object_get(eg, "allow"));
+    json_decref(j);
+    experiment_free(x);
+    x = parse(VALID "egress:\n  allow: [a.test]\n  host_ports: [1, 65535]\n");
+    assert_non_null(x);
+    assert_int_equal(x->negress_allow, 1);
+    assert_int_equal(x->negress_host_ports, 2);
+    experiment_free(x);
+    x = parse(VALID);
+    assert_non_null(x);
+    assert_int_equal(x->negress_host_ports, 0);
+    j = experiment_to_json(x);
+    assert_null(json_object_get(j, "egress"));
+    json_decref(j);
+    experiment_free(x);
+
+    expect_error_at(VALID "egress:\n  host_ports: [8080, 0]\n", 11, 22,
+                    "egress.host_ports[1]: must be a port from 1 to 65535, found 0");
+    expect_error_at(VALID "egress:\n  host_ports: [70000]\n", 11, 16,
+                    "egress.host_ports[0]: must be a port from 1 to 65535, found 70000");
+    expect_error_at(VALID "egress:\n  host_ports: [8080, 8080]\n", 11, 22,
+                    "egress.host_ports[1]: port 8080 is listed twice");
+    expect_error_at(VALID "egress:\n  host_ports: [443]\n", 11, 16,
+                    "egress.host_ports[0]: port 443 is the sandbox's own");
+    expect_error(VALID "egress:\n  host_ports: [53]\n", "port 53 is the sandbox's own");
+    expect_error(VALID "egress:\n  host_ports: [80]\n", "port 80 is the sandbox's own");
+    expect_error_at(VALID "egress:\n  host_ports: ['5432']\n", 11, 16,
+                    "egress.host_ports[0]: expected an integer, found the string");
+    expect_error_at(VALID "egress:\n  host_ports: []\n", 11, 15,
+                    "egress.host_ports: must have 1 to 32 items, found 0");
+    expect_error_at(VALID "egress:\n  host_ports: 5432\n", 11, 15,
+                    "egress.host_ports: expected a list, found the number 5432");
+    struct buf b = BUF_INIT;
+    buf_adds(&b, VALID "egress:\n  host_ports: [");
+    for (int i = 0; i < 33; i++)
+        buf_addf(&b, "%s%d", i ? ", " : "", 10000 + i);
+    buf_adds(&b, "]\n");
+    expect_error_at(b.data, 11, 15, "egress.host_ports: must have 1 to 32 items, found 33");
+    buf_release(&b);
+    expect_error(VALID "egress:\n  host_port: [5432]\n", "did you mean 'host_ports'");
+}
+
 static void test_hash_is_of_the_normal_form(void **state)
 {
     struct experiment *a = parse(VALID);
@@ -1072,6 +1129,7 @@ int main(void)
         cmocka_unit_test_teardown(test_load_as_json, teardown),
         cmocka_unit_test_teardown(test_options_agree_with_catalog, teardown),
         cmocka_unit_test_teardown(test_ydoc_typing, teardown),
+        cmocka_unit_test_teardown(test_egress_host_ports, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,7 +11,12 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "sandbox/backend.h"
@@ -70,7 +75,8 @@ static void check_common(const struct args *a)
     assert_true(has_pair(a, "--tmpfs", "/tmp"));
     assert_true(has_pair(a, "--volume", "/tmp/wt/work:/work"));
     assert_true(has_pair(a, "--volume", "/tmp/wt/home:/home/agent"));
-    assert_true(has_pair(a, "--volume", "/usr/local/bin/faultline:/opt/faultline/bin/faultline:ro"));
+    assert_true(
+        has_pair(a, "--volume", "/usr/local/bin/faultline:/opt/faultline/bin/faultline:ro"));
     assert_true(has_pair(a, "--volume", "/opt/agent/node_modules:/opt/agent/node_modules:ro"));
     assert_true(has_pair(a, "--volume", "/usr:/usr:ro"));
     assert_true(has_pair(a, "--workdir", "/work"));
@@ -197,7 +203,8 @@ static void test_node_image_is_self_contained(void **state)
     assert_true(has_pair(&a, "--user", "65534:65534"));
     assert_true(find(&a, 0, "--read-only") > 0);
     assert_true(has_pair(&a, "--network", "ns:/proc/7/fd/9"));
-    assert_true(has_pair(&a, "--volume", "/usr/local/bin/faultline:/opt/faultline/bin/faultline:ro"));
+    assert_true(
+        has_pair(&a, "--volume", "/usr/local/bin/faultline:/opt/faultline/bin/faultline:ro"));
     args_release(&a);
 }
 
@@ -207,7 +214,8 @@ static void test_import_argv(void **state)
     struct args a = {0};
 
     (void)state;
-    oci_import_argv(&a, "podman", "/tmp/x/root.tar", OCI_NODE_IMAGE, "LABEL faultline.libs=/l/a.so");
+    oci_import_argv(&a, "podman", "/tmp/x/root.tar", OCI_NODE_IMAGE,
+                    "LABEL faultline.libs=/l/a.so");
     assert_string_equal(a.v[0], "podman");
     assert_string_equal(a.v[1], "import");
     assert_true(find(&a, 0, "--quiet") > 0);
@@ -319,9 +327,9 @@ static void test_gated_spawn_waits_for_go(void **state)
     assert_int_equal(sandbox_open(&sb, &spec, &lfd, &port, &e), 0);
 
     /* held at the gate: the sandbox is up, the command has not run */
-    assert_int_equal(sandbox_spawn_gated(sb, "read -r x || true; touch /work/ran; exit 4", -1, -1,
-                                         NULL, &p, &e),
-                     0);
+    assert_int_equal(
+        sandbox_spawn_gated(sb, "read -r x || true; touch /work/ran; exit 4", -1, -1, NULL, &p, &e),
+        0);
     assert_int_equal(proc_wait(&p, 300), ERR_TIMEOUT);
     assert_int_not_equal(stat(ran, &st), 0);
     /* let go: it runs, with /dev/null as stdin (its read sees the end at once) */
@@ -346,6 +354,107 @@ static void test_gated_spawn_waits_for_go(void **state)
     assert_int_equal(fs_remove_tree(dir, &e), 0);
 }
 
+/* The listeners of sandbox_open for spec.host_ports (sandbox.h): one per port, on 127.0.0.1:PORT
+ * inside the namespace, in the spec's order, besides the controller's ephemeral ones; the
+ * userns descriptor still found after them when the caller is not root. 0 when they check. */
+static int check_host_ports(const char *work, const char *home, int want_userns)
+{
+    static const int ports[] = {5432, 3000};
+    struct sandbox_spec spec;
+    struct sandbox *sb = NULL;
+    struct sockaddr_in sa;
+    socklen_t salen;
+    struct err e = {0};
+    int lfd = -1, hp = 0, rc = 1;
+    uint16_t port, eport;
+
+    memset(&spec, 0, sizeof(spec));
+    spec.workdir = work;
+    spec.homedir = home;
+    spec.host_ports = ports;
+    spec.nhost_ports = 2;
+    if (sandbox_open(&sb, &spec, &lfd, &port, &e) != 0) {
+        fprintf(stderr, "sandbox_open: %s\n", e.msg);
+        return 1;
+    }
+    sandbox_egress_listener(sb, &eport);
+    for (size_t i = 0; i < 2; i++) {
+        int fd = sandbox_host_port_listener(sb, i, &hp);
+        salen = sizeof(sa);
+        if (fd < 0 || hp != ports[i] || getsockname(fd, (struct sockaddr *)&sa, &salen) != 0 ||
+            ntohs(sa.sin_port) != ports[i] || sa.sin_addr.s_addr != htonl(INADDR_LOOPBACK))
+            goto out;
+    }
+    if (sandbox_host_port_listener(sb, 2, &hp) != ERR_NOTFOUND || port == 5432 || port == 3000 ||
+        eport == 5432 || eport == 3000 || (sb->userns_fd >= 0) != want_userns)
+        goto out;
+    if (want_userns) { /* the descriptor is the user namespace's, not a listener's */
+        char link[64], target[64] = {0};
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", sb->userns_fd);
+        if (readlink(link, target, sizeof(target) - 1) < 0 || strncmp(target, "user:[", 6) != 0)
+            goto out;
+    }
+    rc = 0;
+out:
+    close(lfd);
+    sandbox_close(sb);
+    return rc;
+}
+
+static void test_host_port_listeners(void **state)
+{
+    char dir[] = "/tmp/test-sandbox-XXXXXX";
+    char work[64], home[64];
+    struct sandbox_spec spec;
+    struct sandbox *sb = NULL;
+    struct err e = {0};
+    int lfd = -1, status;
+    uint16_t port;
+    static const int bad[] = {80};
+    int many[SANDBOX_HOST_PORTS_MAX + 1];
+    pid_t pid;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    chmod(dir, 0711);
+    snprintf(work, sizeof(work), "%s/w", dir);
+    snprintf(home, sizeof(home), "%s/h", dir);
+    assert_int_equal(mkdir(work, 0700), 0);
+    assert_int_equal(mkdir(home, 0700), 0);
+    assert_int_equal(check_host_ports(work, home, geteuid() != 0), 0);
+    if (geteuid() == 0) { /* and as an unprivileged user (a user namespace of its own) */
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) /* dumpable again after setuid, as a process started by the user is */
+            _exit(setgid(65534) != 0 || setuid(65534) != 0 || prctl(PR_SET_DUMPABLE, 1) != 0
+                      ? 2
+                      : check_host_ports(work, home, 1));
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+    }
+    /* a port the namespace already serves (transparent mode's 80): refused, nothing left */
+    memset(&spec, 0, sizeof(spec));
+    spec.workdir = work;
+    spec.homedir = home;
+    spec.host_ports = bad;
+    spec.nhost_ports = 1;
+    assert_int_equal(sandbox_open(&sb, &spec, &lfd, &port, &e), ERR_SYS);
+    assert_null(sb);
+    assert_non_null(strstr(e.msg, "Address already in use"));
+    for (size_t i = 0; i < SANDBOX_HOST_PORTS_MAX + 1; i++)
+        many[i] = (int)(10000 + i);
+    spec.host_ports = many;
+    spec.nhost_ports = SANDBOX_HOST_PORTS_MAX + 1;
+    memset(&e, 0, sizeof(e));
+    assert_int_equal(sandbox_open(&sb, &spec, &lfd, &port, &e), ERR_LIMIT);
+    spec.nhost_ports = SANDBOX_HOST_PORTS_MAX; /* 32 at once is fine */
+    assert_int_equal(sandbox_open(&sb, &spec, &lfd, &port, &e), 0);
+    close(lfd);
+    sandbox_close(sb);
+    assert_int_equal(fs_remove_tree(dir, &e), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -358,6 +467,7 @@ int main(void)
         cmocka_unit_test(test_env_sets_home_path_and_flag),
         cmocka_unit_test(test_kill_after_exit_is_immediate),
         cmocka_unit_test(test_gated_spawn_waits_for_go),
+        cmocka_unit_test(test_host_port_listeners),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
