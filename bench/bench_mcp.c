@@ -37,6 +37,7 @@
 #include "util/fs.h"
 #include "util/proc.h"
 #include "util/timeutil.h"
+#include "bench_chain.h"
 #include "bench_ctl.h"
 #include "util/banned.h"
 
@@ -47,56 +48,6 @@
 #define LARGE 16384
 #define WARMUP 200
 #define PIPELINED 30000 /* calls per round */
-#define INFLIGHT 64
-
-/* ---- the server: answers tools/call (echoing arguments.message) and ping by id, without
- * parsing: the same small cost behind every chain ---- */
-
-static int run_server(void)
-{
-    static char in[1 << 16];
-    struct buf line = BUF_INIT, out = BUF_INIT;
-    ssize_t n;
-
-    while ((n = read(0, in, sizeof(in))) > 0) {
-        const char *p = in, *end = in + n;
-        while (p < end) {
-            const char *nl = memchr(p, '\n', (size_t)(end - p)), *id, *idend, *msg, *msgend;
-            if (nl == NULL) {
-                buf_add(&line, p, (size_t)(end - p));
-                break;
-            }
-            buf_add(&line, p, (size_t)(nl - p));
-            p = nl + 1;
-            id = memmem(line.data, line.len, "\"id\":", 5);
-            if (id) {
-                id += 5;
-                idend = id + strcspn(id, ",}");
-                msg = memmem(line.data, line.len, "\"message\":\"", 11);
-                if (msg && memmem(line.data, line.len, "\"tools/call\"", 12)) {
-                    msg += 11;
-                    msgend = strchr(msg, '"'); /* the benchmark's messages hold no escapes */
-                    if (msgend == NULL)
-                        msgend = msg;
-                    buf_addf(&out,
-                             "{\"jsonrpc\":\"2.0\",\"id\":%.*s,\"result\":{\"content\":[{\"type\":"
-                             "\"text\",\"text\":\"%.*s\"}]}}\n",
-                             (int)(idend - id), id, (int)(msgend - msg), msg);
-                } else {
-                    buf_addf(&out, "{\"jsonrpc\":\"2.0\",\"id\":%.*s,\"result\":{}}\n",
-                             (int)(idend - id), id);
-                }
-            }
-            buf_reset(&line);
-        }
-        if (out.len && fs_write_all(1, out.data, out.len) < 0)
-            break;
-        buf_reset(&out);
-    }
-    buf_release(&line);
-    buf_release(&out);
-    return 0;
-}
 
 /* ---- the plain relay: bytes both ways, nothing else ---- */
 
@@ -169,58 +120,6 @@ static int run_relay(char **argv)
 
 /* ---- the client side ---- */
 
-struct chain {
-    const char *name;
-    struct proc p;
-    struct buf in;              /* bytes read, not yet consumed */
-    const char *const *env_add; /* NULL or "NAME=VALUE"s for the chain's process */
-};
-
-static int chain_start(struct chain *c, const char *const *argv)
-{
-    struct proc_opts o = {
-        .argv = argv, .in = PROC_PIPE, .out = PROC_PIPE, .err = PROC_NULL, .env_add = c->env_add};
-    struct err e = {0};
-
-    buf_init(&c->in, 0);
-    if (proc_spawn(&c->p, &o, &e) < 0) {
-        fprintf(stderr, "bench_mcp: cannot start %s: %s\n", c->name, e.msg);
-        return -1;
-    }
-    fcntl(c->p.in_fd, F_SETFL, fcntl(c->p.in_fd, F_GETFL) & ~O_NONBLOCK);
-    fcntl(c->p.out_fd, F_SETFL, fcntl(c->p.out_fd, F_GETFL) & ~O_NONBLOCK);
-    return 0;
-}
-
-/* Reads until n complete lines have arrived (consuming them). -1 on EOF. */
-static int read_lines(struct chain *c, long n)
-{
-    char buf[1 << 16];
-
-    while (n > 0) {
-        char *nl;
-        while (n > 0 && (nl = memchr(c->in.data, '\n', c->in.len)) != NULL) {
-            buf_consume(&c->in, (size_t)(nl - c->in.data) + 1);
-            n--;
-        }
-        if (n == 0)
-            break;
-        ssize_t r = read(c->p.out_fd, buf, sizeof(buf));
-        if (r <= 0)
-            return -1;
-        buf_add(&c->in, buf, (size_t)r);
-    }
-    return 0;
-}
-
-static void chain_stop(struct chain *c)
-{
-    proc_close_fd(&c->p.in_fd);
-    proc_terminate(&c->p, 3000);
-    proc_release(&c->p);
-    buf_release(&c->in);
-}
-
 static int cmp_i64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -229,7 +128,7 @@ static int cmp_i64(const void *a, const void *b)
 
 /* One round of sequential tools/call round trips whose argument (and so the echoed result) is a
  * message of size bytes; appends the latencies (ns) to lat. */
-static int measure_latency(struct chain *c, int64_t *lat, int n, size_t size, int *next_id)
+static int measure_latency(struct bench_chain *c, int64_t *lat, int n, size_t size, int *next_id)
 {
     struct buf req = BUF_INIT;
     int rc = 0;
@@ -244,7 +143,7 @@ static int measure_latency(struct chain *c, int64_t *lat, int n, size_t size, in
             buf_addc(&req, (char)('a' + k % 26));
         buf_adds(&req, "\"}}}\n");
         int64_t t0 = time_mono_ns();
-        if (fs_write_all(c->p.in_fd, req.data, req.len) < 0 || read_lines(c, 1) < 0) {
+        if (fs_write_all(c->p.in_fd, req.data, req.len) < 0 || bench_chain_read_lines(c, 1) < 0) {
             rc = -1;
             break;
         }
@@ -255,97 +154,10 @@ static int measure_latency(struct chain *c, int64_t *lat, int n, size_t size, in
     return rc;
 }
 
-/* One round of PIPELINED small tools/calls with INFLIGHT of them in flight (a new request
- * written for each reply read); returns calls per second, or -1. */
-static double measure_pipelined(struct chain *c, int *next_id)
-{
-    char rd[1 << 16];
-    struct buf b = BUF_INIT;
-    long sent = 0, got = 0;
-    int64_t t0 = time_mono_ns();
-    double rc = -1;
-
-#define ADD_CALL()                                                                                 \
-    buf_addf(&b,                                                                                   \
-             "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":"      \
-             "\"echo\",\"arguments\":{\"message\":\"0123456789abcdef0123456789abcdef\"}}}\n",      \
-             ++*next_id)
-    for (; sent < INFLIGHT && sent < PIPELINED; sent++)
-        ADD_CALL();
-    if (fs_write_all(c->p.in_fd, b.data, b.len) < 0)
-        goto done;
-    while (got < PIPELINED) {
-        long k = 0;
-        char *nl;
-        while ((nl = memchr(c->in.data, '\n', c->in.len)) != NULL) {
-            buf_consume(&c->in, (size_t)(nl - c->in.data) + 1);
-            k++;
-        }
-        if (k == 0) {
-            ssize_t r = read(c->p.out_fd, rd, sizeof(rd));
-            if (r <= 0)
-                goto done;
-            buf_add(&c->in, rd, (size_t)r);
-            continue;
-        }
-        got += k;
-        buf_reset(&b);
-        for (; k > 0 && sent < PIPELINED; k--, sent++)
-            ADD_CALL();
-        if (b.len && fs_write_all(c->p.in_fd, b.data, b.len) < 0)
-            goto done;
-    }
-#undef ADD_CALL
-    rc = PIPELINED / ((time_mono_ns() - t0) / 1e9);
-done:
-    buf_release(&b);
-    return rc;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(const double *v, int n)
-{
-    double s[ROUNDS];
-    memcpy(s, v, sizeof(double) * (size_t)n);
-    qsort(s, (size_t)n, sizeof(double), cmp_double);
-    return s[n / 2];
-}
-
 static double p50_of(int64_t *l, int n)
 {
     qsort(l, (size_t)n, sizeof(l[0]), cmp_i64);
     return l[n / 2] / 1000.0;
-}
-
-static int notmet;
-
-/* Prints one target's line: figure, reference, ratio and met / NOT MET against the bar (le: the
- * ratio or figure must be at most bar; else at least). */
-static void row(const char *name, double fig, double ref, double ratio, const char *unit, int le,
-                double bar, double goal, double checked)
-{
-    int met = le ? checked <= bar : checked >= bar;
-    printf("  %-44s %10.1f %-7s reference %10.1f  ratio %6.2fx  %s (bar %s %g, goal %s %g)\n", name,
-           fig, unit, ref, ratio, met ? "met" : "NOT MET", le ? "<=" : ">=", bar,
-           le ? "<=" : ">=", goal);
-    notmet += !met;
-}
-
-static void loadavg(const char *when)
-{
-    char b[128] = "";
-    FILE *f = fopen("/proc/loadavg", "r");
-    if (f) {
-        if (fgets(b, sizeof(b), f) == NULL)
-            b[0] = '\0';
-        fclose(f);
-    }
-    printf("load average %s: %.*s\n", when, (int)strcspn(b, "\n"), b);
 }
 
 int main(int argc, char **argv)
@@ -353,14 +165,15 @@ int main(int argc, char **argv)
     char self[4096], dir[4096], plan[4200], events[4200], events_base[4200];
     const char *faultline = getenv("FAULTLINE"), *base = getenv("FAULTLINE_BASE");
     enum { DIRECT, RELAY, SHIM, SHIMP, SHIMC, BASEP, NCHAINS };
-    const char *names[NCHAINS] = {"direct",          "byte relay", "shim", "shim+plan+events",
-                                  "shim+controller", "base s+p+e"};
+    const char *names[NCHAINS] = {"direct",           "byte relay",      "shim",
+                                  "shim+plan+events", "shim+controller", "base s+p+e"};
     const int nchains = base && *base ? NCHAINS : BASEP;
     char ctl_events[4200], ready[4200], url[600], url_env[700];
     struct proc ctl;
+    int notmet = 0;
 
     if (argc > 1 && strcmp(argv[1], "--server") == 0)
-        return run_server();
+        return bench_echo_server();
     if (argc > 2 && strcmp(argv[1], "--relay") == 0)
         return run_relay(argv + 2);
     {
@@ -373,7 +186,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_mcp: set FAULTLINE to the faultline binary (bench/run does)\n");
         return 1;
     }
-    loadavg("before");
+    bench_loadavg("before");
     snprintf(dir, sizeof(dir), "%s/faultline-bench-mcp-XXXXXX",
              getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (mkdtemp(dir) == NULL)
@@ -411,7 +224,7 @@ int main(int argc, char **argv)
                                events_base, "--",  self,     "--server", NULL};
         const char *ctl_env[] = {url_env, NULL};
         const char *const *argvs[NCHAINS] = {direct, relay, shim, shimp, shimc, basep};
-        static struct chain chains[NCHAINS];
+        static struct bench_chain chains[NCHAINS];
         static int64_t lat_s[ROUND_TRIPS], lat_l[ROUND_TRIPS_LARGE];
         double p50s[NCHAINS][ROUNDS], p50l[NCHAINS][ROUNDS], cps[NCHAINS][ROUNDS];
         double r_small[NCHAINS][ROUNDS], r_large[NCHAINS][ROUNDS], r_cps[NCHAINS][ROUNDS];
@@ -421,14 +234,15 @@ int main(int argc, char **argv)
         chains[SHIMC].env_add = ctl_env;
         for (int i = 0; i < nchains; i++) {
             chains[i].name = names[i];
-            if (chain_start(&chains[i], argvs[i]) < 0)
+            if (bench_chain_start(&chains[i], argvs[i], "bench_mcp") < 0)
                 return 1;
         }
         for (int round = 0; round < ROUNDS; round++) {
             for (int i = 0; i < nchains; i++) {
                 if (measure_latency(&chains[i], lat_s, ROUND_TRIPS, SMALL, &ids[i]) < 0 ||
                     measure_latency(&chains[i], lat_l, ROUND_TRIPS_LARGE, LARGE, &ids[i]) < 0 ||
-                    (cps[i][round] = measure_pipelined(&chains[i], &ids[i])) < 0) {
+                    (cps[i][round] =
+                         bench_pipelined(&chains[i], PIPELINED, bench_echo_request, &ids[i])) < 0) {
                     fprintf(stderr, "bench_mcp: %s failed\n", names[i]);
                     return 1;
                 }
@@ -444,7 +258,7 @@ int main(int argc, char **argv)
             }
         }
         for (int i = 0; i < nchains; i++)
-            chain_stop(&chains[i]);
+            bench_chain_stop(&chains[i]);
         proc_terminate(&ctl, 3000);
         proc_release(&ctl);
         unlink(plan);
@@ -457,13 +271,14 @@ int main(int argc, char **argv)
         printf("tools/call round trips one at a time, p50 in us (median of %d rounds of %d at %d B "
                "and %d at %d B), and calls/s with %d in flight (%d calls a round); each ratio is "
                "the median of the per-round ratios to the byte relay\n",
-               ROUNDS, ROUND_TRIPS, SMALL, ROUND_TRIPS_LARGE, LARGE, INFLIGHT, PIPELINED);
+               ROUNDS, ROUND_TRIPS, SMALL, ROUND_TRIPS_LARGE, LARGE, BENCH_INFLIGHT, PIPELINED);
         printf("  %-18s %9s %11s %9s %11s %12s\n", "chain", "p50 32B", "added 32B", "p50 16K",
                "added 16K", "calls/s");
         for (int i = 0; i < nchains; i++)
-            printf("  %-18s %9.1f %11.1f %9.1f %11.1f %12.0f\n", names[i], median(p50s[i], ROUNDS),
-                   median(add_s[i], ROUNDS), median(p50l[i], ROUNDS), median(add_l[i], ROUNDS),
-                   median(cps[i], ROUNDS));
+            printf("  %-18s %9.1f %11.1f %9.1f %11.1f %12.0f\n", names[i],
+                   bench_median(p50s[i], ROUNDS), bench_median(add_s[i], ROUNDS),
+                   bench_median(p50l[i], ROUNDS), bench_median(add_l[i], ROUNDS),
+                   bench_median(cps[i], ROUNDS));
         if (nchains > BASEP) {
             double rs[ROUNDS], rl[ROUNDS], rc[ROUNDS];
             for (int r = 0; r < ROUNDS; r++) {
@@ -474,28 +289,34 @@ int main(int argc, char **argv)
             printf("before/after (FAULTLINE_BASE as shim+plan+events in the same rounds; medians "
                    "of per-round ratios, this build / base): added p50 32 B %.2fx, 16 KiB %.2fx, "
                    "calls/s %.2fx\n",
-                   median(rs, ROUNDS), median(rl, ROUNDS), median(rc, ROUNDS));
+                   bench_median(rs, ROUNDS), bench_median(rl, ROUNDS), bench_median(rc, ROUNDS));
         }
         printf("targets (shim with plan and events against the byte relay, same client, same "
                "server):\n");
-        row("added p50, 32 B message", median(add_s[SHIMP], ROUNDS), median(add_s[RELAY], ROUNDS),
-            median(r_small[SHIMP], ROUNDS), "us", 1, 2, 2, median(r_small[SHIMP], ROUNDS));
-        row("added p50, 16 KiB message", median(add_l[SHIMP], ROUNDS), median(add_l[RELAY], ROUNDS),
-            median(r_large[SHIMP], ROUNDS), "us", 1, 4, 2, median(r_large[SHIMP], ROUNDS));
-        row("calls/s, 64 in flight (bar in calls/s)", median(cps[SHIMP], ROUNDS),
-            median(cps[RELAY], ROUNDS), median(r_cps[SHIMP], ROUNDS), "calls/s", 0, 100000, 150000,
-            median(cps[SHIMP], ROUNDS));
+        notmet +=
+            bench_row("added p50, 32 B message", bench_median(add_s[SHIMP], ROUNDS),
+                      bench_median(add_s[RELAY], ROUNDS), bench_median(r_small[SHIMP], ROUNDS),
+                      "us", 1, 2, 2, bench_median(r_small[SHIMP], ROUNDS));
+        notmet +=
+            bench_row("added p50, 16 KiB message", bench_median(add_l[SHIMP], ROUNDS),
+                      bench_median(add_l[RELAY], ROUNDS), bench_median(r_large[SHIMP], ROUNDS),
+                      "us", 1, 4, 2, bench_median(r_large[SHIMP], ROUNDS));
+        notmet +=
+            bench_row("calls/s, 64 in flight (bar in calls/s)", bench_median(cps[SHIMP], ROUNDS),
+                      bench_median(cps[RELAY], ROUNDS), bench_median(r_cps[SHIMP], ROUNDS),
+                      "calls/s", 0, 100000, 150000, bench_median(cps[SHIMP], ROUNDS));
         {
             double d[ROUNDS];
             for (int r = 0; r < ROUNDS; r++)
                 d[r] = p50s[SHIMC][r] - p50s[SHIMP][r];
-            row("controller mode: p50 minus standalone's", median(d, ROUNDS),
-                median(p50s[SHIMP], ROUNDS),
-                median(p50s[SHIMC], ROUNDS) / median(p50s[SHIMP], ROUNDS), "us", 1, 1000, 1000,
-                median(d, ROUNDS));
+            notmet +=
+                bench_row("controller mode: p50 minus standalone's", bench_median(d, ROUNDS),
+                          bench_median(p50s[SHIMP], ROUNDS),
+                          bench_median(p50s[SHIMC], ROUNDS) / bench_median(p50s[SHIMP], ROUNDS),
+                          "us", 1, 1000, 1000, bench_median(d, ROUNDS));
         }
     }
-    loadavg("after");
+    bench_loadavg("after");
     /* A missed target is reported (and listed by bench/run), not an error. */
     if (notmet)
         printf("targets NOT MET: %d\n", notmet);

@@ -70,7 +70,7 @@ static int cmd_world_check(int argc, char **argv)
         .usage = "[--json] FILE LEDGER",
         .about = "Checks the invariants of the world of FILE against LEDGER (a ledger.json, or a\n"
                  "folder holding one) with the scorer's rules: each failure names the earliest\n"
-                 "violating effect. Exit 0 when none fails, 3 when one does.\n",
+                 "violating effect (or call). Exit 0 when none fails, 3 when one does.\n",
         .opts = opts,
         .min_args = 2,
         .max_args = 2,
@@ -99,6 +99,10 @@ static int cmd_world_check(int argc, char **argv)
                 json_object_set_new(o, "effect",
                                     json_pack("{s:I,s:s}", "index", (json_int_t)it->effect_index,
                                               "effect_id", it->effect_id));
+            if (it->call_index >= 0)
+                json_object_set_new(o, "call",
+                                    json_pack("{s:I,s:I,s:s}", "index", (json_int_t)it->call_index,
+                                              "call", (json_int_t)it->call, "tool", it->call_tool));
             json_array_append_new(a, o);
         }
         json_t *root = json_pack("{s:o,s:b,s:I}", "invariants", a, "holds", !wc.failed, "effects",
@@ -113,6 +117,9 @@ static int cmd_world_check(int argc, char **argv)
             printf("%-26s %-13s %s", it->id, rules_result_name(it->result), it->reason);
             if (it->effect_index >= 0)
                 printf(" (earliest: effects[%ld] %s)", it->effect_index, it->effect_id);
+            if (it->call_index >= 0)
+                printf(" (earliest: calls[%ld] call %ld %s)", it->call_index, it->call,
+                       it->call_tool);
             putchar('\n');
         }
     }

@@ -45,8 +45,9 @@
 struct events_writer {
     int fd;
     char *path, *run, *src;
+    char *run_json, *src_json; /* run and src as JSON text, made once (fast_line) */
     uint64_t seq;
-    json_t *run_v, *src_v;       /* run and src as JSON strings, made once (every line has them) */
+    json_t *run_v, *src_v;       /* and as JSON strings, made once (the stamped copy's) */
     struct redact_lits *secrets; /* events_add_secret; NULL until the first */
     struct buf line;
     int holding; /* events_hold: lines collect in batch until events_release */
@@ -411,6 +412,20 @@ int events_dump(const json_t *ev, struct buf *out)
 
 /* ---- writer ------------------------------------------------------------------------------ */
 
+/* s as a JSON string's text (caller frees), NULL for NULL. */
+static char *json_text(const char *s)
+{
+    json_t *j;
+    char *t;
+
+    if (s == NULL)
+        return NULL;
+    j = json_string(s); /* NULL for bytes that are not UTF-8: the slow path writes no field */
+    t = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
+    json_decref(j);
+    return t;
+}
+
 struct events_writer *events_open(const char *path, const char *run, const char *src, struct err *e)
 {
     struct events_writer *w;
@@ -425,8 +440,10 @@ struct events_writer *events_open(const char *path, const char *run, const char 
     w->path = xstrdup(path);
     w->run = run ? xstrdup(run) : NULL;
     w->src = src ? xstrdup(src) : NULL;
-    w->run_v = run ? json_string(run) : NULL;
+    w->run_v = run ? json_string(run) : NULL; /* the stamped copy's (stamp) */
     w->src_v = src ? json_string(src) : NULL;
+    w->run_json = json_text(w->run); /* fast_line's */
+    w->src_json = json_text(w->src);
     buf_init(&w->line, 0);
     buf_init(&w->batch, 0);
     return w;
@@ -446,6 +463,8 @@ void events_close(struct events_writer *w)
     free(w->path);
     free(w->run);
     free(w->src);
+    free(w->run_json);
+    free(w->src_json);
     free(w);
 }
 
@@ -681,6 +700,169 @@ static void stamp_time(json_t *ev, json_t *out)
         json_object_set_new(out, "t_us", json_integer((json_int_t)us));
 }
 
+/* A key written as it is between quotes: printable ASCII but '"' and '\\' (what a JSON
+ * string's escaping leaves alone). */
+static int key_plain(const char *k, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)k[i] < 0x20 || (unsigned char)k[i] > 0x7e || k[i] == '"' || k[i] == '\\')
+            return 0;
+    return 1;
+}
+
+/* Appends ,"key": (a key_plain key) to b. */
+static int add_key(struct buf *b, const char *key, size_t n)
+{
+    return buf_add(b, ",\"", 2) | buf_add(b, key, n) | buf_add(b, "\":", 2);
+}
+
+/* Appends v in decimal to b, without printf. */
+static int add_num(struct buf *b, long long v)
+{
+    char d[24];
+    size_t k = sizeof(d);
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+
+    do
+        d[--k] = (char)('0' + u % 10);
+    while ((u /= 10) != 0);
+    if (v < 0)
+        d[--k] = '-';
+    return buf_add(b, d + k, sizeof(d) - k);
+}
+
+/* Appends v's compact JSON to b, as jansson writes it; 0 or ERR_LIMIT. A scalar jansson would
+ * write as it is (a string of key_plain bytes, which its dump leaves unescaped, an integer, a
+ * literal) is appended here: json_dump_callback allocates its loop check's table each call. */
+static int dump_value(const json_t *v, struct buf *b)
+{
+    switch (json_typeof(v)) {
+    case JSON_STRING:
+        if (!key_plain(json_string_value(v), json_string_length(v)))
+            break;
+        return buf_addc(b, '"') | buf_add(b, json_string_value(v), json_string_length(v)) |
+               buf_addc(b, '"');
+    case JSON_INTEGER:
+        return add_num(b, (long long)json_integer_value(v));
+    case JSON_TRUE:
+        return buf_add(b, "true", 4);
+    case JSON_FALSE:
+        return buf_add(b, "false", 5);
+    case JSON_NULL:
+        return buf_add(b, "null", 4);
+    default:
+        break;
+    }
+    return json_dump_callback(v, dump_cb, b, JSON_COMPACT | JSON_ENCODE_ANY) < 0 ? ERR_LIMIT : 0;
+}
+
+/*
+ * The common case of events_append without the stamped copy: the line the slow path below
+ * would write (the same bytes: the stamped fields, then ev's other fields in order, then its
+ * clean raw values), dumped straight from ev into w->line. 0 with the line there (w->seq
+ * moved on), or 1 when the slow path must write it, having changed nothing: something to
+ * redact (the same dry run of the redaction walk, field by field), a raw value that is not
+ * clean, a name/value pair or a secret-like name at the top level, a key that would need
+ * escaping, a line over EVENTS_LINE_MAX.
+ */
+static int fast_line(struct events_writer *w, json_t *ev, json_t *kind)
+{
+    struct raw_field raw[RAW_FIELDS_MAX];
+    struct redact_ctx cx = {w->secrets, 0, 0};
+    size_t nraw = 0;
+    int64_t t = time_field(ev, "t"), us = time_field(ev, "t_us");
+    json_t *seqv = json_object_get(ev, "seq"), *runv = json_object_get(ev, "run"),
+           *srcv = json_object_get(ev, "src"), *v;
+    uint64_t seq = json_is_integer(seqv) && json_integer_value(seqv) >= 0
+                       ? (uint64_t)json_integer_value(seqv)
+                       : w->seq;
+    struct buf *b = &w->line;
+    const char *key;
+    int rc = 0;
+
+    if (json_object_get(ev, "name") != NULL && json_object_get(ev, "value") != NULL)
+        return 1; /* the walk's name/value pair: the slow path decides */
+    if ((w->run && !w->run_json) || (w->src && !w->src_json))
+        return 1; /* a run or src that is not UTF-8 */
+    if (t < 0 && us < 0) {
+        us = time_now_us();
+        t = us / 1000;
+    } else if (t < 0) {
+        t = us / 1000;
+    }
+    buf_reset(b);
+    rc |= buf_adds(b, "{\"t\":");
+    rc |= add_num(b, (long long)t);
+    if (us >= 0)
+        rc |= add_key(b, "t_us", 4) | add_num(b, (long long)us);
+    if (seq > (uint64_t)INT64_MAX)
+        return 1;
+    rc |= add_key(b, "seq", 3) | add_num(b, (long long)seq);
+    if (w->run || runv) {
+        rc |= add_key(b, "run", 3);
+        if (w->run)
+            rc |= buf_adds(b, w->run_json);
+        else
+            rc |= dump_value(runv, b);
+        if (!w->run)
+            redact_value(&cx, runv, 1);
+        else if (redact_text(w->secrets, w->run, strlen(w->run), NULL) > 0)
+            cx.count++;
+    }
+    if (json_is_string(srcv) || w->src) {
+        rc |= add_key(b, "src", 3);
+        if (json_is_string(srcv)) {
+            rc |= dump_value(srcv, b);
+            redact_value(&cx, srcv, 1);
+        } else {
+            rc |= buf_adds(b, w->src_json);
+            if (redact_text(w->secrets, w->src, strlen(w->src), NULL) > 0)
+                cx.count++;
+        }
+    }
+    rc |= add_key(b, "kind", 4);
+    rc |= dump_value(kind, b);
+    redact_value(&cx, kind, 1);
+    json_object_foreach(ev, key, v)
+    {
+        size_t n = strlen(key), tn;
+        const char *text;
+        if (!strcmp(key, "t") || !strcmp(key, "t_us") || !strcmp(key, "seq") ||
+            !strcmp(key, "run") || !strcmp(key, "src") || !strcmp(key, "kind"))
+            continue;
+        if (!key_plain(key, n) || secret_name(key, n) || redact_text(w->secrets, key, n, NULL) > 0)
+            return 1;
+        text = events_raw_text(v, &tn);
+        if (text) {
+            if (nraw >= RAW_FIELDS_MAX || !raw_clean(w->secrets, text, tn))
+                return 1;
+            raw[nraw++] = (struct raw_field){key, text, tn};
+            continue;
+        }
+        redact_value(&cx, v, 1);
+        if (cx.count > 0)
+            return 1;
+        rc |= add_key(b, key, n);
+        rc |= dump_value(v, b);
+    }
+    if (cx.count > 0)
+        return 1;
+    for (size_t i = 0; i < nraw; i++) {
+        rc |= add_key(b, raw[i].key, strlen(raw[i].key));
+        rc |= buf_add(b, raw[i].text, raw[i].len);
+    }
+    rc |= buf_addc(b, '}');
+    if (rc != 0 || b->len + 1 > EVENTS_LINE_MAX)
+        return 1;
+    if (json_is_integer(seqv) && json_integer_value(seqv) >= 0) {
+        if (seq >= w->seq)
+            w->seq = seq + 1;
+    } else {
+        w->seq++;
+    }
+    return 0;
+}
+
 int events_append(struct events_writer *w, json_t *ev)
 {
     struct raw_field raw[RAW_FIELDS_MAX];
@@ -696,6 +878,8 @@ int events_append(struct events_writer *w, json_t *ev)
     if (!json_is_string(kind) || json_string_length(kind) == 0 ||
         json_string_length(kind) > KIND_MAX)
         return ERR_INVALID;
+    if (fast_line(w, ev, kind) == 0)
+        goto write;
 
     out = json_object();
     stamp_time(ev, out);
@@ -757,6 +941,7 @@ int events_append(struct events_writer *w, json_t *ev)
             cut_line(out, &w->line);
     }
     json_decref(out);
+write:
     if (buf_addc(&w->line, '\n') < 0)
         return ERR_IO;
     rc = write_line(w);

@@ -56,6 +56,9 @@ static json_t *evid_json(const struct rundir_rep *rep, const struct evid *ev)
     case EVID_LEDGER:
         snprintf(file, sizeof(file), "%s/ledger.json", rep->dir);
         return json_pack("{s:s,s:I}", "file", file, "index", (json_int_t)ev->index);
+    case EVID_LEDGER_CALL:
+        snprintf(file, sizeof(file), "%s/ledger.json", rep->dir);
+        return json_pack("{s:s,s:I}", "file", file, "call_index", (json_int_t)ev->index);
     case EVID_AGENT_OUT:
         snprintf(file, sizeof(file), "%s/agent.out", rep->dir);
         j = json_pack("{s:s}", "file", file);

@@ -55,6 +55,7 @@
 #include "util/banned.h"
 
 #define LEDGER_JSON_MAX ((size_t)64 << 20)
+#define REPSCAN_MAX_LEDGER_CALLS 1000000 /* a world's calls at most (WORLD_CALLS_MAX) */
 #define SET_CAP_MAX ((size_t)1 << 19)
 #define IDLEN 128
 
@@ -685,8 +686,10 @@ static int name_is_key(const char *k)
     return strstr(low, "idempot") != NULL || strstr(low, "dedupe") != NULL;
 }
 
-/* The business operation of a counted tool_call, and its idempotency key; checks a retry. */
-static long op_of_call(struct repscan *s, const struct target *t, const struct jscan_val *args)
+/* The business operation of a counted tool_call, and its idempotency key; checks a retry. at:
+ * where the call was seen (NULL: the current event). */
+static long op_of_call(struct repscan *s, const struct target *t, const struct jscan_val *args,
+                       const struct evid *at)
 {
     const struct rundir_world_tool *wt = rundir_world_tool(s->r, t->bare);
     struct jscan_obj *a = &s->sub;
@@ -738,7 +741,10 @@ static long op_of_call(struct repscan *s, const struct target *t, const struct j
         o->idem_judged++;
         if ((p->key_present && (!key_present || key_h != p->key_h)) &&
             o->idem_bad.kind == EVID_NONE) {
-            evid_here(s, &o->idem_bad);
+            if (at)
+                o->idem_bad = *at;
+            else
+                evid_here(s, &o->idem_bad);
             snprintf(o->idem_reason, sizeof(o->idem_reason),
                      "a retry of %.80s after a failure carried %s idempotency key", t->bare,
                      key_present ? "a fresh" : "no");
@@ -1020,7 +1026,7 @@ static void on_tool_call(struct repscan *s)
     p->tool_h = hash64(tool, strlen(tool), 0x74);
     p->args_h = args.type == JSCAN_NONE ? 0 : hash64(args.p, args.n, 0x61) | 1;
     p->t = s->t;
-    p->op = op_of_call(s, &t, &args);
+    p->op = op_of_call(s, &t, &args, NULL);
     if (s->ncand && args.type != JSCAN_NONE)
         p->cand_mask = cand_named(s, args.p, args.n);
 }
@@ -1755,12 +1761,63 @@ static void answer_begin(struct repscan *s)
 
 /* ---- ledger.json ---- */
 
+static int ledger_dump_cb(const char *p, size_t n, void *data)
+{
+    return buf_add(data, p, n);
+}
+
 static void jstr(json_t *o, const char *k, char *out, size_t cap)
 {
     json_t *v = json_object_get(o, k);
     out[0] = '\0';
     if (json_is_string(v))
         snprintf(out, cap, "%s", json_string_value(v));
+}
+
+/* Whether a call of the ledger failed, as its client saw it: an outcome other than ok, but for
+ * a call a tool.stale_data fault answered (withheld, with a success). */
+static int ledger_call_failed(json_t *c)
+{
+    const char *outcome = json_string_value(json_object_get(c, "outcome"));
+    const char *fault = json_string_value(json_object_get(c, "fault"));
+
+    if (outcome == NULL || strcmp(outcome, "ok") == 0)
+        return 0;
+    return !(strcmp(outcome, "withheld") == 0 && fault && strcmp(fault, "tool.stale_data") == 0);
+}
+
+/* Feeds the calls of a ledger's calls[] (every call of the world, in order: docs/world.md) to the
+ * business operations (op_of_call, the scorer's idempotency_key_stable, as from tool_call and
+ * tool_result events), each call's evidence its index in calls[]. */
+static void ledger_calls(struct repscan *s, json_t *calls)
+{
+    struct buf text = BUF_INIT;
+
+    for (size_t i = 0; i < json_array_size(calls) && i < REPSCAN_MAX_LEDGER_CALLS; i++) {
+        json_t *c = json_array_get(calls, i), *args = json_object_get(c, "args");
+        const char *tool = json_string_value(json_object_get(c, "tool"));
+        struct target t;
+        struct jscan_val v;
+        struct evid ev;
+        long op;
+
+        if (tool == NULL || !json_is_object(args) || strlen(tool) >= sizeof(t.bare))
+            continue;
+        s->o->idem_from_ledger = 1;
+        memset(&t, 0, sizeof(t));
+        snprintf(t.bare, sizeof(t.bare), "%s", tool);
+        buf_reset(&text);
+        if (json_dump_callback(args, ledger_dump_cb, &text, JSON_COMPACT) < 0)
+            continue;
+        jscan_val_of(text.data, text.len, &v);
+        memset(&ev, 0, sizeof(ev));
+        ev.kind = EVID_LEDGER_CALL;
+        ev.index = (long)i;
+        op = op_of_call(s, &t, &v, &ev);
+        if (op != OP_NONE)
+            s->ops[op].last_failed = ledger_call_failed(c);
+    }
+    buf_release(&text);
 }
 
 static int read_ledger(struct repscan *s, int feed, struct err *e)
@@ -1816,6 +1873,10 @@ static int read_ledger(struct repscan *s, int feed, struct err *e)
         ev.index = (long)i;
         effect_add(s, &f, &ev);
     }
+    /* the calls, for the business operations, when no event fed one (the events recorded no
+     * call of the world: `faultline world check`, or a run whose world sent no events) */
+    if (feed && s->nops == 0 && s->o->idem_judged == 0)
+        ledger_calls(s, json_object_get(j, "calls"));
     json_decref(j);
     return 0;
 }

@@ -49,7 +49,14 @@ enum repsum_answer {
     REPSUM_ANSWER_AGENT_OUT   /* no model text recorded: the last paragraph of agent.out */
 };
 
-enum repsum_evid { EVID_NONE = 0, EVID_EVENT, EVID_LEDGER, EVID_AGENT_OUT, EVID_FILE };
+enum repsum_evid {
+    EVID_NONE = 0,
+    EVID_EVENT,
+    EVID_LEDGER,
+    EVID_AGENT_OUT,
+    EVID_FILE,
+    EVID_LEDGER_CALL /* a call of ledger.json's calls[] */
+};
 
 /* Where a fact was seen. */
 struct evid {
@@ -57,7 +64,8 @@ struct evid {
     long line;      /* EVENT: 1-based line of events.jsonl */
     int64_t seq;    /* EVENT: the event's seq, -1 when it had none */
     char ekind[32]; /* EVENT: the event's kind */
-    long index;     /* LEDGER: index of the effect in ledger.json */
+    long index;     /* LEDGER: index of the effect in ledger.json; LEDGER_CALL: of the call in
+                       its calls[] */
     long offset;    /* AGENT_OUT: byte offset, -1 for the whole file */
     char file[24];  /* FILE: a file of the repetition's folder (verify.json...) */
 };
@@ -150,6 +158,7 @@ struct repsum {
     char idem_reason[320];
     long idem_judged;
     int idem_overflow;
+    int idem_from_ledger; /* the business operations were fed by ledger.json's calls[] */
     struct evid secret_leak;
 
     /* effects */
@@ -173,9 +182,10 @@ void repscan_free(struct repscan *s);
 
 /*
  * Scans repetition rep of run r into *out (agent.out, events.jsonl, then ledger.json when the
- * events held no effect). Returns 0; ERR_IO when a file that exists cannot be read (out->
- * read_error says which, and out holds what was read before). r and rep are borrowed for the
- * call.
+ * events held no effect: its effects[], and its calls[] for the business operations of
+ * idempotency_key_stable when no event fed one). Returns 0; ERR_IO when a file that exists cannot
+ * be read (out-> read_error says which, and out holds what was read before). r and rep are borrowed
+ * for the call.
  */
 int repscan_run(struct repscan *s, const struct rundir *r, const struct rundir_rep *rep,
                 struct repsum *out, struct err *e);

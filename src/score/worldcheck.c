@@ -18,7 +18,7 @@
 #define LEDGER_MAX ((size_t)64 << 20)
 
 static void put(struct worldcheck *out, const char *id, const struct rule_out *o,
-                const json_t *effects)
+                const json_t *effects, const json_t *calls)
 {
     struct worldcheck_item *it;
 
@@ -30,6 +30,14 @@ static void put(struct worldcheck *out, const char *id, const struct rule_out *o
     it->result = o->result;
     snprintf(it->reason, sizeof(it->reason), "%s", o->reason);
     it->effect_index = -1;
+    it->call_index = -1;
+    if (o->result == RULE_FAIL && o->ev.kind == EVID_LEDGER_CALL) {
+        const json_t *c = json_array_get(calls, (size_t)o->ev.index);
+        const char *tool = json_string_value(json_object_get(c, "tool"));
+        it->call_index = o->ev.index;
+        it->call = (long)json_integer_value(json_object_get(c, "call"));
+        snprintf(it->call_tool, sizeof(it->call_tool), "%s", tool ? tool : "");
+    }
     if (o->result == RULE_FAIL && o->ev.kind == EVID_LEDGER) {
         const char *eid;
         it->effect_index = o->ev.index;
@@ -110,17 +118,18 @@ int worldcheck_run(const json_t *world, const char *ledger, struct worldcheck *o
         goto done;
     out->effects = sum->ledger_effects;
     json_t *effects = json_is_array(lj) ? lj : json_object_get(lj, "effects");
+    json_t *calls = json_object_get(lj, "calls");
     for (size_t i = 0; i < sizeof(general) / sizeof(general[0]); i++) {
         struct rule_out o;
         memset(&o, 0, sizeof(o));
         rules_invariant(r, &rep, sum, general[i], &o);
-        put(out, rules_inv_name(general[i]), &o, effects);
+        put(out, rules_inv_name(general[i]), &o, effects, calls);
     }
     for (size_t k = 0; k < r->ninvs; k++) {
         struct rule_out o;
         memset(&o, 0, sizeof(o));
         rules_world_invariant(r, &rep, sum, k, &o);
-        put(out, rules_world_kind_name((int)r->invs[k].kind), &o, effects);
+        put(out, rules_world_kind_name((int)r->invs[k].kind), &o, effects, calls);
     }
     rc = 0;
 done:

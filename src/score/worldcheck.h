@@ -4,9 +4,9 @@
  * rundir_parse_world, the ledger by repscan (as a repetition whose only file is ledger.json),
  * and each invariant decided by rules_invariant / rules_world_invariant, so `faultline score`
  * and `world check` cannot disagree. Checked: no_duplicate_side_effect,
- * no_unintended_side_effect, world_matches_expected, idempotency_key_stable (not evaluated from a
- * ledger alone: it needs the calls' events) and every declared unique, approval and count; each
- * failure names the earliest violating effect.
+ * no_unintended_side_effect, world_matches_expected, idempotency_key_stable (from the ledger's
+ * calls[], fed to the scorer's business operations) and every declared unique, approval and
+ * count; each failure names the earliest violating effect, or call for idempotency_key_stable.
  */
 #ifndef FAULTLINE_SCORE_WORLDCHECK_H
 #define FAULTLINE_SCORE_WORLDCHECK_H
@@ -24,6 +24,9 @@ struct worldcheck_item {
     char reason[400];
     long effect_index; /* the earliest violating effect's index in the ledger, -1 when none */
     char effect_id[64];
+    long call_index; /* the earliest violating call's index in the ledger's calls[], -1: none */
+    long call;       /* its number (the call's "call"), 0 when the ledger gives none */
+    char call_tool[64];
 };
 
 struct worldcheck {

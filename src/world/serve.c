@@ -93,6 +93,21 @@ static json_t *structured_result(json_t *v)
     return res;
 }
 
+/* structured_result of a world call's answer (stolen), whose text the world dumped already
+ * (world_reply.text: the same compact dump with sorted keys), so it is not dumped again. */
+static json_t *answer_result(json_t *v, const char *text, size_t len)
+{
+    json_t *res;
+    if (text == NULL)
+        return structured_result(v);
+    res = json_pack("{s:[{s:s,s:s%}],s:b}", "content", "type", "text", "text", text, len, "isError",
+                    0);
+    if (json_is_object(v))
+        json_object_set(res, "structuredContent", v);
+    json_decref(v);
+    return res;
+}
+
 static void save_ledger(struct req *r)
 {
     struct err e = {0};
@@ -320,7 +335,7 @@ static json_t *m_tools_call(struct req *r)
         json_decref(d.options);
         return msg;
     }
-    res = rep.status == WORLD_OK ? structured_result(rep.result) : NULL;
+    res = rep.status == WORLD_OK ? answer_result(rep.result, rep.text, rep.text_len) : NULL;
     if (res && c.mode == WORLD_FAULT_OTHER) {
         /* a read's answer shares its records with the world's state: change a copy */
         json_t *own = json_deep_copy(res);

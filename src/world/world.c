@@ -61,6 +61,7 @@ struct world {
     json_t *first;  /* tool name -> its first successful answer (tool.stale_data) */
     json_t *report;
     size_t closed_after; /* the calls made before the report closed the world */
+    struct buf text;     /* the last call's answer as text (world_reply.text) */
     char context_name[96], report_name[96];
 };
 
@@ -110,6 +111,7 @@ struct world *world_new(const json_t *spec, struct err *e)
     w->deadline_ms = (int64_t)json_integer_value(json_object_get(spec, "deadline_s")) * 1000;
     w->dedupe = json_object();
     w->first = json_object();
+    buf_init(&w->text, 0);
     snprintf(w->context_name, sizeof(w->context_name), "%s_context", w->name);
     snprintf(w->report_name, sizeof(w->report_name), "%s_report", w->name);
     w->tools = xcalloc(json_array_size(tools), sizeof(*w->tools));
@@ -186,6 +188,7 @@ void world_free(struct world *w)
     json_decref(w->first);
     json_decref(w->report);
     json_decref(w->spec);
+    buf_release(&w->text);
     free(w);
 }
 
@@ -302,7 +305,9 @@ static struct callrec *call_add(struct world *w, const struct world_call *c)
     struct callrec *r = &w->calls[w->ncalls++];
     memset(r, 0, sizeof(*r));
     r->tool = xstrdup(c->tool ? c->tool : "");
-    r->args = c->args ? json_deep_copy(c->args) : json_object();
+    /* shared, not copied: nothing changes a call's arguments once they are parsed (the server
+     * borrows them from the request, the replay from the ledger it read) */
+    r->args = c->args ? json_incref(c->args) : json_object();
     r->fault = c->fault;
     r->t_ms = c->t_ms;
     r->first = w->nentries;
@@ -371,7 +376,7 @@ static void apply(struct world *w, const struct tool *t, const struct world_call
     en->business_key = bk;
     en->dedupe_key = dk;
     bk = dk = NULL;
-    en->args = json_deep_copy(args);
+    en->args = json_incref(args); /* the call's own, shared (call_add) */
     en->t_ms = c->t_ms;
     en->fault = c->fault;
     en->approved = w->approved;
@@ -379,7 +384,7 @@ static void apply(struct world *w, const struct tool *t, const struct world_call
         const struct world_entry *first = &w->entries[json_integer_value(prior)];
         en->deduplicated = 1;
         snprintf(en->id, sizeof(en->id), "%s", first->id);
-        en->result = json_deep_copy(first->result);
+        en->result = json_incref(first->result); /* results are never changed once made */
         w->nentries++;
         out->status = WORLD_OK;
         goto done;
@@ -387,7 +392,10 @@ static void apply(struct world *w, const struct tool *t, const struct world_call
     col->n++;
     snprintf(en->id, sizeof(en->id), "%.20s-%llu", t->collection, (unsigned long long)col->n);
     if (strcmp(t->op, "append") == 0) {
-        json_t *r = json_deep_copy(args);
+        /* a shallow copy: the record gets its own effect_id, its values are the arguments'
+         * (a record is changed only by update's merge, which replaces values, never edits
+         * one; whoever changes an answer made of records changes a deep copy, serve.c) */
+        json_t *r = json_copy(args);
         json_object_set_new(r, "effect_id", json_string(en->id));
         json_array_append_new(col->records, r);
         rec = (long)json_array_size(col->records) - 1;
@@ -397,7 +405,7 @@ static void apply(struct world *w, const struct tool *t, const struct world_call
         json_object_set_new(r, "effect_id", json_string(en->id));
     }
     if (t->result && json_is_object(t->result)) {
-        result = json_deep_copy(t->result);
+        result = json_copy(t->result); /* the spec's values, shared: only effect_id is added */
         json_object_set_new(result, "effect_id", json_string(en->id));
     } else if (t->result) {
         result = json_deep_copy(t->result);
@@ -405,8 +413,9 @@ static void apply(struct world *w, const struct tool *t, const struct world_call
         result = json_pack("{s:s,s:s,s:s}", "effect_id", en->id, "collection", t->collection, "op",
                            t->op);
         if (strcmp(t->op, "delete") != 0)
-            json_object_set_new(result, "record",
-                                json_deep_copy(json_array_get(col->records, (size_t)rec)));
+            json_object_set_new(result, "record", /* the record as it is now: a later update
+                                                     replaces its values, never edits one */
+                                json_copy(json_array_get(col->records, (size_t)rec)));
     }
     if (strcmp(t->op, "delete") == 0)
         json_array_remove(col->records, (size_t)rec);
@@ -437,18 +446,26 @@ static json_t *read_result(const struct world *w, const struct tool *t)
     return r;
 }
 
-/* What a call answered, as a hash a replay compares: the result's compact JSON (sorted keys)
- * when it succeeded, else its message. */
-static uint64_t answer_hash(const struct world_reply *out)
+static int text_cb(const char *p, size_t n, void *data)
 {
-    char *s = out->status == WORLD_OK && out->result
-                  ? json_dumps(out->result, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY |
-                                                JSON_REAL_PRECISION(17))
-                  : NULL;
-    const char *t = s ? s : out->message;
-    uint64_t h = hash64(t, strlen(t), 0);
-    free(s);
-    return h;
+    return buf_add(data, p, n);
+}
+
+/* What a call answered, as a hash a replay compares: the result's compact JSON (sorted keys),
+ * dumped once into w->text (the server shows the same text: world_reply.text), when it
+ * succeeded, else its message. */
+static uint64_t answer_hash(struct world *w, struct world_reply *out)
+{
+    buf_reset(&w->text);
+    if (out->status == WORLD_OK && out->result &&
+        json_dump_callback(out->result, text_cb, &w->text,
+                           JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY |
+                               JSON_REAL_PRECISION(17)) == 0) {
+        out->text = w->text.data;
+        out->text_len = w->text.len;
+        return hash64(w->text.data, w->text.len, 0);
+    }
+    return hash64(out->message, strlen(out->message), 0);
 }
 
 void world_call(struct world *w, const struct world_call *c, struct world_reply *out)
@@ -512,7 +529,7 @@ void world_call(struct world *w, const struct world_call *c, struct world_reply 
             apply(w, t, c, args, &again); /* a conflict cannot happen: same arguments */
         }
         if (out->status == WORLD_OK && w->nentries > first)
-            out->result = json_deep_copy(w->entries[first].result);
+            out->result = json_incref(w->entries[first].result);
         if (out->status == WORLD_OK && c->mode == WORLD_FAULT_TIMEOUT_AFTER) {
             json_decref(out->result);
             out->result = NULL;
@@ -523,7 +540,7 @@ void world_call(struct world *w, const struct world_call *c, struct world_reply 
     if (out->status == WORLD_OK && t && out->result && !json_object_get(w->first, t->name))
         json_object_set_new(w->first, t->name, json_deep_copy(out->result));
     rec->status = out->status;
-    rec->answer = answer_hash(out);
+    rec->answer = answer_hash(w, out);
     rec->n = w->nentries - rec->first;
     json_decref(empty);
 }
@@ -578,15 +595,19 @@ static const char *status_name(enum world_status s)
     return (size_t)s < sizeof(names) / sizeof(names[0]) ? names[s] : "unknown";
 }
 
-json_t *world_ledger_json(const struct world *w)
+/* The ledger; own: its values are its own (a call's arguments are shared by the call and its
+ * entries in the world: a caller that edits one must not edit the other), else shared with
+ * the world's (world_ledger_save dumps them at once). */
+static json_t *ledger_json(const struct world *w, int own)
 {
     json_t *calls = json_array(), *effects = json_array();
     char answer[17];
     for (size_t i = 0; i < w->ncalls; i++) {
         const struct callrec *r = &w->calls[i];
-        json_t *o = json_pack("{s:I,s:s,s:O,s:s,s:I,s:I}", "call", (json_int_t)(i + 1), "tool",
-                              r->tool, "args", r->args, "outcome", status_name(r->status), "t",
-                              (json_int_t)r->t_ms, "effects", (json_int_t)r->n);
+        json_t *o = json_pack("{s:I,s:s,s:o,s:s,s:I,s:I}", "call", (json_int_t)(i + 1), "tool",
+                              r->tool, "args", own ? json_deep_copy(r->args) : json_incref(r->args),
+                              "outcome", status_name(r->status), "t", (json_int_t)r->t_ms,
+                              "effects", (json_int_t)r->n);
         if (r->fault)
             json_object_set_new(o, "fault", json_string(r->fault));
         snprintf(answer, sizeof(answer), "%016llx", (unsigned long long)r->answer);
@@ -595,11 +616,13 @@ json_t *world_ledger_json(const struct world *w)
     }
     for (size_t i = 0; i < w->nentries; i++) {
         const struct world_entry *en = &w->entries[i];
-        json_t *o = json_pack(
-            "{s:I,s:s,s:s,s:s,s:s,s:O,s:O,s:I,s:b,s:b,s:b}", "call", (json_int_t)en->call,
-            "effect_id", en->id, "tool", en->tool, "collection", en->collection, "op", en->op,
-            "args", en->args, "result", en->result, "t", (json_int_t)en->t_ms, "approved",
-            en->approved, "deduplicated", en->deduplicated, "faulted", en->fault != NULL);
+        json_t *o =
+            json_pack("{s:I,s:s,s:s,s:s,s:s,s:o,s:o,s:I,s:b,s:b,s:b}", "call", (json_int_t)en->call,
+                      "effect_id", en->id, "tool", en->tool, "collection", en->collection, "op",
+                      en->op, "args", own ? json_deep_copy(en->args) : json_incref(en->args),
+                      "result", own ? json_deep_copy(en->result) : json_incref(en->result), "t",
+                      (json_int_t)en->t_ms, "approved", en->approved, "deduplicated",
+                      en->deduplicated, "faulted", en->fault != NULL);
         if (en->business_key)
             json_object_set_new(o, "business_key", json_string(en->business_key));
         if (en->dedupe_key)
@@ -618,9 +641,14 @@ json_t *world_ledger_json(const struct world *w)
     return l;
 }
 
+json_t *world_ledger_json(const struct world *w)
+{
+    return ledger_json(w, 1);
+}
+
 int world_ledger_save(const struct world *w, const char *path, struct err *e)
 {
-    json_t *l = world_ledger_json(w);
+    json_t *l = ledger_json(w, 0);
     char *s = json_dumps(l, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
     int rc;
 

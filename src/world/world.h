@@ -24,7 +24,9 @@
  *                                        the same business key (none: WORLD_NOT_FOUND); an
  *                                        entry; the result
  *
- * Memory: linear in calls and effects (each keeps a copy of its arguments and result); at most
+ * Memory: linear in calls and effects: a call keeps its arguments (a reference to the request's
+ * tree, not a copy), its entries share them, a record is a shallow copy (its own object, the
+ * arguments' values), an entry keeps its result (a deduplicated one shares the first's); at most
  * WORLD_CALLS_MAX calls and WORLD_EFFECTS_MAX entries, past which calls fail (WORLD_FULL).
  * Not thread-safe.
  */
@@ -83,6 +85,9 @@ struct world_reply {
     json_t *result;     /* WORLD_OK: the structured result (new reference); else NULL */
     char message[512];  /* not WORLD_OK: the error, CODE first ("IDEMPOTENCY_CONFLICT: ...") */
     size_t first_entry; /* the entries this call appended: [first_entry, world_nentries) */
+    const char *text;   /* WORLD_OK: result as compact JSON with sorted keys (what the answer
+                           hash is of), borrowed until the next world_call; else NULL */
+    size_t text_len;
 };
 
 /* One ledger entry. Strings are owned by the world; valid until world_free. */
@@ -137,7 +142,8 @@ json_t *world_snapshot_json(const struct world *w);
  * before the first report), "report", "calls": [...] (each with "answer": the hash64, 16 hex
  * digits, of its result's compact JSON with sorted keys, or of its error message),
  * "effects": [...], "snapshot"}; docs/world.md
- * gives every field. */
+ * gives every field. Its calls' and entries' values are copies (the world shares a call's
+ * arguments between the call and its entries), so a caller may edit one alone. */
 json_t *world_ledger_json(const struct world *w);
 /* Writes world_ledger_json to path atomically (temporary file and rename). 0 or ERR_IO. */
 int world_ledger_save(const struct world *w, const char *path, struct err *e);

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "experiment/experiment.h"
+#include "score/worldcheck.h"
 #include "util/jschema.h"
 #include "seam/seam.h"
 #include "world/decide.h"
@@ -716,6 +717,65 @@ static void test_replay_digest_names_the_part_that_changed(void **state)
     json_decref(spec);
 }
 
+/* ---- world check from a ledger alone ------------------------------------------------------ */
+
+/* The idempotency_key_stable item of `world check` on the ledger of a refund whose response was
+ * lost (effect.timeout_after_effect) and its retry with key2. */
+static const struct worldcheck_item *retry_checked(const char *key2, struct worldcheck *wc)
+{
+    char dir[] = "/tmp/faultline-ut-worldcheck-XXXXXX", path[128];
+    struct world *w = pay_world();
+    struct world_reply r;
+    struct err e = {0};
+    json_t *spec = ut_json(pay_spec);
+    const struct worldcheck_item *it = NULL;
+    char args[128];
+
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(call(w, "refund", "{\"charge_id\":\"ch_1\",\"key\":\"k1\",\"amount\":5}",
+                          WORLD_FAULT_TIMEOUT_AFTER, &r),
+                     WORLD_TIMEOUT);
+    snprintf(args, sizeof(args), "{\"charge_id\":\"ch_1\",\"key\":\"%s\",\"amount\":5}", key2);
+    assert_int_equal(call(w, "refund", args, 0, &r), WORLD_OK);
+    json_decref(r.result);
+    snprintf(path, sizeof(path), "%s/ledger.json", dir);
+    assert_int_equal(world_ledger_save(w, path, &e), 0);
+    world_free(w);
+    if (worldcheck_run(spec, path, wc, &e) < 0)
+        fail_msg("worldcheck_run: %s", e.msg);
+    for (size_t i = 0; i < wc->n; i++)
+        if (strcmp(wc->items[i].id, "idempotency_key_stable") == 0)
+            it = &wc->items[i];
+    assert_non_null(it);
+    unlink(path);
+    rmdir(dir);
+    json_decref(spec);
+    return it;
+}
+
+static void test_world_check_idempotency_from_the_ledger(void **state)
+{
+    struct worldcheck wc;
+    const struct worldcheck_item *it;
+    (void)state;
+
+    /* a fresh key after the failed call: the retry (calls[1], call 2) is named */
+    it = retry_checked("k2", &wc);
+    assert_int_equal(it->result, RULE_FAIL);
+    assert_string_equal(it->reason,
+                        "a retry of refund after a failure carried a fresh idempotency key");
+    assert_int_equal(it->call_index, 1);
+    assert_int_equal(it->call, 2);
+    assert_string_equal(it->call_tool, "refund");
+    assert_int_equal(it->effect_index, -1);
+    assert_true(wc.failed);
+    /* the same key: the retry is judged and passes */
+    it = retry_checked("k1", &wc);
+    assert_int_equal(it->result, RULE_PASS);
+    assert_string_equal(it->reason, "1 retry reused the operation's idempotency key");
+    assert_int_equal(it->call_index, -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -734,6 +794,7 @@ int main(void)
         cmocka_unit_test(test_replay_difference_is_safe_to_print),
         cmocka_unit_test(test_replay_refuses_a_malformed_ledger),
         cmocka_unit_test(test_replay_digest_names_the_part_that_changed),
+        cmocka_unit_test(test_world_check_idempotency_from_the_ledger),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
