@@ -4,7 +4,8 @@
 # relayed blind whatever the protocol (here a line protocol that is not HTTP), each
 # connection one egress_request with `mode: host_port` and its exact byte counts; the host
 # service closing first still delivers its answer; a port nothing listens on is reset
-# (ECONNRESET, no HTTP answer), status 502, `connect refused`.
+# (ECONNRESET, no HTTP answer), status 502, `connect refused`; a client that half-closes
+# still gets its answer.
 . "$(dirname "$0")/lib.sh"
 . "$FAULTLINE_ROOT/tests/e2e/proxy/lib-proxy.sh"
 write_plan "$TMP/plan.json" '[]'
@@ -63,6 +64,18 @@ try:
         got += d
     print("answer:" + got.decode().strip())
     c.close()
+    # a client that half-closes (shuts its sending side, then reads) still gets the answer
+    c = socket.create_connection(l1.getsockname(), timeout=10)
+    c.sendall(b"HALF 7\n")
+    c.shutdown(socket.SHUT_WR)
+    got = b""
+    while True:
+        d = c.recv(4096)
+        if not d:
+            break
+        got += d
+    print("half:" + got.decode().strip())
+    c.close()
     c = socket.create_connection(l2.getsockname(), timeout=10)
     try:
         d = c.recv(4096)
@@ -73,7 +86,7 @@ try:
     # both events written (the controller queues them while serving)
     for _ in range(200):
         evs = [json.loads(x) for x in open("ev.jsonl")]
-        if sum(1 for e in evs if e["kind"] == "egress_request") >= 2:
+        if sum(1 for e in evs if e["kind"] == "egress_request") >= 3:
             break
         time.sleep(0.05)
 finally:
@@ -96,7 +109,11 @@ test_expect "the harness ran" '
 
 test_expect "a line protocol that is not HTTP is relayed both ways; the host closing first delivers its answer" '
     grep -qx "answer:echo:PING 42" h.out
-    jq -se "[.[] | select(.kind == \"egress_request\" and .port == $HPORT)] | length == 1 and all(.mode == \"host_port\" and .method == \"TCP\" and .host == \"127.0.0.1\" and .status == 200 and .bytes_out == 8 and .bytes_in == 13 and (has(\"error\") | not))" ev.jsonl
+    jq -se "[.[] | select(.kind == \"egress_request\" and .port == $HPORT)] | length == 2 and all(.mode == \"host_port\" and .method == \"TCP\" and .host == \"127.0.0.1\" and .status == 200 and (has(\"error\") | not)) and (map([.bytes_out, .bytes_in]) | sort) == [[7, 12], [8, 13]]" ev.jsonl
+'
+
+test_expect "a client that half-closes still gets the answer (the tunnel shuts the host side's write, then relays the answer)" '
+    grep -qx "half:echo:HALF 7" h.out
 '
 
 test_expect "a port nothing listens on: reset, no HTTP answer, status 502 connect refused" '
