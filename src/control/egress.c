@@ -1028,19 +1028,34 @@ int egress_serving(struct ctl *ctl)
     return egress_of(ctl) != NULL;
 }
 
-int egress_adopt_host_port(struct ctl *ctl, struct bufferevent *client, int port)
+/* A connection a listener other than the proxy's accepted, taken as the proxy's own (how:
+ * EGRESS_ADOPT_*); NULL with *rc set (client freed when no proxy serves) otherwise. */
+static struct econn *adopt_conn(struct ctl *ctl, struct bufferevent *client, int how, int *rc)
 {
     struct egress *eg = egress_of(ctl);
-    struct sockaddr_in s4;
     struct econn *c;
 
     if (eg == NULL) {
         bufferevent_free(client);
-        return ERR_UNSUPPORTED;
+        *rc = ERR_UNSUPPORTED;
+        return NULL;
     }
-    if ((c = conn_new(eg, client)) == NULL)
-        return ERR_LIMIT;
-    c->transparent = EGRESS_ADOPT_HOST_PORT;
+    if ((c = conn_new(eg, client)) == NULL) {
+        *rc = ERR_LIMIT;
+        return NULL;
+    }
+    c->transparent = how;
+    return c;
+}
+
+int egress_adopt_host_port(struct ctl *ctl, struct bufferevent *client, int port)
+{
+    struct sockaddr_in s4;
+    struct econn *c;
+    int rc = 0;
+
+    if ((c = adopt_conn(ctl, client, EGRESS_ADOPT_HOST_PORT, &rc)) == NULL)
+        return rc;
     c->tunnel = 1;
     c->resolved = 1; /* the experiment named this loopback port */
     c->t.port = port;
@@ -1055,16 +1070,11 @@ int egress_adopt_host_port(struct ctl *ctl, struct bufferevent *client, int port
 
 int egress_adopt(struct ctl *ctl, struct bufferevent *client, int how, const char *host)
 {
-    struct egress *eg = egress_of(ctl);
     struct econn *c;
+    int rc = 0;
 
-    if (eg == NULL) {
-        bufferevent_free(client);
-        return ERR_UNSUPPORTED;
-    }
-    if ((c = conn_new(eg, client)) == NULL)
-        return ERR_LIMIT;
-    c->transparent = how;
+    if ((c = adopt_conn(ctl, client, how, &rc)) == NULL)
+        return rc;
     if (how == EGRESS_ADOPT_HTTP) {
         if (evbuffer_get_length(bufferevent_get_input(client)) > 0)
             head_read(client, c);

@@ -54,28 +54,22 @@ try:
         time.sleep(0.05)
     else:
         sys.exit("the controller did not start")
-    c = socket.create_connection(l1.getsockname(), timeout=10)
-    c.sendall(b"PING 42\n")
-    got = b""
-    while True:
-        d = c.recv(4096)
-        if not d:
-            break
-        got += d
-    print("answer:" + got.decode().strip())
-    c.close()
+    def ask(line, half_close):
+        c = socket.create_connection(l1.getsockname(), timeout=10)
+        c.sendall(line)
+        if half_close:
+            c.shutdown(socket.SHUT_WR)
+        got = b""
+        while True:
+            d = c.recv(4096)
+            if not d:
+                break
+            got += d
+        c.close()
+        return got.decode().strip()
+    print("answer:" + ask(b"PING 42\n", False))
     # a client that half-closes (shuts its sending side, then reads) still gets the answer
-    c = socket.create_connection(l1.getsockname(), timeout=10)
-    c.sendall(b"HALF 7\n")
-    c.shutdown(socket.SHUT_WR)
-    got = b""
-    while True:
-        d = c.recv(4096)
-        if not d:
-            break
-        got += d
-    print("half:" + got.decode().strip())
-    c.close()
+    print("half:" + ask(b"HALF 7\n", True))
     c = socket.create_connection(l2.getsockname(), timeout=10)
     try:
         d = c.recv(4096)
