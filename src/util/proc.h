@@ -4,8 +4,8 @@
  * (SIGTERM, then SIGKILL); reap, including orphans re-parented to a subreaper.
  *
  * Spawning is fork + exec with a close-on-exec status pipe (git's run-command): a failed exec
- * (ENOENT, EACCES...) is reported to the parent as an error from proc_spawn, never as a child
- * that exits 127. The child gets default signal dispositions and an empty signal mask (a parent
+ * (ENOENT, EACCES...) is reported to the parent as an error from proc_spawn (or, for a spawn
+ * with defer_check, from proc_check), never as a child that exits 127. The child gets default signal dispositions and an empty signal mask (a parent
  * that ignores SIGPIPE does not pass that on), and by default its own process group, so that
  * proc_terminate reaches the grandchildren a wrapper like npx or sh starts.
  *
