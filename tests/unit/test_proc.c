@@ -391,11 +391,11 @@ static void test_supervised_outlives_its_caller(void **state)
     close(fds[0]);
 }
 
-/* before_exec of a slow start (joining a cgroup waits for the kernel): 300 ms */
+/* before_exec of a slow start (joining a cgroup waits for the kernel): 600 ms */
 static int slow_start(void *arg)
 {
     (void)arg;
-    usleep(300000);
+    usleep(600000);
     return 0;
 }
 
@@ -417,10 +417,10 @@ static void test_deferred_check(void **state)
     int64_t t0 = time_mono_ns();
 
     assert_int_equal(proc_spawn(&p, &o, &e), 0);
-    assert_true(time_mono_ns() - t0 < 200000000LL); /* did not wait for the 300 ms start */
+    assert_true(time_mono_ns() - t0 < 450000000LL); /* did not wait for the 600 ms start */
     assert_true(p.checking);
     assert_int_equal(proc_check(&p, 5000, &e), 0);
-    assert_true(time_mono_ns() - t0 >= 290000000LL); /* waited for it there */
+    assert_true(time_mono_ns() - t0 >= 590000000LL); /* waited for it there */
     assert_false(p.checking);
     assert_int_equal(proc_wait(&p, 5000), 0);
     assert_int_equal(proc_exit_code(&p), 5);
