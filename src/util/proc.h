@@ -5,9 +5,10 @@
  *
  * Spawning is fork + exec with a close-on-exec status pipe (git's run-command): a failed exec
  * (ENOENT, EACCES...) is reported to the parent as an error from proc_spawn (or, for a spawn
- * with defer_check, from proc_check), never as a child that exits 127. The child gets default signal dispositions and an empty signal mask (a parent
- * that ignores SIGPIPE does not pass that on), and by default its own process group, so that
- * proc_terminate reaches the grandchildren a wrapper like npx or sh starts.
+ * with defer_check, from proc_check), never as a child that exits 127. The child gets default
+ * signal dispositions and an empty signal mask (a parent that ignores SIGPIPE does not pass that
+ * on), and by default its own process group, so that proc_terminate reaches the grandchildren a
+ * wrapper like npx or sh starts.
  *
  * Supervised spawning (proc_opts.supervise) puts a small supervisor between the caller and the
  * child: a fork of the caller (no exec) that is a child subreaper, gets SIGTERM when the caller
