@@ -147,41 +147,61 @@ static void run_for(struct event_base *base, int secs)
     event_free(guard);
 }
 
+/* A tunnel between a (whose far end is afar) and b (far end bfar), on its own base. */
+struct fixture {
+    struct event_base *base;
+    struct result r;
+    int afar, a, b, bfar;
+    struct egress_tunnel *t;
+};
+
+static void fixture_open(struct fixture *f, int idle_ms)
+{
+    struct err e = {0};
+
+    f->base = event_base_new();
+    f->r = (struct result){.base = f->base};
+    tcp_pair(&f->afar, &f->a);
+    tcp_pair(&f->b, &f->bfar);
+    f->t = egress_tunnel_new(f->base, f->a, f->b, idle_ms, on_done, &f->r, &e);
+    assert_non_null(f->t);
+}
+
+/* Frees the tunnel and closes every end still open (bfar -1: closed by the test). */
+static void fixture_close(struct fixture *f)
+{
+    egress_tunnel_free(f->t);
+    close(f->a);
+    close(f->b);
+    close(f->afar);
+    if (f->bfar >= 0)
+        close(f->bfar);
+    event_base_free(f->base);
+}
+
 static void transfer(uint64_t up_n, uint64_t down_n)
 {
-    struct event_base *base = event_base_new();
-    struct result r = {.base = base};
-    struct err e = {0};
-    int afar, a, b, bfar;
+    struct fixture f;
     struct far fa, fb;
     pthread_t ta, tb;
-    struct egress_tunnel *t;
 
-    tcp_pair(&afar, &a);
-    tcp_pair(&b, &bfar);
-    fa = (struct far){.fd = afar, .send_n = up_n, .send_seed = 1, .recv_seed = 2};
+    fixture_open(&f, 10000);
+    fa = (struct far){.fd = f.afar, .send_n = up_n, .send_seed = 1, .recv_seed = 2};
     fb = (struct far){
-        .fd = bfar, .send_n = down_n, .send_seed = 2, .recv_seed = 1, .answer_after_eof = 1};
-    t = egress_tunnel_new(base, a, b, 10000, on_done, &r, &e);
-    assert_non_null(t);
+        .fd = f.bfar, .send_n = down_n, .send_seed = 2, .recv_seed = 1, .answer_after_eof = 1};
     assert_int_equal(pthread_create(&ta, NULL, far_run, &fa), 0);
     assert_int_equal(pthread_create(&tb, NULL, far_run, &fb), 0);
-    run_for(base, 20);
+    run_for(f.base, 20);
     assert_int_equal(pthread_join(ta, NULL), 0);
     assert_int_equal(pthread_join(tb, NULL), 0);
-    assert_int_equal(r.calls, 1);
-    assert_int_equal(r.end.err_side, EGRESS_TUNNEL_SIDE_NONE);
-    assert_int_equal(r.end.idle, 0);
-    assert_true(r.end.bytes[0] == up_n);
-    assert_true(r.end.bytes[1] == down_n);
+    assert_int_equal(f.r.calls, 1);
+    assert_int_equal(f.r.end.err_side, EGRESS_TUNNEL_SIDE_NONE);
+    assert_int_equal(f.r.end.idle, 0);
+    assert_true(f.r.end.bytes[0] == up_n);
+    assert_true(f.r.end.bytes[1] == down_n);
     assert_true(fb.got == up_n);   /* intact, and b's end saw EOF before answering */
     assert_true(fa.got == down_n); /* the answer came back after a's half-close */
-    egress_tunnel_free(t);
-    close(a);
-    close(b);
-    close(afar);
-    close(bfar);
-    event_base_free(base);
+    fixture_close(&f);
 }
 
 static void test_transfer_half_close(void **state)
@@ -195,76 +215,48 @@ static void test_transfer_half_close(void **state)
 
 static void test_idle(void **state)
 {
-    struct event_base *base = event_base_new();
-    struct result r = {.base = base};
-    struct err e = {0};
-    int afar, a, b, bfar;
-    struct egress_tunnel *t;
+    struct fixture f;
 
     (void)state;
-    tcp_pair(&afar, &a);
-    tcp_pair(&b, &bfar);
-    t = egress_tunnel_new(base, a, b, 150, on_done, &r, &e);
-    assert_non_null(t);
-    assert_int_equal(send(afar, "hi", 2, 0), 2);
-    run_for(base, 5);
-    assert_int_equal(r.calls, 1);
-    assert_int_equal(r.end.idle, 1);
-    assert_true(r.end.bytes[0] == 2);
-    egress_tunnel_free(t);
-    close(a);
-    close(b);
-    close(afar);
-    close(bfar);
-    event_base_free(base);
+    fixture_open(&f, 150);
+    assert_int_equal(send(f.afar, "hi", 2, 0), 2);
+    run_for(f.base, 5);
+    assert_int_equal(f.r.calls, 1);
+    assert_int_equal(f.r.end.idle, 1);
+    assert_true(f.r.end.bytes[0] == 2);
+    fixture_close(&f);
 }
 
 static void test_reset(void **state)
 {
-    struct event_base *base = event_base_new();
-    struct result r = {.base = base};
-    struct err e = {0};
+    struct fixture f;
     struct linger lg = {1, 0};
-    int afar, a, b, bfar;
-    struct egress_tunnel *t;
 
     (void)state;
-    tcp_pair(&afar, &a);
-    tcp_pair(&b, &bfar);
-    t = egress_tunnel_new(base, a, b, 10000, on_done, &r, &e);
-    assert_non_null(t);
-    assert_int_equal(setsockopt(bfar, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)), 0);
-    close(bfar); /* a reset */
-    run_for(base, 5);
-    assert_int_equal(r.calls, 1);
-    assert_int_equal(r.end.err_side, 1);
-    assert_int_equal(r.end.err_errno, ECONNRESET);
-    egress_tunnel_free(t);
-    close(a);
-    close(b);
-    close(afar);
-    event_base_free(base);
+    fixture_open(&f, 10000);
+    assert_int_equal(setsockopt(f.bfar, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)), 0);
+    close(f.bfar); /* a reset */
+    f.bfar = -1;
+    run_for(f.base, 5);
+    assert_int_equal(f.r.calls, 1);
+    assert_int_equal(f.r.end.err_side, 1);
+    assert_int_equal(f.r.end.err_errno, ECONNRESET);
+    fixture_close(&f);
 }
 
 static void test_backpressure(void **state)
 {
-    struct event_base *base = event_base_new();
-    struct result r = {.base = base};
-    struct err e = {0};
-    int afar, a, b, bfar, stuck = 0;
+    struct fixture f;
+    int stuck = 0;
     uint64_t sent = 0, moved[2];
     static unsigned char chunk[65536];
-    struct egress_tunnel *t;
 
     (void)state;
-    tcp_pair(&afar, &a);
-    tcp_pair(&b, &bfar);
-    t = egress_tunnel_new(base, a, b, 10000, on_done, &r, &e);
-    assert_non_null(t);
-    assert_int_equal(fcntl(afar, F_SETFL, O_NONBLOCK), 0);
+    fixture_open(&f, 10000);
+    assert_int_equal(fcntl(f.afar, F_SETFL, O_NONBLOCK), 0);
     /* b's far end never reads: the writer must come to a stop */
     for (int i = 0; i < 20000 && stuck < 200 && sent < (256u << 20); i++) {
-        ssize_t w = send(afar, chunk, sizeof(chunk), 0);
+        ssize_t w = send(f.afar, chunk, sizeof(chunk), 0);
         if (w > 0) {
             sent += (uint64_t)w;
             stuck = 0;
@@ -273,19 +265,14 @@ static void test_backpressure(void **state)
             stuck++;
             usleep(500);
         }
-        event_base_loop(base, EVLOOP_NONBLOCK);
+        event_base_loop(f.base, EVLOOP_NONBLOCK);
     }
-    egress_tunnel_bytes(t, moved);
-    assert_int_equal(r.calls, 0);
+    egress_tunnel_bytes(f.t, moved);
+    assert_int_equal(f.r.calls, 0);
     assert_true(stuck >= 200);       /* stopped */
     assert_true(sent < (64u << 20)); /* socket buffers and one pipe, not the whole stream */
     assert_true(moved[0] < sent);
-    egress_tunnel_free(t);
-    close(a);
-    close(b);
-    close(afar);
-    close(bfar);
-    event_base_free(base);
+    fixture_close(&f);
 }
 
 int main(void)

@@ -254,6 +254,20 @@ static void test_env_sets_home_path_and_flag(void **state)
     free(env);
 }
 
+/* dir (a mkdtemp template) made, traversable by the sandbox user, with work (dir/w, mode
+ * work_mode) and home (dir/h, 0700) in it. */
+static void make_dirs(char *dir, char *work, size_t wsize, mode_t work_mode, char *home,
+                      size_t hsize)
+{
+    assert_non_null(mkdtemp(dir));
+    chmod(dir, 0711);
+    snprintf(work, wsize, "%s/w", dir);
+    snprintf(home, hsize, "%s/h", dir);
+    assert_int_equal(mkdir(work, work_mode), 0);
+    chmod(work, work_mode); /* past the umask */
+    assert_int_equal(mkdir(home, 0700), 0);
+}
+
 /* A real sandbox: spawn, let the command end, then kill with a long grace: nothing is left,
  * so the kill returns at once instead of waiting the grace out. */
 static void test_kill_after_exit_is_immediate(void **state)
@@ -269,12 +283,7 @@ static void test_kill_after_exit_is_immediate(void **state)
     uint64_t t0;
 
     (void)state;
-    assert_non_null(mkdtemp(dir));
-    chmod(dir, 0711);
-    snprintf(work, sizeof(work), "%s/w", dir);
-    snprintf(home, sizeof(home), "%s/h", dir);
-    assert_int_equal(mkdir(work, 0700), 0);
-    assert_int_equal(mkdir(home, 0700), 0);
+    make_dirs(dir, work, sizeof(work), 0700, home, sizeof(home));
     memset(&spec, 0, sizeof(spec));
     spec.workdir = work;
     spec.homedir = home;
@@ -313,14 +322,9 @@ static void test_gated_spawn_waits_for_go(void **state)
     uint16_t port;
 
     (void)state;
-    assert_non_null(mkdtemp(dir));
-    chmod(dir, 0711);
-    snprintf(work, sizeof(work), "%s/w", dir);
-    snprintf(home, sizeof(home), "%s/h", dir);
+    /* the sandbox user (nobody, as root) writes the marker in work */
+    make_dirs(dir, work, sizeof(work), 0777, home, sizeof(home));
     snprintf(ran, sizeof(ran), "%s/ran", work);
-    assert_int_equal(mkdir(work, 0777), 0);
-    chmod(work, 0777); /* the sandbox user (nobody, as root) writes the marker */
-    assert_int_equal(mkdir(home, 0700), 0);
     memset(&spec, 0, sizeof(spec));
     spec.workdir = work;
     spec.homedir = home;
@@ -415,12 +419,7 @@ static void test_host_port_listeners(void **state)
     pid_t pid;
 
     (void)state;
-    assert_non_null(mkdtemp(dir));
-    chmod(dir, 0711);
-    snprintf(work, sizeof(work), "%s/w", dir);
-    snprintf(home, sizeof(home), "%s/h", dir);
-    assert_int_equal(mkdir(work, 0700), 0);
-    assert_int_equal(mkdir(home, 0700), 0);
+    make_dirs(dir, work, sizeof(work), 0700, home, sizeof(home));
     assert_int_equal(check_host_ports(work, home, geteuid() != 0), 0);
     if (geteuid() == 0) { /* and as an unprivileged user (a user namespace of its own) */
         pid = fork();
